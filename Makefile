@@ -1,0 +1,142 @@
+# gpufrac: fractional GPU memory sharing. `make`, `make check`, `make demo`.
+# CC, CFLAGS, LDFLAGS, PREFIX, DESTDIR, CUDA_HOME may be overridden;
+# SANITIZE=address or SANITIZE=thread builds everything with a sanitizer.
+
+VERSION    = 0.1.0
+PREFIX    ?= /usr/local
+SYSCONFDIR ?= /etc
+LIBDIR    ?= $(PREFIX)/lib
+MANDIR    ?= $(PREFIX)/share/man
+CUDA_HOME ?= /usr/local/cuda
+PYTHON    ?= /usr/bin/python3
+
+CFLAGS  ?= -O2 -g
+WARNINGS = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+CPPFLAGS += -D_GNU_SOURCE -DGPUFRAC_VERSION='"$(VERSION)"' \
+	    -Iinclude -Icommon -isystem $(CUDA_HOME)/include
+ifeq ($(SANITIZE),address)
+SAN = -fsanitize=address,undefined -fno-omit-frame-pointer \
+      -fno-sanitize-recover=undefined
+else ifeq ($(SANITIZE),thread)
+SAN = -fsanitize=thread
+else ifneq ($(SANITIZE),)
+$(error SANITIZE must be address or thread, not '$(SANITIZE)')
+endif
+ALL_CFLAGS  = -std=c11 $(WARNINGS) -fPIC -fvisibility=hidden -MMD -MP \
+	      $(SAN) $(CFLAGS)
+ALL_LDFLAGS = $(SAN) $(LDFLAGS)
+
+# Everything but deps/clean/uninstall needs the CUDA headers.
+ifneq ($(filter-out deps clean uninstall,$(or $(MAKECMDGOALS),all)),)
+ifeq ($(wildcard $(CUDA_HOME)/include/cuda.h),)
+$(error cannot find $(CUDA_HOME)/include/cuda.h: install the CUDA toolkit or set CUDA_HOME)
+endif
+endif
+
+# Rebuild everything when the flags change (a sanitizer build, say).
+FLAGS_STAMP = .build-flags
+$(shell echo '$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS)' | \
+	cmp -s - $(FLAGS_STAMP) 2>/dev/null || \
+	echo '$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS)' > $(FLAGS_STAMP))
+
+COMMON_OBJ  = $(patsubst %.c,%.o,$(wildcard common/*.c))
+COMMON_LIB  = common/libgfcommon.a
+SHIM_OBJ    = $(patsubst %.c,%.o,$(wildcard shim/*.c))
+SHIM        = shim/libgpufrac.so
+DAEMON_MAIN = daemon/gpufracd.o
+DAEMON_OBJ  = $(filter-out $(DAEMON_MAIN),$(patsubst %.c,%.o,$(wildcard daemon/*.c)))
+DAEMON      = daemon/gpufracd
+CTL_OBJ     = $(patsubst %.c,%.o,$(wildcard tools/gpufracctl.c tools/ctl_*.c))
+CTL         = tools/gpufracctl
+SIM_OBJ     = $(patsubst %.c,%.o,$(wildcard tests/simcuda/*.c))
+SIM         = tests/simcuda/libcuda.so.1
+UNIT        = $(patsubst %.c,%,$(wildcard tests/unit/test_*.c))
+CLIENTS     = $(patsubst %.c,%,$(wildcard tests/clients/*.c))
+BINS        = $(SHIM) $(DAEMON) $(CTL) $(SIM)
+MAN         = man/gpufracctl.1 man/gpufrac.conf.5 man/libgpufrac.7 \
+	      man/gpufracd.8
+
+all: $(BINS)
+
+%.o: %.c $(FLAGS_STAMP)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
+
+$(COMMON_LIB): $(COMMON_OBJ)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(SHIM): $(SHIM_OBJ) $(COMMON_LIB) shim/libgpufrac.map
+	$(CC) -shared -o $@ $(SHIM_OBJ) $(COMMON_LIB) $(ALL_LDFLAGS) \
+	    -Wl,--version-script=shim/libgpufrac.map -Wl,-z,defs -Wl,-z,now \
+	    -ldl -lpthread
+
+$(DAEMON): $(DAEMON_MAIN) $(DAEMON_OBJ) $(COMMON_LIB)
+	$(CC) -o $@ $^ $(ALL_LDFLAGS) -linih -ldl
+
+$(CTL): $(CTL_OBJ) $(COMMON_LIB)
+	$(CC) -o $@ $^ $(ALL_LDFLAGS)
+
+# The simulated driver exports the real driver's names, unversioned.
+$(SIM_OBJ): ALL_CFLAGS += -fvisibility=default
+$(SIM): $(SIM_OBJ) $(COMMON_LIB) tests/simcuda/libcuda.map
+	$(CC) -shared -o $@ $(SIM_OBJ) $(COMMON_LIB) $(ALL_LDFLAGS) \
+	    -Wl,-soname,libcuda.so.1 -Wl,--version-script=tests/simcuda/libcuda.map \
+	    -Wl,-z,defs -lpthread -lrt
+	ln -sf libcuda.so.1 tests/simcuda/libcuda.so
+
+tests/unit/test_%: tests/unit/test_%.o $(DAEMON_OBJ) $(COMMON_LIB)
+	$(CC) -o $@ $^ $(ALL_LDFLAGS) -lcmocka -linih -ldl -lpthread
+
+# Clients named *_linked link the (simulated) driver; the others find it
+# with dlopen/dlsym or cuGetProcAddress as real frameworks do.
+tests/clients/%_linked: tests/clients/%_linked.o $(SIM)
+	$(CC) -o $@ $< $(ALL_LDFLAGS) -Ltests/simcuda -l:libcuda.so.1 -lpthread
+tests/clients/%: tests/clients/%.o
+	$(CC) -o $@ $< $(ALL_LDFLAGS) -ldl -lpthread
+
+check: all $(UNIT) $(CLIENTS)
+	PYTHON=$(PYTHON) SANITIZE=$(SANITIZE) tests/run.sh
+
+demo: all
+	tools/demo.sh
+
+deps:
+	@pkgs="gcc make libc6-dev libinih-dev libcmocka-dev python3 python3-numba"; \
+	if [ "$$(id -u)" = 0 ]; then \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -q --no-install-recommends $$pkgs; \
+	else \
+		echo "run as root: apt-get install -y --no-install-recommends $$pkgs"; \
+	fi
+
+install: all
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PREFIX)/sbin \
+	    $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SYSCONFDIR)/gpufrac \
+	    $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
+	    $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8
+	install -m 755 $(SHIM) $(DESTDIR)$(LIBDIR)/libgpufrac.so
+	install -m 755 $(DAEMON) $(DESTDIR)$(PREFIX)/sbin/gpufracd
+	install -m 755 $(CTL) $(DESTDIR)$(PREFIX)/bin/gpufracctl
+	[ -e $(DESTDIR)$(SYSCONFDIR)/gpufrac/gpufrac.conf ] || \
+	    install -m 644 etc/gpufrac.conf $(DESTDIR)$(SYSCONFDIR)/gpufrac/gpufrac.conf
+	install -m 644 man/gpufracctl.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 man/gpufrac.conf.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 644 man/libgpufrac.7 $(DESTDIR)$(MANDIR)/man7/
+	install -m 644 man/gpufracd.8 $(DESTDIR)$(MANDIR)/man8/
+
+# The configuration file is the operator's: uninstall leaves it.
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libgpufrac.so \
+	    $(DESTDIR)$(PREFIX)/sbin/gpufracd $(DESTDIR)$(PREFIX)/bin/gpufracctl \
+	    $(DESTDIR)$(MANDIR)/man1/gpufracctl.1 \
+	    $(DESTDIR)$(MANDIR)/man5/gpufrac.conf.5 \
+	    $(DESTDIR)$(MANDIR)/man7/libgpufrac.7 \
+	    $(DESTDIR)$(MANDIR)/man8/gpufracd.8
+
+clean:
+	rm -f $(BINS) tests/simcuda/libcuda.so $(COMMON_LIB) $(UNIT) $(CLIENTS) \
+	    $(FLAGS_STAMP) */*.o */*.d tests/*/*.o tests/*/*.d
+
+.PHONY: all check demo deps install uninstall clean
+
+-include $(wildcard */*.d tests/*/*.d)

@@ -1,0 +1,188 @@
+/*
+ * The protocol codec: per-type payload sizes, packet validation, and
+ * send/recv wrappers over a SOCK_SEQPACKET socket.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "proto.h"
+
+struct msg_type {
+	uint16_t	type;
+	const char	*name;
+	size_t		size;
+	size_t		str_off;	/* offset of a string field in the payload */
+	size_t		str_len;	/* its size; 0 when there is none */
+};
+
+#define T(t, s)		{ GF_MSG_##t, #t, sizeof(struct s), 0, 0 }
+#define TS(t, s, f)	{ GF_MSG_##t, #t, sizeof(struct s), \
+			  offsetof(struct s, f), sizeof(((struct s *)0)->f) }
+
+/* Sorted by type. */
+static const struct msg_type types[] = {
+	T(HELLO, gf_hello),
+	T(DEVICE_OPEN, gf_device_open),
+	T(RESERVE, gf_reserve),
+	T(COMMIT, gf_commit),
+	T(ROLLBACK, gf_rollback),
+	T(FREE, gf_free),
+	{ GF_MSG_STATUS_REQ, "STATUS_REQ", 0, 0, 0 },
+	{ GF_MSG_PS_REQ, "PS_REQ", 0, 0, 0 },
+	T(ALLOCS_REQ, gf_allocs_req),
+	T(HELLO_OK, gf_hello_ok),
+	T(DEVICE_INFO, gf_device_info),
+	T(GRANT, gf_grant),
+	T(DENY, gf_deny),
+	TS(ERROR, gf_error, msg),
+	TS(STATUS, gf_status, version),
+	{ GF_MSG_DEVICE_STATUS, "DEVICE_STATUS", sizeof(struct gf_device_status),
+	  offsetof(struct gf_device_status, name), GF_NAME_LEN },
+	T(DEVICE_END, gf_end),
+	TS(CLIENT, gf_client, group),
+	T(CLIENT_END, gf_end),
+	T(ALLOC, gf_alloc),
+	T(ALLOC_END, gf_end),
+};
+
+static const struct msg_type *
+type_find(uint16_t type)
+{
+	size_t lo = 0, hi = sizeof(types) / sizeof(types[0]);
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (types[mid].type == type)
+			return &types[mid];
+		if (types[mid].type < type)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+ssize_t
+proto_payload_size(uint16_t type)
+{
+	const struct msg_type *t = type_find(type);
+
+	return t ? (ssize_t)t->size : -1;
+}
+
+const char *
+proto_type_name(uint16_t type)
+{
+	const struct msg_type *t = type_find(type);
+
+	return t ? t->name : "unknown";
+}
+
+/*
+ * Payload padding (the fields named "zero") carries no meaning: senders
+ * zero it, receivers ignore it. The header's zero field is checked so that a
+ * future version can give it a meaning.
+ */
+int
+proto_check(const struct gf_msg *m, size_t n, const char **why)
+{
+	const struct msg_type *t;
+	const char *p;
+
+	if (n < sizeof(m->hdr)) {
+		*why = "packet shorter than the header";
+		return -1;
+	}
+	if (m->hdr.version != GF_PROTO_VERSION) {
+		*why = "unsupported protocol version";
+		return -1;
+	}
+	if (m->hdr.len != n) {
+		*why = "header length does not match the packet";
+		return -1;
+	}
+	if (m->hdr.zero != 0) {
+		*why = "reserved header field is not zero";
+		return -1;
+	}
+	if ((t = type_find(m->hdr.type)) == NULL) {
+		*why = "unknown message type";
+		return -1;
+	}
+	if (n - sizeof(m->hdr) != t->size) {
+		*why = n - sizeof(m->hdr) < t->size ?
+		    "message too short for its type" :
+		    "message too long for its type";
+		return -1;
+	}
+	p = (const char *)m->u.raw;
+	if (t->str_len && memchr(p + t->str_off, '\0', t->str_len) == NULL) {
+		*why = "string field is not terminated";
+		return -1;
+	}
+	return 0;
+}
+
+int
+proto_send(int fd, uint16_t type, uint32_t seq, const void *payload)
+{
+	struct gf_msg m;
+	ssize_t size = proto_payload_size(type);
+	ssize_t n;
+
+	if (size < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	memset(&m.hdr, 0, sizeof(m.hdr));
+	m.hdr.version = GF_PROTO_VERSION;
+	m.hdr.type = type;
+	m.hdr.len = (uint32_t)(sizeof(m.hdr) + (size_t)size);
+	m.hdr.seq = seq;
+	if (size)
+		memcpy(m.u.raw, payload, (size_t)size);
+	do
+		n = send(fd, &m, m.hdr.len, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -1;
+	if ((size_t)n != m.hdr.len) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	return 0;
+}
+
+int
+proto_recv(int fd, struct gf_msg *m, int flags, const char **why)
+{
+	ssize_t n;
+
+	/* MSG_TRUNC makes recv report the real length of an oversized packet. */
+	do
+		n = recv(fd, m, sizeof(*m), flags | MSG_TRUNC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -1;
+	if (n == 0)
+		return 0;
+	if ((size_t)n > sizeof(*m)) {
+		*why = "packet longer than any message";
+		return -2;
+	}
+	if (proto_check(m, (size_t)n, why) < 0)
+		return -2;
+	return 1;
+}
+
+void
+proto_strlcpy(char *dst, const char *src, size_t size)
+{
+	size_t n = strnlen(src, size - 1);
+
+	memcpy(dst, src, n);
+	memset(dst + n, 0, size - n);
+}

@@ -1,0 +1,44 @@
+/*
+ * The protocol codec: validating, sending and receiving the packets that
+ * include/gpufrac/proto.h defines. Used by the shim, the daemon and the CLI.
+ */
+#ifndef GF_COMMON_PROTO_H
+#define GF_COMMON_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "gpufrac/proto.h"
+
+/* The payload size a message type requires, or -1 for an unknown type. */
+ssize_t	proto_payload_size(uint16_t type);
+
+/*
+ * Validate a received packet of n bytes: version, length, known type, exact
+ * payload size, zero padding, NUL-terminated strings. Returns 0, or -1 with
+ * *why pointing at a static one-line reason.
+ */
+int	proto_check(const struct gf_msg *m, size_t n, const char **why);
+
+/* A message type's name for logs ("RESERVE"), "unknown" if there is none. */
+const char *proto_type_name(uint16_t type);
+
+/*
+ * Send one message; payload holds proto_payload_size(type) bytes. Never
+ * raises SIGPIPE. Returns 0, or -1 with errno set.
+ */
+int	proto_send(int fd, uint16_t type, uint32_t seq, const void *payload);
+
+/*
+ * Receive one packet into *m and validate it. Returns 1 on a valid message,
+ * 0 when the peer closed, -1 with errno set on a socket error, and -2 with
+ * *why set when the packet is malformed (oversized packets included).
+ * flags are recv(2) flags (MSG_DONTWAIT).
+ */
+int	proto_recv(int fd, struct gf_msg *m, int flags, const char **why);
+
+/* Copy src into a fixed-size wire string, truncating, always terminated. */
+void	proto_strlcpy(char *dst, const char *src, size_t size);
+
+#endif

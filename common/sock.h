@@ -1,0 +1,30 @@
+/*
+ * Unix SOCK_SEQPACKET helpers. Like redis's anet, they report errors to the
+ * caller (a one-line message in err) instead of logging: the shim, the
+ * daemon and the CLI each decide what to say and where.
+ */
+#ifndef GF_COMMON_SOCK_H
+#define GF_COMMON_SOCK_H
+
+#include <stddef.h>
+
+#define SOCK_ERR_LEN	256
+
+/* The socket path: GPUFRAC_SOCKET if set and non-empty, else the default. */
+const char *sock_default_path(void);
+
+/*
+ * Connect to path, close-on-exec. Returns the fd, or -1 with a message such
+ * as "cannot connect to '/run/gpufrac/gpufrac.sock': No such file or
+ * directory" in err.
+ */
+int	sock_connect(const char *path, char *err, size_t errlen);
+
+/*
+ * Bind and listen on path, close-on-exec and non-blocking, with the given
+ * permission bits. A stale socket file (nobody accepting) is replaced; a live
+ * one is an error. Returns the fd or -1 with err set.
+ */
+int	sock_listen(const char *path, unsigned mode, char *err, size_t errlen);
+
+#endif

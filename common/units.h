@@ -1,0 +1,42 @@
+/*
+ * Parsing and printing of the quantities users write: sizes in Kubernetes
+ * notation, percentages and durations. Shared by the shim, daemon and CLI.
+ */
+#ifndef GF_COMMON_UNITS_H
+#define GF_COMMON_UNITS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * A size: a decimal number (fraction allowed: "1.5G") and an optional unit,
+ * Ki Mi Gi Ti (powers of 1024, also KiB MiB GiB TiB) or k K M G T (powers of
+ * 1000), or none for bytes. Fractions are truncated to whole bytes.
+ * Returns 0, or -1 for garbage, an empty string, a negative number or
+ * overflow of 64 bits.
+ */
+int	size_parse(const char *s, uint64_t *bytes);
+
+/*
+ * A limit: a size, or a percentage "N%" / "N.NN%" (0 < N <= 100) stored in
+ * hundredths of a percent. *kind is GF_LIMIT_BYTES or GF_LIMIT_PERCENT.
+ * Returns 0 or -1.
+ */
+int	limit_parse(const char *s, uint32_t *kind, uint64_t *value);
+
+/* Resolve a limit against a capacity: bytes as given, or the share of it. */
+uint64_t limit_resolve(uint32_t kind, uint64_t value, uint64_t capacity);
+
+/*
+ * A duration: a decimal number with unit ms, s, m or h ("30s", "1.5s",
+ * "250ms"); a bare number is seconds. Returns 0 with milliseconds, or -1.
+ */
+int	duration_parse(const char *s, uint64_t *ms);
+
+/*
+ * Print bytes with an IEC unit for humans: "0B", "512B", "1.0KiB",
+ * "3.5GiB". Returns buf.
+ */
+char	*size_format(uint64_t bytes, char *buf, size_t size);
+
+#endif

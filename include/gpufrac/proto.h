@@ -1,0 +1,292 @@
+/*
+ * The gpufrac wire protocol: what libgpufrac.so, gpufracctl and gpufracd say
+ * to each other over the daemon's SOCK_SEQPACKET Unix socket.
+ *
+ * One message per packet: a fixed header, then exactly one payload struct
+ * whose size the type fixes. Fields are fixed-width little-endian integers
+ * and fixed-size NUL-terminated strings; the structs below have no implicit
+ * padding (checked at compile time). A receiver validates a packet with
+ * proto_check() (common/proto.h) before it reads the payload; a packet that
+ * fails closes that one connection.
+ *
+ * Conversation of a CUDA process (the shim), after connect:
+ *   HELLO            -> HELLO_OK                 once per connection
+ *   DEVICE_OPEN      -> DEVICE_INFO | ERROR      once per device it uses
+ *   RESERVE          -> GRANT | DENY             before each driver allocation
+ *   COMMIT                                       after the driver call succeeded
+ *   ROLLBACK                                     after it failed
+ *   FREE                                         after a successful free
+ * COMMIT with reserved == 0 charges an allocation that already exists: the
+ * shim re-registers its live allocations this way after a daemon restart.
+ *
+ * Queries (gpufracctl): lists are streamed as N records and an END message
+ * that carries N.
+ *   STATUS_REQ       -> STATUS, DEVICE_STATUS x N, DEVICE_END
+ *   PS_REQ           -> CLIENT x N, CLIENT_END   (one CLIENT per pid+device)
+ *   ALLOCS_REQ       -> ALLOC x N, ALLOC_END | ERROR
+ *
+ * Replies echo the request's seq. Identity (pid, uid, gid, cgroup) is taken
+ * from the kernel (SO_PEERCRED), never from a message.
+ */
+#ifndef GPUFRAC_PROTO_H
+#define GPUFRAC_PROTO_H
+
+#include <stdint.h>
+
+/* The socket never leaves the host, so both ends share its byte order; the
+ * format is defined as little-endian and we only build where that is native. */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+    "gpufrac's wire format is little-endian");
+
+#define GF_PROTO_VERSION	1
+#define GF_MSG_MAX		256	/* no packet is longer than this */
+#define GF_SOCKET_DEFAULT	"/run/gpufrac/gpufrac.sock"
+
+#define GF_UUID_LEN		16
+#define GF_NAME_LEN		64	/* device name */
+#define GF_GROUP_LEN		32	/* group name */
+#define GF_ERRMSG_LEN		120
+#define GF_VERSION_LEN		16
+
+struct gf_hdr {
+	uint16_t	version;	/* GF_PROTO_VERSION */
+	uint16_t	type;		/* GF_MSG_* */
+	uint32_t	len;		/* header + payload, == packet size */
+	uint32_t	seq;		/* chosen by the requester, echoed in replies */
+	uint32_t	zero;		/* must be 0 */
+};
+
+enum {
+	/* shim -> daemon */
+	GF_MSG_HELLO = 1,
+	GF_MSG_DEVICE_OPEN,
+	GF_MSG_RESERVE,
+	GF_MSG_COMMIT,
+	GF_MSG_ROLLBACK,
+	GF_MSG_FREE,
+	/* gpufracctl -> daemon */
+	GF_MSG_STATUS_REQ = 32,
+	GF_MSG_PS_REQ,
+	GF_MSG_ALLOCS_REQ,
+	/* daemon -> peer */
+	GF_MSG_HELLO_OK = 64,
+	GF_MSG_DEVICE_INFO,
+	GF_MSG_GRANT,
+	GF_MSG_DENY,
+	GF_MSG_ERROR,
+	GF_MSG_STATUS,
+	GF_MSG_DEVICE_STATUS,
+	GF_MSG_DEVICE_END,
+	GF_MSG_CLIENT,
+	GF_MSG_CLIENT_END,
+	GF_MSG_ALLOC,
+	GF_MSG_ALLOC_END,
+};
+
+#define GF_UNSET		0xffffffffu	/* "not requested" in a u32 field */
+
+/* How a limit is expressed (GPUFRAC_MEMORY_LIMIT, default_limit = ...). */
+enum {
+	GF_LIMIT_NONE = 0,
+	GF_LIMIT_BYTES,		/* value in bytes */
+	GF_LIMIT_PERCENT,	/* value in hundredths of a percent: 5000 = 50% */
+};
+
+/* What kind of memory an allocation is. */
+enum {
+	GF_KIND_MEM = 1,	/* cuMemAlloc */
+	GF_KIND_PITCH,		/* cuMemAllocPitch */
+	GF_KIND_MANAGED,	/* cuMemAllocManaged */
+};
+
+enum {
+	GF_RESOLVER_FAIL = 0,
+	GF_RESOLVER_WAIT,
+	GF_RESOLVER_PREEMPT,
+	GF_RESOLVER_SWAP,
+};
+
+/* Why a RESERVE was denied. */
+enum {
+	GF_DENY_LIMIT = 1,	/* beyond the requester's own limit */
+	GF_DENY_DEVICE_FULL,	/* within the limit, but the device is full */
+	GF_DENY_UNKNOWN_DEVICE,	/* DEVICE_OPEN was not accepted */
+};
+
+/* ERROR codes. */
+enum {
+	GF_ERR_NO_SUCH_PID = 1,
+	GF_ERR_UNKNOWN_DEVICE,
+	GF_ERR_PERMISSION,
+	GF_ERR_STATE,		/* request not valid in this connection's state */
+};
+
+enum {
+	GF_STATE_RUNNING = 0,
+	GF_STATE_WAITING,
+	GF_STATE_SWAPPED,
+};
+
+struct gf_hello {
+	int32_t		priority;	/* requested priority, or INT32_MIN */
+	uint32_t	resolver;	/* GF_RESOLVER_*, or GF_UNSET */
+	uint32_t	wait_timeout_ms; /* or GF_UNSET */
+	uint32_t	zero;
+};
+
+struct gf_hello_ok {
+	uint32_t	pid;		/* the pid the daemon sees for this peer */
+	uint32_t	zero;
+};
+
+struct gf_device_open {
+	uint8_t		uuid[GF_UUID_LEN];
+	uint32_t	ordinal;	/* the device's index in this process */
+	uint32_t	limit_kind;	/* GF_LIMIT_*: what the process asks for */
+	uint64_t	limit_value;
+};
+
+struct gf_device_info {
+	uint8_t		uuid[GF_UUID_LEN];
+	uint64_t	limit;		/* this client's effective limit, bytes */
+	uint64_t	capacity;	/* the device's shareable bytes */
+	uint64_t	used;		/* this client's charge on the device */
+};
+
+struct gf_reserve {
+	uint8_t		uuid[GF_UUID_LEN];
+	uint64_t	size;
+	uint32_t	kind;		/* GF_KIND_* */
+	uint32_t	zero;
+};
+
+struct gf_grant {
+	uint64_t	used;		/* the client's charge after the grant */
+	uint64_t	limit;
+};
+
+struct gf_deny {
+	uint32_t	cuda_error;	/* the CUresult the shim returns */
+	uint32_t	reason;		/* GF_DENY_* */
+	uint64_t	used;
+	uint64_t	limit;
+};
+
+struct gf_commit {
+	uint8_t		uuid[GF_UUID_LEN];
+	uint64_t	ptr;
+	uint64_t	reserved;	/* what RESERVE charged; 0 = re-registration */
+	uint64_t	size;		/* what the allocation really holds */
+	uint32_t	kind;
+	uint32_t	zero;
+};
+
+struct gf_rollback {
+	uint8_t		uuid[GF_UUID_LEN];
+	uint64_t	size;		/* the RESERVE being returned */
+};
+
+struct gf_free {
+	uint64_t	ptr;
+};
+
+struct gf_allocs_req {
+	uint32_t	pid;
+	uint32_t	zero;
+};
+
+struct gf_status {
+	char		version[GF_VERSION_LEN];	/* daemon version */
+	uint32_t	pid;
+	uint32_t	nclients;
+	uint32_t	ndevices;
+	uint32_t	zero;
+	uint64_t	uptime_ms;
+};
+
+struct gf_device_status {
+	uint8_t		uuid[GF_UUID_LEN];
+	char		name[GF_NAME_LEN];
+	uint32_t	index;		/* the driver's ordinal, all devices visible */
+	uint32_t	swap_support;	/* 0 = no checkpoint API */
+	uint64_t	total;		/* as the driver reports */
+	uint64_t	reserve;	/* kept back by configuration */
+	uint64_t	capacity;	/* total - reserve: shareable */
+	uint64_t	used;		/* charged to clients */
+	uint32_t	nclients;
+	uint32_t	zero;
+};
+
+struct gf_client {
+	uint32_t	pid;
+	uint32_t	uid;
+	uint32_t	gid;
+	uint32_t	state;		/* GF_STATE_* */
+	char		group[GF_GROUP_LEN];
+	uint8_t		uuid[GF_UUID_LEN];
+	uint64_t	used;
+	uint64_t	limit;
+	uint64_t	guarantee;
+};
+
+struct gf_alloc {
+	uint8_t		uuid[GF_UUID_LEN];
+	uint64_t	ptr;
+	uint64_t	size;
+	uint64_t	age_ms;
+	uint32_t	kind;
+	uint32_t	zero;
+};
+
+struct gf_end {
+	uint32_t	count;		/* records streamed before this */
+	uint32_t	zero;
+};
+
+struct gf_error {
+	uint32_t	code;		/* GF_ERR_* */
+	char		msg[GF_ERRMSG_LEN];	/* one line, NUL-terminated */
+	uint32_t	zero;
+};
+
+/* One received or outgoing packet. */
+struct gf_msg {
+	struct gf_hdr	hdr;
+	union {
+		struct gf_hello		hello;
+		struct gf_hello_ok	hello_ok;
+		struct gf_device_open	device_open;
+		struct gf_device_info	device_info;
+		struct gf_reserve	reserve;
+		struct gf_grant		grant;
+		struct gf_deny		deny;
+		struct gf_commit	commit;
+		struct gf_rollback	rollback;
+		struct gf_free		free;
+		struct gf_allocs_req	allocs_req;
+		struct gf_status	status;
+		struct gf_device_status	device_status;
+		struct gf_client	client;
+		struct gf_alloc		alloc;
+		struct gf_end		end;
+		struct gf_error		error;
+		uint8_t			raw[GF_MSG_MAX - sizeof(struct gf_hdr)];
+	} u;
+};
+
+_Static_assert(sizeof(struct gf_hdr) == 16, "gf_hdr layout");
+_Static_assert(sizeof(struct gf_hello) == 16, "gf_hello layout");
+_Static_assert(sizeof(struct gf_device_open) == 32, "gf_device_open layout");
+_Static_assert(sizeof(struct gf_device_info) == 40, "gf_device_info layout");
+_Static_assert(sizeof(struct gf_reserve) == 32, "gf_reserve layout");
+_Static_assert(sizeof(struct gf_deny) == 24, "gf_deny layout");
+_Static_assert(sizeof(struct gf_commit) == 48, "gf_commit layout");
+_Static_assert(sizeof(struct gf_rollback) == 24, "gf_rollback layout");
+_Static_assert(sizeof(struct gf_status) == 40, "gf_status layout");
+_Static_assert(sizeof(struct gf_device_status) == 128, "gf_device_status layout");
+_Static_assert(sizeof(struct gf_client) == 88, "gf_client layout");
+_Static_assert(sizeof(struct gf_alloc) == 48, "gf_alloc layout");
+_Static_assert(sizeof(struct gf_error) == 128, "gf_error layout");
+_Static_assert(sizeof(struct gf_msg) == GF_MSG_MAX, "gf_msg layout");
+
+#endif
