@@ -84,15 +84,19 @@ $(SIM): $(SIM_OBJ) $(COMMON_LIB) tests/simcuda/libcuda.map
 	    -Wl,-z,defs -lpthread -lrt
 	ln -sf libcuda.so.1 tests/simcuda/libcuda.so
 
-tests/unit/test_%: tests/unit/test_%.o $(DAEMON_OBJ) $(COMMON_LIB)
+# Unit tests of the daemon link its modules; the others only common/.
+tests/unit/test_daemon_%: tests/unit/test_daemon_%.o $(DAEMON_OBJ) $(COMMON_LIB)
 	$(CC) -o $@ $^ $(ALL_LDFLAGS) -lcmocka -linih -ldl -lpthread
+tests/unit/test_%: tests/unit/test_%.o $(COMMON_LIB)
+	$(CC) -o $@ $^ $(ALL_LDFLAGS) -lcmocka -ldl -lpthread
 
 # Clients named *_linked link the (simulated) driver; the others find it
 # with dlopen/dlsym or cuGetProcAddress as real frameworks do.
-tests/clients/%_linked: tests/clients/%_linked.o $(SIM)
-	$(CC) -o $@ $< $(ALL_LDFLAGS) -Ltests/simcuda -l:libcuda.so.1 -lpthread
-tests/clients/%: tests/clients/%.o
-	$(CC) -o $@ $< $(ALL_LDFLAGS) -ldl -lpthread
+tests/clients/%_linked: tests/clients/%_linked.o $(COMMON_LIB) $(SIM)
+	$(CC) -o $@ $< $(COMMON_LIB) $(ALL_LDFLAGS) -Ltests/simcuda \
+	    -l:libcuda.so.1 -ldl -lpthread
+tests/clients/%: tests/clients/%.o $(COMMON_LIB)
+	$(CC) -o $@ $< $(COMMON_LIB) $(ALL_LDFLAGS) -ldl -lpthread
 
 check: all $(UNIT) $(CLIENTS)
 	PYTHON=$(PYTHON) SANITIZE=$(SANITIZE) tests/run.sh

@@ -1,0 +1,338 @@
+/*
+ * A scriptable CUDA program for integration tests. It reaches the driver's
+ * memory functions by the path named with -p, as real programs do:
+ *   linked     calls the versioned symbols it was linked against
+ *   dlsym      dlsym() on a dlopen'ed libcuda handle (numba, TF's stub)
+ *   dlsym-old  the same through dlsym@GLIBC_2.2.5 (binaries built before 2.34)
+ *   procaddr   cuGetProcAddress_v2 (libcudart >= 12, PyTorch)
+ *   procaddr1  the 4-argument cuGetProcAddress (libcudart 11.3 .. 11.8)
+ *   procaddr-self  cuGetProcAddress_v2 asked for "cuGetProcAddress" first
+ * then runs its arguments as commands, printing one line each:
+ *   dev N            make device N's primary context current (default 0)
+ *   alloc SIZE       cuMemAlloc            -> "alloc ok" | "alloc err=CODE"
+ *   pitch W H        cuMemAllocPitch       -> "pitch ok PITCH" | "pitch err=CODE"
+ *   managed SIZE     cuMemAllocManaged     -> "managed ok" | "managed err=CODE"
+ *   free             cuMemFree of the newest allocation -> "free ok|err=CODE"
+ *   freeall          frees every allocation
+ *   info             cuMemGetInfo          -> "info free=N total=N"
+ *   total            cuDeviceTotalMem      -> "total N"
+ *   verify           write a pattern into each allocation, read it back
+ *   fork CMD         run one command in a forked child, then wait for it
+ *   hold             print "holding", then block until stdin reaches EOF
+ * Sizes use gpufrac's notation (512Mi, 1Gi). Exit status: 0, or 2 on a
+ * usage or set-up error.
+ */
+#define __CUDA_API_VERSION_INTERNAL
+#include <cuda.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "units.h"
+
+typedef CUresult (*alloc_fn)(CUdeviceptr *, size_t);
+typedef CUresult (*pitch_fn)(CUdeviceptr *, size_t *, size_t, size_t,
+    unsigned int);
+typedef CUresult (*managed_fn)(CUdeviceptr *, size_t, unsigned int);
+typedef CUresult (*free_fn)(CUdeviceptr);
+typedef CUresult (*info_fn)(size_t *, size_t *);
+typedef CUresult (*total_fn)(size_t *, CUdevice);
+typedef CUresult (*procaddr2_fn)(const char *, void **, int, cuuint64_t,
+    CUdriverProcAddressQueryResult *);
+typedef CUresult (*procaddr1_fn)(const char *, void **, int, cuuint64_t);
+
+/* dlsym as binaries linked against glibc < 2.34 reference it. */
+extern void *dlsym_old(void *, const char *);
+__asm__(".symver dlsym_old, dlsym@GLIBC_2.2.5");
+
+static struct {
+	alloc_fn	alloc;
+	pitch_fn	pitch;
+	managed_fn	managed;
+	free_fn		free;
+	info_fn		info;
+	total_fn	total;
+} api;
+
+struct mem {
+	CUdeviceptr	ptr;
+	size_t		size;
+};
+
+static struct mem mems[4096];
+static int nmems;
+
+static void
+die(const char *what)
+{
+	fprintf(stderr, "cuclient: %s\n", what);
+	exit(2);
+}
+
+static void *
+via_dlsym(void *(*sym)(void *, const char *), const char *name)
+{
+	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	void *p;
+
+	if (h == NULL)
+		die(dlerror());
+	if ((p = sym(h, name)) == NULL)
+		die(name);
+	return p;
+}
+
+static void *
+via_procaddr(procaddr2_fn gpa, procaddr1_fn gpa1, const char *name)
+{
+	CUdriverProcAddressQueryResult st;
+	void *p = NULL;
+	CUresult r;
+
+	r = gpa ? gpa(name, &p, 12000, CU_GET_PROC_ADDRESS_DEFAULT, &st) :
+	    gpa1(name, &p, 11030, CU_GET_PROC_ADDRESS_DEFAULT);
+	if (r != CUDA_SUCCESS || p == NULL)
+		die(name);
+	return p;
+}
+
+static void
+api_resolve(const char *path)
+{
+	static const char *const names[] = { "cuMemAlloc", "cuMemAllocPitch",
+	    "cuMemAllocManaged", "cuMemFree", "cuMemGetInfo",
+	    "cuDeviceTotalMem" };
+	static const char *const symbols[] = { "cuMemAlloc_v2",
+	    "cuMemAllocPitch_v2", "cuMemAllocManaged", "cuMemFree_v2",
+	    "cuMemGetInfo_v2", "cuDeviceTotalMem_v2" };
+	void **slots[] = { (void **)&api.alloc, (void **)&api.pitch,
+	    (void **)&api.managed, (void **)&api.free, (void **)&api.info,
+	    (void **)&api.total };
+	procaddr2_fn gpa = NULL;
+	procaddr1_fn gpa1 = NULL;
+	size_t i;
+
+	if (strcmp(path, "linked") == 0) {
+		api.alloc = cuMemAlloc_v2;
+		api.pitch = cuMemAllocPitch_v2;
+		api.managed = cuMemAllocManaged;
+		api.free = cuMemFree_v2;
+		api.info = cuMemGetInfo_v2;
+		api.total = cuDeviceTotalMem_v2;
+		return;
+	}
+	if (strcmp(path, "procaddr") == 0)
+		gpa = cuGetProcAddress_v2;
+	else if (strcmp(path, "procaddr-self") == 0)
+		gpa = via_procaddr(cuGetProcAddress_v2, NULL,
+		    "cuGetProcAddress");
+	else if (strcmp(path, "procaddr1") == 0)
+		gpa1 = via_dlsym(dlsym, "cuGetProcAddress");
+	for (i = 0; i < sizeof(slots) / sizeof(slots[0]); i++) {
+		if (gpa || gpa1)
+			*slots[i] = via_procaddr(gpa, gpa1, names[i]);
+		else if (strcmp(path, "dlsym") == 0)
+			*slots[i] = via_dlsym(dlsym, symbols[i]);
+		else if (strcmp(path, "dlsym-old") == 0)
+			*slots[i] = via_dlsym(dlsym_old, symbols[i]);
+		else
+			die("unknown path");
+	}
+}
+
+static void
+use_device(int ordinal)
+{
+	CUdevice dev;
+	CUcontext ctx;
+
+	if (cuDeviceGet(&dev, ordinal) != CUDA_SUCCESS ||
+	    cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS ||
+	    cuCtxSetCurrent(ctx) != CUDA_SUCCESS)
+		die("cannot make the device's context current");
+}
+
+static size_t
+size_arg(const char *s)
+{
+	uint64_t v;
+
+	if (s == NULL || size_parse(s, &v) < 0)
+		die("bad size");
+	return (size_t)v;
+}
+
+static void
+remember(CUdeviceptr p, size_t size)
+{
+	if (nmems == (int)(sizeof(mems) / sizeof(mems[0])))
+		die("too many allocations");
+	mems[nmems].ptr = p;
+	mems[nmems++].size = size;
+}
+
+static void
+report(const char *what, CUresult r)
+{
+	if (r == CUDA_SUCCESS)
+		printf("%s ok\n", what);
+	else
+		printf("%s err=%d\n", what, (int)r);
+}
+
+static int
+verify(void)
+{
+	size_t i, j;
+
+	for (i = 0; i < (size_t)nmems; i++) {
+		size_t n = mems[i].size < 4096 ? mems[i].size : 4096;
+		unsigned char out[4096], in[4096];
+
+		for (j = 0; j < n; j++)
+			out[j] = (unsigned char)(i * 31 + j);
+		if (cuMemcpyHtoD_v2(mems[i].ptr, out, n) != CUDA_SUCCESS ||
+		    cuMemcpyDtoH_v2(in, mems[i].ptr, n) != CUDA_SUCCESS ||
+		    memcmp(in, out, n) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* How many words a command takes, itself included. */
+static int
+arity(const char *cmd)
+{
+	if (strcmp(cmd, "pitch") == 0)
+		return 3;
+	if (strcmp(cmd, "alloc") == 0 || strcmp(cmd, "managed") == 0 ||
+	    strcmp(cmd, "dev") == 0)
+		return 2;
+	return 1;
+}
+
+/* Run the command at argv[0]; returns how many arguments it used. */
+static int
+run(char **argv)
+{
+	const char *cmd = argv[0];
+	CUdeviceptr p;
+	size_t a, b, pitch;
+	CUresult r;
+
+	if (strcmp(cmd, "dev") == 0 && argv[1]) {
+		use_device((int)size_arg(argv[1]));
+		return 2;
+	}
+	if (strcmp(cmd, "alloc") == 0 || strcmp(cmd, "managed") == 0) {
+		a = size_arg(argv[1]);
+		r = cmd[0] == 'a' ? api.alloc(&p, a) :
+		    api.managed(&p, a, CU_MEM_ATTACH_GLOBAL);
+		if (r == CUDA_SUCCESS)
+			remember(p, a);
+		report(cmd, r);
+		return 2;
+	}
+	if (strcmp(cmd, "pitch") == 0) {
+		a = size_arg(argv[1]);
+		b = size_arg(argv[2]);
+		r = api.pitch(&p, &pitch, a, b, 4);
+		if (r == CUDA_SUCCESS) {
+			remember(p, pitch * b);
+			printf("pitch ok %zu\n", pitch);
+		} else
+			printf("pitch err=%d\n", (int)r);
+		return 3;
+	}
+	if (strcmp(cmd, "free") == 0) {
+		if (nmems == 0)
+			die("nothing to free");
+		report("free", api.free(mems[--nmems].ptr));
+		return 1;
+	}
+	if (strcmp(cmd, "freeall") == 0) {
+		r = CUDA_SUCCESS;
+		while (nmems > 0 && r == CUDA_SUCCESS)
+			r = api.free(mems[--nmems].ptr);
+		report("freeall", r);
+		return 1;
+	}
+	if (strcmp(cmd, "info") == 0) {
+		r = api.info(&a, &b);
+		if (r == CUDA_SUCCESS)
+			printf("info free=%zu total=%zu\n", a, b);
+		else
+			printf("info err=%d\n", (int)r);
+		return 1;
+	}
+	if (strcmp(cmd, "total") == 0) {
+		CUdevice dev;
+
+		if (cuCtxGetDevice(&dev) != CUDA_SUCCESS)
+			die("no current device");
+		r = api.total(&a, dev);
+		if (r == CUDA_SUCCESS)
+			printf("total %zu\n", a);
+		else
+			printf("total err=%d\n", (int)r);
+		return 1;
+	}
+	if (strcmp(cmd, "verify") == 0) {
+		printf("verify %s\n", verify() == 0 ? "ok" : "failed");
+		return 1;
+	}
+	if (strcmp(cmd, "hold") == 0) {
+		char buf[64];
+
+		printf("holding\n");
+		fflush(stdout);
+		while (read(STDIN_FILENO, buf, sizeof(buf)) > 0)
+			;
+		return 1;
+	}
+	if (strcmp(cmd, "fork") == 0 && argv[1]) {
+		pid_t pid;
+		int status;
+
+		fflush(stdout);
+		if ((pid = fork()) < 0)
+			die("fork failed");
+		if (pid == 0) {
+			/* CUDA does not let a child use its parent's context:
+			 * it starts its own. */
+			if (cuInit(0) != CUDA_SUCCESS)
+				die("cuInit failed in the child");
+			use_device(0);
+			run(argv + 1);
+			fflush(stdout);
+			_exit(0);
+		}
+		waitpid(pid, &status, 0);
+		return 1 + arity(argv[1]);
+	}
+	die("unknown command");
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *path = "linked";
+	int i = 1;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc > 2 && strcmp(argv[1], "-p") == 0) {
+		path = argv[2];
+		i = 3;
+	}
+	if (cuInit(0) != CUDA_SUCCESS)
+		die("cuInit failed");
+	api_resolve(path);
+	use_device(0);
+	while (i < argc)
+		i += run(argv + i);
+	return 0;
+}

@@ -1,0 +1,149 @@
+# Shared set-up for integration tests: sourced, never run.
+#
+# Gives each test a private temporary directory, a private simulated GPU
+# (SIMCUDA_STATE), a private daemon socket, and helpers:
+#   daemon_start [ARGS]   start gpufracd -f on $GPUFRAC_SOCKET (config
+#                         $TMP/gpufrac.conf if it exists), wait until it serves
+#   daemon_stop           SIGTERM it and wait for it to exit
+#   preload CMD...        run CMD with libgpufrac.so preloaded
+#   ctl ARGS...           run gpufracctl against the test daemon
+#   check DESC CMD...     CMD must succeed
+#   check_eq DESC GOT WANT
+#   wait_for DESC SECS CMD...   poll CMD until it succeeds; fail after SECS
+#   skip REASON           exit 77 with the reason
+#   finish                exit 0 if every check passed, 1 otherwise
+set -u
+# bash: the helpers use its named file descriptors and printf -v.
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpufrac-test.XXXXXX")
+SHIM=$TOP/shim/libgpufrac.so
+GPUFRACD=$TOP/daemon/gpufracd
+GPUFRACCTL=$TOP/tools/gpufracctl
+CLIENTS=$TOP/tests/clients
+PYTHON=${PYTHON:-/usr/bin/python3}
+export LD_LIBRARY_PATH=$TOP/tests/simcuda
+export SIMCUDA_STATE=gftest-$$-$(basename "$0" .sh)
+export SIMCUDA_DEVICES=${SIMCUDA_DEVICES:-4Gi}
+export GPUFRAC_SOCKET=$TMP/gpufrac.sock
+export NUMBA_CUDA_DRIVER=$TOP/tests/simcuda/libcuda.so.1
+unset GPUFRAC_MEMORY_LIMIT GPUFRAC_DISABLE GPUFRAC_LOG CUDA_VISIBLE_DEVICES
+
+# A preloaded shim built with a sanitizer needs the sanitizer's runtime
+# loaded first in programs that were not built with it (sh, python).
+SAN_RT=
+case ${SANITIZE:-} in
+address) SAN_RT=$(${CC:-cc} -print-file-name=libasan.so)
+	 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=0};;
+thread)	 SAN_RT=$(${CC:-cc} -print-file-name=libtsan.so);;
+esac
+
+CHECKS_FAILED=0
+DAEMON_PID=
+
+cleanup() {
+	# shellcheck disable=SC2046
+	kill -9 $(jobs -p) 2>/dev/null
+	[ -n "$DAEMON_PID" ] && kill -9 "$DAEMON_PID" 2>/dev/null
+	rm -rf "$TMP"
+	rm -f "/dev/shm/simcuda-$SIMCUDA_STATE"
+}
+trap cleanup EXIT
+
+pass() { echo "ok - $1"; }
+fail() { echo "not ok - $1"; CHECKS_FAILED=$((CHECKS_FAILED + 1)); }
+
+check() {
+	desc=$1; shift
+	if "$@"; then pass "$desc"; else fail "$desc"; fi
+}
+
+check_eq() {
+	if [ "$2" = "$3" ]; then pass "$1"
+	else fail "$1: got '$2', want '$3'"; fi
+}
+
+wait_for() {
+	desc=$1 secs=$2; shift 2
+	deadline=$(($(date +%s) + secs))
+	until "$@" >/dev/null 2>&1; do
+		if [ "$(date +%s)" -ge "$deadline" ]; then
+			fail "$desc (not within ${secs}s)"
+			return 1
+		fi
+		sleep 0.02
+	done
+	pass "$desc"
+}
+
+skip() { echo "$1"; exit 77; }
+
+finish() {
+	[ "$CHECKS_FAILED" -eq 0 ] && exit 0
+	echo "$CHECKS_FAILED check(s) failed"
+	exit 1
+}
+
+preload() {
+	LD_PRELOAD="${SAN_RT:+$SAN_RT }$SHIM" "$@"
+}
+
+ctl() { "$GPUFRACCTL" -s "$GPUFRAC_SOCKET" "$@"; }
+
+daemon_start() {
+	conf=
+	[ -f "$TMP/gpufrac.conf" ] && conf="-c $TMP/gpufrac.conf"
+	# shellcheck disable=SC2086
+	"$GPUFRACD" -f -s "$GPUFRAC_SOCKET" $conf "$@" 2>>"$TMP/gpufracd.log" &
+	DAEMON_PID=$!
+	deadline=$(($(date +%s) + 10))
+	until ctl status >/dev/null 2>&1; do
+		if ! kill -0 "$DAEMON_PID" 2>/dev/null ||
+		    [ "$(date +%s)" -ge "$deadline" ]; then
+			echo "gpufracd did not start:"; cat "$TMP/gpufracd.log"
+			exit 1
+		fi
+		sleep 0.02
+	done
+}
+
+daemon_stop() {
+	[ -n "$DAEMON_PID" ] || return 0
+	kill -TERM "$DAEMON_PID" 2>/dev/null
+	wait "$DAEMON_PID" 2>/dev/null
+	DAEMON_PID=
+}
+
+# client_start NAME CMD...: run CMD in the background, stdin on a fifo, so
+# that a "hold" command in it blocks until client_release NAME; output in
+# $TMP/NAME.out and .err, pid in $PID_NAME. Waits until it holds.
+client_start() {
+	local name=$1 fd; shift
+	mkfifo "$TMP/$name.in"
+	"$@" <"$TMP/$name.in" >"$TMP/$name.out" 2>"$TMP/$name.err" &
+	printf -v "PID_$name" %s $!
+	exec {fd}>"$TMP/$name.in"
+	printf -v "FD_$name" %s "$fd"
+	wait_for "$name reaches hold" 20 grep -q '^holding' "$TMP/$name.out"
+}
+
+# client_release NAME: let it go on past "hold" and wait for it to exit.
+client_release() {
+	local fdvar=FD_$1 pidvar=PID_$1
+	eval "exec ${!fdvar}>&-"
+	wait "${!pidvar}"
+}
+
+# json EXPR: evaluate a Python expression over the JSON on stdin (as j).
+json() {
+	"$PYTHON" -c 'import json,sys; j=json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"
+}
+
+# clients_are N: the daemon lists exactly N clients.
+clients_are() {
+	[ "$(ctl ps --json | json 'len(j["clients"])')" = "$1" ]
+}
+
+# device_used_is BYTES [INDEX]: the daemon's charge on a device.
+device_used_is() {
+	[ "$(ctl status --json | json "j['devices'][${2:-0}]['used_bytes']")" = "$1" ]
+}
