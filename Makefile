@@ -101,7 +101,7 @@ tests/clients/%: tests/clients/%.o $(COMMON_LIB)
 check: all $(UNIT) $(CLIENTS)
 	PYTHON=$(PYTHON) SANITIZE=$(SANITIZE) tests/run.sh
 
-demo: all
+demo: all tests/clients/cuclient_linked
 	tools/demo.sh
 
 deps:
