@@ -126,24 +126,33 @@ proto_check(const struct gf_msg *m, size_t n, const char **why)
 	return 0;
 }
 
-int
-proto_send(int fd, uint16_t type, uint32_t seq, const void *payload)
+ssize_t
+proto_pack(struct gf_msg *m, uint16_t type, uint32_t seq, const void *payload)
 {
-	struct gf_msg m;
 	ssize_t size = proto_payload_size(type);
-	ssize_t n;
 
 	if (size < 0) {
 		errno = EINVAL;
 		return -1;
 	}
-	memset(&m.hdr, 0, sizeof(m.hdr));
-	m.hdr.version = GF_PROTO_VERSION;
-	m.hdr.type = type;
-	m.hdr.len = (uint32_t)(sizeof(m.hdr) + (size_t)size);
-	m.hdr.seq = seq;
+	memset(&m->hdr, 0, sizeof(m->hdr));
+	m->hdr.version = GF_PROTO_VERSION;
+	m->hdr.type = type;
+	m->hdr.len = (uint32_t)(sizeof(m->hdr) + (size_t)size);
+	m->hdr.seq = seq;
 	if (size)
-		memcpy(m.u.raw, payload, (size_t)size);
+		memcpy(m->u.raw, payload, (size_t)size);
+	return (ssize_t)m->hdr.len;
+}
+
+int
+proto_send(int fd, uint16_t type, uint32_t seq, const void *payload)
+{
+	struct gf_msg m;
+	ssize_t n;
+
+	if (proto_pack(&m, type, seq, payload) < 0)
+		return -1;
 	do
 		n = send(fd, &m, m.hdr.len, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);

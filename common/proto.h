@@ -25,6 +25,14 @@ int	proto_check(const struct gf_msg *m, size_t n, const char **why);
 const char *proto_type_name(uint16_t type);
 
 /*
+ * Build one message in *m: header and a copy of the payload, which holds
+ * proto_payload_size(type) bytes. Returns the packet's length, or -1 with
+ * errno EINVAL for an unknown type. For senders that queue packets.
+ */
+ssize_t	proto_pack(struct gf_msg *m, uint16_t type, uint32_t seq,
+	    const void *payload);
+
+/*
  * Send one message; payload holds proto_payload_size(type) bytes. Never
  * raises SIGPIPE. Returns 0, or -1 with errno set.
  */

@@ -24,11 +24,15 @@ sock_default_path(void)
 static int
 addr_fill(struct sockaddr_un *sun, const char *path, char *err, size_t errlen)
 {
+	size_t len = strlen(path);
+
 	memset(sun, 0, sizeof(*sun));
 	sun->sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof(sun->sun_path)) {
-		snprintf(err, errlen, "socket path '%s' is too long "
-		    "(at most %zu bytes)", path, sizeof(sun->sun_path) - 1);
+	if (len >= sizeof(sun->sun_path)) {
+		/* quote at most 128 bytes so that the reason always fits */
+		snprintf(err, errlen, "socket path '%.128s%s' is too long "
+		    "(%zu bytes, at most %zu)", path, len > 128 ? "..." : "",
+		    len, sizeof(sun->sun_path) - 1);
 		errno = ENAMETOOLONG;
 		return -1;
 	}
@@ -65,6 +69,15 @@ sock_connect(const char *path, char *err, size_t errlen)
 	return fd;
 }
 
+/* Something other than a socket at path: never ours to remove. */
+static int
+not_socket(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && !S_ISSOCK(st.st_mode);
+}
+
 /* A socket file nobody accepts on is left over from a dead daemon. */
 static int
 stale_socket(const char *path)
@@ -96,6 +109,12 @@ sock_listen(const char *path, unsigned mode, char *err, size_t errlen)
 	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
 		int saved = errno;
 
+		/* connect(2) to a non-socket fails like a stale socket */
+		if (saved == EADDRINUSE && not_socket(path)) {
+			snprintf(err, errlen, "cannot bind '%s': the file "
+			    "there is not a socket", path);
+			goto out_close;
+		}
 		if (saved == EADDRINUSE && !stale_socket(path)) {
 			snprintf(err, errlen, "cannot bind '%s': another "
 			    "gpufracd is listening there", path);

@@ -1,0 +1,59 @@
+/*
+ * The daemon's state and its life cycle: the configuration in force, the
+ * ledger of devices and clients, the control socket. Start-up, SIGHUP
+ * reload (all or nothing) and shutdown.
+ */
+#ifndef GF_DAEMON_ARBITER_H
+#define GF_DAEMON_ARBITER_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "control.h"
+#include "ledger.h"
+
+struct event_loop;
+
+struct arbiter {
+	struct config	 conf;		/* in force */
+	struct ledger	 ledger;
+	struct control	 control;
+	struct event_loop *loop;
+	const char	*conf_path;	/* -c, or the default */
+	int		 conf_optional;	/* the default: absent = built-in */
+	const char	*socket_arg;	/* -s: overrides 'socket', or NULL */
+	uint64_t	 start_ms;	/* event_now_ms() at start */
+};
+
+/*
+ * Read the configuration (path, its drop-ins, then socket_arg over
+ * 'socket') into c, fresh from config_init. Returns the number of errors,
+ * each passed to report.
+ */
+int	arbiter_read_config(struct config *c, const char *path, int optional,
+	    const char *socket_arg, config_report_fn *report, void *arg);
+
+/*
+ * Check conf against the ledger's devices: every [device] names one that
+ * exists (else a warning) and no more than once, and its reserve fits the
+ * device's total. Fills reserves[i] for each ledger device. Returns the
+ * number of errors, each passed to report as "FILE:LINE: message".
+ */
+int	arbiter_check(const struct ledger *l, const struct config *conf,
+	    uint64_t *reserves, config_report_fn *report, void *arg);
+
+/*
+ * Start: a.conf_path etc. and a.loop set by the caller, conf read and
+ * checked by arbiter_read_config (taken over: a owns it now). Finds the
+ * devices through the driver library lib, applies conf, listens. Returns
+ * 0, or -1 after logging why.
+ */
+int	arbiter_start(struct arbiter *a, struct config *conf, const char *lib);
+
+/* SIGHUP: read the configuration again; apply it only if it is valid. */
+void	arbiter_reload(struct arbiter *a);
+
+/* Close every connection, remove the socket, free the state. */
+void	arbiter_stop(struct arbiter *a);
+
+#endif

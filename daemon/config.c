@@ -1,0 +1,698 @@
+/*
+ * Reading gpufrac.conf and its drop-ins with inih. inih splits keys from
+ * values and strips comments; this file feeds it lines, owns the sections,
+ * and checks every key and value, reporting "FILE:LINE: message".
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <grp.h>
+#include <ini.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "config.h"
+#include "log.h"
+#include "proto.h"
+#include "units.h"
+#include "uuid.h"
+
+#define MAX_ERRORS	20	/* per file: past this it is not a config file */
+#define SECTION_LEN	256
+
+enum {
+	SEC_NONE = 0,		/* before the first section */
+	SEC_DAEMON,
+	SEC_DEVICE,
+	SEC_BAD,		/* reported; its keys are skipped */
+};
+
+/* A key already set in this file, for duplicate detection. */
+struct seen {
+	char		*id;		/* "SECTION-ID\nkey" */
+	unsigned	 line;
+};
+
+/* The state of reading one file. */
+struct parse {
+	struct config	*conf;
+	const char	*file;
+	FILE		*fp;
+	char		*buf;		/* getline's */
+	size_t		 bufsize;
+	unsigned	 line;		/* the line inih is looking at */
+	int		 section;	/* SEC_* */
+	char		 section_id[SECTION_LEN];	/* canonical */
+	char		 section_text[SECTION_LEN];	/* as written */
+	size_t		 device;	/* in conf->devices, for SEC_DEVICE */
+	struct seen	*seen;
+	size_t		 nseen;
+	int		 nerrors;
+	config_report_fn *report;
+	void		*arg;
+};
+
+static const char *const resolver_names[] = {
+	[GF_RESOLVER_FAIL] = "fail",
+	[GF_RESOLVER_WAIT] = "wait",
+	[GF_RESOLVER_PREEMPT] = "preempt",
+	[GF_RESOLVER_SWAP] = "swap",
+};
+
+int
+config_resolver_parse(const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(resolver_names) / sizeof(resolver_names[0]);
+	    i++)
+		if (strcmp(s, resolver_names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+const char *
+config_resolver_name(uint32_t resolver)
+{
+	if (resolver >= sizeof(resolver_names) / sizeof(resolver_names[0]))
+		return "?";
+	return resolver_names[resolver];
+}
+
+void
+config_init(struct config *c)
+{
+	memset(c, 0, sizeof(*c));
+	proto_strlcpy(c->socket, GF_SOCKET_DEFAULT, sizeof(c->socket));
+	c->socket_mode = 0666;
+	c->log_level = LOG_LVL_INFO;
+	c->default_limit_kind = GF_LIMIT_PERCENT;
+	c->default_limit_value = 10000;
+	c->default_resolver = GF_RESOLVER_FAIL;
+	c->wait_timeout_ms = 30000;
+}
+
+void
+config_free(struct config *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->ndevices; i++) {
+		free(c->devices[i].where);
+		free(c->devices[i].reserve_where);
+	}
+	free(c->devices);
+	c->devices = NULL;
+	c->ndevices = 0;
+}
+
+/* Report "FILE:LINE: message" for the line being read. */
+static void __attribute__((format(printf, 2, 3)))
+parse_error(struct parse *p, const char *fmt, ...)
+{
+	char msg[512], line[PATH_MAX + sizeof(msg) + 32];
+	va_list ap;
+
+	p->nerrors++;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(line, sizeof(line), "%s:%u: %s", p->file, p->line, msg);
+	p->report(line, p->arg);
+}
+
+/* A report without a line: a file that cannot be opened or read. */
+static int
+file_error(const char *what, const char *path, int errnum,
+    config_report_fn *report, void *arg)
+{
+	char line[PATH_MAX + 128];
+
+	snprintf(line, sizeof(line), "cannot %s '%s': %s", what, path,
+	    strerror(errnum));
+	report(line, arg);
+	return 1;
+}
+
+/* "FILE:LINE" of the current line, malloc'd (NULL on ENOMEM). */
+static char *
+parse_where(const struct parse *p)
+{
+	char *s;
+
+	if (asprintf(&s, "%s:%u", p->file, p->line) < 0)
+		return NULL;
+	return s;
+}
+
+static char *
+trim(char *s)
+{
+	char *end;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	end = s + strlen(s);
+	while (end > s && isspace((unsigned char)end[-1]))
+		*--end = '\0';
+	return s;
+}
+
+/* A decimal ordinal: digits only, checked. */
+static int
+ordinal_parse(const char *s, uint32_t *out)
+{
+	unsigned long v;
+	char *end;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v > INT_MAX)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* The [device] entry with this identity, added if new; -1 on ENOMEM. */
+static int
+device_entry(struct parse *p, int by_uuid, const uint8_t *uuid,
+    uint32_t ordinal)
+{
+	struct config *c = p->conf;
+	struct config_device *d;
+	size_t i;
+
+	for (i = 0; i < c->ndevices; i++) {
+		d = &c->devices[i];
+		if (d->by_uuid == by_uuid && (by_uuid ?
+		    memcmp(d->uuid, uuid, GF_UUID_LEN) == 0 :
+		    d->ordinal == ordinal)) {
+			p->device = i;
+			return 0;
+		}
+	}
+	d = realloc(c->devices, (c->ndevices + 1) * sizeof(*d));
+	if (d == NULL)
+		return -1;
+	c->devices = d;
+	d = &c->devices[c->ndevices];
+	memset(d, 0, sizeof(*d));
+	d->by_uuid = by_uuid;
+	if (by_uuid)
+		memcpy(d->uuid, uuid, GF_UUID_LEN);
+	d->ordinal = ordinal;
+	if ((d->where = parse_where(p)) == NULL)
+		return -1;
+	p->device = c->ndevices++;
+	return 0;
+}
+
+/* [device X]: X is GPU-<uuid> or an ordinal. */
+static int
+section_device(struct parse *p, const char *arg)
+{
+	uint8_t uuid[GF_UUID_LEN];
+	char ubuf[UUID_STR_LEN];
+	uint32_t ordinal = 0;
+	int by_uuid;
+
+	if (*arg == '\0') {
+		parse_error(p, "missing device in section '[%s]' (expected "
+		    "[device GPU-<uuid>] or [device N])", p->section_text);
+		return -1;
+	}
+	if (uuid_parse(arg, uuid) == 0) {
+		by_uuid = 1;
+		snprintf(p->section_id, sizeof(p->section_id), "device %s",
+		    uuid_format(uuid, ubuf, sizeof(ubuf)));
+	} else if (ordinal_parse(arg, &ordinal) == 0) {
+		by_uuid = 0;
+		snprintf(p->section_id, sizeof(p->section_id), "device %u",
+		    ordinal);
+	} else {
+		parse_error(p, "bad device '%s' in section '[%s]' (expected "
+		    "GPU-<uuid> or an ordinal)", arg, p->section_text);
+		return -1;
+	}
+	if (device_entry(p, by_uuid, uuid, ordinal) < 0) {
+		parse_error(p, "out of memory");
+		return -1;
+	}
+	return SEC_DEVICE;
+}
+
+/* A "[...]" line: which section follows, or SEC_BAD (reported). */
+static int
+section_begin(struct parse *p, char *s)
+{
+	char *end = strchr(s, ']'), *name, *arg;
+	size_t wlen;
+
+	if (end == NULL) {
+		parse_error(p, "missing ']' in section header '%s'", trim(s));
+		return SEC_BAD;
+	}
+	*end = '\0';
+	name = trim(s + 1);
+	proto_strlcpy(p->section_text, name, sizeof(p->section_text));
+	proto_strlcpy(p->section_id, name, sizeof(p->section_id));
+	if (strcmp(name, "daemon") == 0)
+		return SEC_DAEMON;
+	wlen = strcspn(name, " \t");
+	arg = trim(name + wlen);
+	if (wlen == 6 && strncmp(name, "device", 6) == 0) {
+		int sec = section_device(p, arg);
+
+		return sec < 0 ? SEC_BAD : sec;
+	}
+	if (wlen == 5 && strncmp(name, "group", 5) == 0)
+		parse_error(p, "section '[%s]' is not supported yet",
+		    p->section_text);
+	else
+		parse_error(p, "unknown section '[%s]'", p->section_text);
+	return SEC_BAD;
+}
+
+/*
+ * inih's view of a key line: a name up to '=' or ':', unless an inline
+ * comment (';' after white space) comes first. 1 if s is one.
+ */
+static int
+key_line(const char *s)
+{
+	const char *q;
+
+	for (q = s; *q; q++) {
+		if (*q == '=' || *q == ':')
+			return 1;
+		if (*q == ';' && q > s && isspace((unsigned char)q[-1]))
+			return 0;
+	}
+	return 0;
+}
+
+/*
+ * Look at a line before inih does: sections are ours, and what inih would
+ * call a syntax error is reported here with a reason. Returns 0 to hand
+ * the line to inih, -1 to hand it a blank line instead.
+ */
+static int
+line_check(struct parse *p, char *s)
+{
+	char copy[SECTION_LEN];
+
+	switch (*s) {
+	case '\0':
+	case '\n':
+	case '\r':
+	case ';':
+	case '#':
+		return 0;
+	case '[':
+		proto_strlcpy(copy, s, sizeof(copy));
+		p->section = section_begin(p, copy);
+		return strchr(s, ']') ? 0 : -1;
+	default:
+		if (key_line(s))
+			return 0;
+		proto_strlcpy(copy, s, sizeof(copy));
+		parse_error(p, "expected 'key = value', '[section]' or a "
+		    "comment, not '%s'", trim(copy));
+		return -1;
+	}
+}
+
+/*
+ * inih's reader: one line of the file, leading white space stripped (so
+ * indented keys are keys, never continuations of the previous value).
+ */
+static char *
+reader(char *str, int num, void *stream)
+{
+	struct parse *p = stream;
+	ssize_t n;
+	char *s;
+
+	if (p->nerrors >= MAX_ERRORS)
+		return NULL;
+	if ((n = getline(&p->buf, &p->bufsize, p->fp)) < 0)
+		return NULL;
+	p->line++;
+	s = p->buf;
+	if (p->line == 1 && strncmp(s, "\xef\xbb\xbf", 3) == 0)
+		s += 3;		/* UTF-8 byte order mark */
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (strlen(p->buf) != (size_t)n) {
+		parse_error(p, "line contains a NUL byte");
+		goto out_blank;
+	}
+	if (strlen(s) >= (size_t)num) {
+		parse_error(p, "line too long (at most %d characters)",
+		    num - 3);
+		goto out_blank;
+	}
+	if (line_check(p, s) < 0)
+		goto out_blank;
+	memcpy(str, s, strlen(s) + 1);
+	return str;
+
+out_blank:
+	str[0] = '\n';
+	str[1] = '\0';
+	return str;
+}
+
+/* Report and return -1 if key was already set in this file's section. */
+static int
+seen_check(struct parse *p, const char *key)
+{
+	struct seen *s;
+	char *id;
+	size_t i;
+
+	if (asprintf(&id, "%s\n%s", p->section_id, key) < 0) {
+		parse_error(p, "out of memory");
+		return -1;
+	}
+	for (i = 0; i < p->nseen; i++)
+		if (strcmp(p->seen[i].id, id) == 0) {
+			parse_error(p, "duplicate key '%s' in section '[%s]' "
+			    "(first set on line %u)", key, p->section_text,
+			    p->seen[i].line);
+			free(id);
+			return -1;
+		}
+	s = realloc(p->seen, (p->nseen + 1) * sizeof(*s));
+	if (s == NULL) {
+		free(id);
+		parse_error(p, "out of memory");
+		return -1;
+	}
+	p->seen = s;
+	p->seen[p->nseen].id = id;
+	p->seen[p->nseen++].line = p->line;
+	return 0;
+}
+
+static void
+key_socket(struct parse *p, const char *key, const char *v)
+{
+	if (v[0] != '/')
+		parse_error(p, "bad path for '%s': '%s' (must be absolute)",
+		    key, v);
+	else if (strlen(v) >= sizeof(p->conf->socket))
+		parse_error(p, "bad path for '%s': '%s' (longer than %zu "
+		    "bytes)", key, v, sizeof(p->conf->socket) - 1);
+	else
+		proto_strlcpy(p->conf->socket, v, sizeof(p->conf->socket));
+}
+
+static void
+key_socket_mode(struct parse *p, const char *key, const char *v)
+{
+	unsigned long mode;
+	char *end;
+
+	errno = 0;
+	mode = strtoul(v, &end, 8);
+	if (!isdigit((unsigned char)*v) || *end != '\0' || errno != 0 ||
+	    mode > 0777)
+		parse_error(p, "bad mode for '%s': '%s' (expected octal "
+		    "permission bits, e.g. 0660)", key, v);
+	else
+		p->conf->socket_mode = (unsigned)mode;
+}
+
+static void
+key_admin_group(struct parse *p, const char *key, const char *v)
+{
+	struct config *c = p->conf;
+	struct group *gr;
+	uint32_t gid;
+
+	if (*v == '\0' || strlen(v) >= sizeof(c->admin_group) ||
+	    strpbrk(v, " \t:") != NULL) {
+		parse_error(p, "bad group for '%s': '%s'", key, v);
+		return;
+	}
+	proto_strlcpy(c->admin_group, v, sizeof(c->admin_group));
+	c->admin_gid_valid = 0;
+	if (ordinal_parse(v, &gid) == 0) {
+		c->admin_gid = (gid_t)gid;
+		c->admin_gid_valid = 1;
+	} else if ((gr = getgrnam(v)) != NULL) {
+		c->admin_gid = gr->gr_gid;
+		c->admin_gid_valid = 1;
+	} else
+		log_warnx("%s:%u: group '%s' for '%s' does not exist; only "
+		    "root may administer", p->file, p->line, v, key);
+}
+
+static void
+key_log_level(struct parse *p, const char *key, const char *v)
+{
+	int level = log_level_parse(v);
+
+	if (level < 0)
+		parse_error(p, "bad level for '%s': '%s' (expected error, "
+		    "warn, info or debug)", key, v);
+	else
+		p->conf->log_level = level;
+}
+
+static void
+key_default_limit(struct parse *p, const char *key, const char *v)
+{
+	uint32_t kind;
+	uint64_t value;
+
+	if (limit_parse(v, &kind, &value) < 0)
+		parse_error(p, "bad limit for '%s': '%s' (expected a size "
+		    "such as 8Gi or a share such as 50%%)", key, v);
+	else {
+		p->conf->default_limit_kind = kind;
+		p->conf->default_limit_value = value;
+	}
+}
+
+static void
+key_default_resolver(struct parse *p, const char *key, const char *v)
+{
+	int r = config_resolver_parse(v);
+
+	if (r < 0)
+		parse_error(p, "unknown resolver '%s' for '%s' (expected "
+		    "fail, wait, preempt or swap)", v, key);
+	else if (r != GF_RESOLVER_FAIL)
+		parse_error(p, "resolver '%s' is not supported yet for '%s' "
+		    "(only 'fail' is)", v, key);
+	else
+		p->conf->default_resolver = (uint32_t)r;
+}
+
+static void
+key_wait_timeout(struct parse *p, const char *key, const char *v)
+{
+	uint64_t ms;
+
+	if (duration_parse(v, &ms) < 0)
+		parse_error(p, "bad duration for '%s': '%s' (expected e.g. "
+		    "30s, 500ms or 2m)", key, v);
+	else if (ms > UINT32_MAX)
+		parse_error(p, "bad duration for '%s': '%s' (at most %llums)",
+		    key, v, (unsigned long long)UINT32_MAX);
+	else
+		p->conf->wait_timeout_ms = ms;
+}
+
+static void
+key_reserve(struct parse *p, const char *key, const char *v)
+{
+	struct config_device *d = &p->conf->devices[p->device];
+	uint64_t size;
+	char *where;
+
+	if (size_parse(v, &size) < 0) {
+		parse_error(p, "bad size for '%s': '%s'", key, v);
+		return;
+	}
+	if ((where = parse_where(p)) == NULL) {
+		parse_error(p, "out of memory");
+		return;
+	}
+	free(d->reserve_where);
+	d->reserve_where = where;
+	d->reserve = size;
+	d->reserve_set = 1;
+}
+
+struct key {
+	int		 section;
+	const char	*name;
+	void		(*set)(struct parse *, const char *, const char *);
+};
+
+static const struct key keys[] = {
+	{ SEC_DAEMON, "socket", key_socket },
+	{ SEC_DAEMON, "socket_mode", key_socket_mode },
+	{ SEC_DAEMON, "admin_group", key_admin_group },
+	{ SEC_DAEMON, "log_level", key_log_level },
+	{ SEC_DAEMON, "default_limit", key_default_limit },
+	{ SEC_DAEMON, "default_resolver", key_default_resolver },
+	{ SEC_DAEMON, "wait_timeout", key_wait_timeout },
+	{ SEC_DEVICE, "reserve", key_reserve },
+};
+
+/*
+ * inih's handler. It always returns 1: errors are reported and counted
+ * here, with their reason, so inih's own count stays for syntax it alone
+ * noticed.
+ */
+static int
+handler(void *user, const char *section, const char *name, const char *value)
+{
+	struct parse *p = user;
+	size_t i;
+
+	(void)section;		/* ours, from line_check */
+	if (p->section == SEC_BAD)
+		return 1;
+	if (p->section == SEC_NONE) {
+		parse_error(p, "key '%s' outside of any section", name);
+		return 1;
+	}
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (keys[i].section == p->section &&
+		    strcmp(keys[i].name, name) == 0)
+			break;
+	if (i == sizeof(keys) / sizeof(keys[0])) {
+		parse_error(p, "unknown key '%s' in section '[%s]'", name,
+		    p->section_text);
+		return 1;
+	}
+	if (seen_check(p, name) == 0)
+		keys[i].set(p, name, value);
+	return 1;
+}
+
+/* Parse one open file; returns its number of errors. */
+static int
+file_parse(struct config *c, const char *path, FILE *fp,
+    config_report_fn *report, void *arg)
+{
+	struct parse p;
+	size_t i;
+	int r;
+
+	memset(&p, 0, sizeof(p));
+	p.conf = c;
+	p.file = path;
+	p.fp = fp;
+	p.report = report;
+	p.arg = arg;
+	r = ini_parse_stream(reader, &p, handler, &p);
+	if (p.nerrors >= MAX_ERRORS)
+		parse_error(&p, "too many errors; giving up on this file");
+	else if (ferror(fp))
+		p.nerrors += file_error("read", path, errno, report, arg);
+	else if (r > 0 && p.nerrors == 0) {
+		p.line = (unsigned)r;
+		parse_error(&p, "syntax error");
+	} else if (r == -2)
+		parse_error(&p, "out of memory");
+	for (i = 0; i < p.nseen; i++)
+		free(p.seen[i].id);
+	free(p.seen);
+	free(p.buf);
+	return p.nerrors;
+}
+
+/* Open and parse path; a missing file is no error when optional. */
+static int
+file_load(struct config *c, const char *path, int optional,
+    config_report_fn *report, void *arg)
+{
+	struct stat st;
+	FILE *fp;
+	int n;
+
+	if ((fp = fopen(path, "re")) == NULL) {
+		if (errno == ENOENT && optional)
+			return 0;
+		return file_error("open", path, errno, report, arg);
+	}
+	if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(fp);
+		return file_error("read", path, EISDIR, report, arg);
+	}
+	n = file_parse(c, path, fp, report, arg);
+	fclose(fp);
+	return n;
+}
+
+static int
+dropin_filter(const struct dirent *d)
+{
+	size_t n = strlen(d->d_name);
+
+	return d->d_name[0] != '.' && n > 5 &&
+	    strcmp(d->d_name + n - 5, ".conf") == 0;
+}
+
+/* Byte order, whatever the locale: "lexical" means the same everywhere. */
+static int
+dropin_compare(const struct dirent **a, const struct dirent **b)
+{
+	return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+/* Every *.conf in dir, in lexical order; a missing dir has none. */
+static int
+dropins_load(struct config *c, const char *dir, config_report_fn *report,
+    void *arg)
+{
+	struct dirent **names;
+	char path[PATH_MAX];
+	struct stat st;
+	int i, n, errors = 0;
+
+	if ((n = scandir(dir, &names, dropin_filter, dropin_compare)) < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 0;
+		return file_error("read directory", dir, errno, report, arg);
+	}
+	for (i = 0; i < n; i++) {
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir,
+		    names[i]->d_name) >= sizeof(path))
+			errors += file_error("open", names[i]->d_name,
+			    ENAMETOOLONG, report, arg);
+		else if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+			log_warnx("ignoring '%s': not a regular file", path);
+		else
+			errors += file_load(c, path, 0, report, arg);
+		free(names[i]);
+	}
+	free(names);
+	return errors;
+}
+
+int
+config_load(struct config *c, const char *path, int optional,
+    config_report_fn *report, void *arg)
+{
+	char dir[PATH_MAX];
+	int errors;
+
+	errors = file_load(c, path, optional, report, arg);
+	if ((size_t)snprintf(dir, sizeof(dir), "%s.d", path) >= sizeof(dir))
+		return errors + file_error("read directory", path,
+		    ENAMETOOLONG, report, arg);
+	return errors + dropins_load(c, dir, report, arg);
+}

@@ -1,0 +1,75 @@
+/*
+ * gpufrac.conf: the [daemon] and [device X] sections, read with inih from
+ * the main file and then every *.conf in its ".d" directory, into a fresh
+ * struct config. Checks only what the file itself says; what depends on the
+ * machine (does device 3 exist, does a reserve fit it) is the caller's.
+ */
+#ifndef GF_DAEMON_CONFIG_H
+#define GF_DAEMON_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/un.h>
+
+#include "gpufrac/proto.h"
+
+#define CONFIG_PATH_DEFAULT	"/etc/gpufrac/gpufrac.conf"
+#define CONFIG_SOCKET_LEN	sizeof(((struct sockaddr_un *)0)->sun_path)
+#define CONFIG_GROUP_LEN	64
+
+/* One [device X] section (merged over all files). */
+struct config_device {
+	int		by_uuid;	/* [device GPU-...], else [device N] */
+	uint8_t		uuid[GF_UUID_LEN];
+	uint32_t	ordinal;
+	int		reserve_set;
+	uint64_t	reserve;
+	char		*where;		/* "FILE:LINE" of the section header */
+	char		*reserve_where;	/* "FILE:LINE" of reserve, if set */
+};
+
+struct config {
+	char		socket[CONFIG_SOCKET_LEN];
+	unsigned	socket_mode;
+	char		admin_group[CONFIG_GROUP_LEN];	/* "" = root only */
+	int		admin_gid_valid;	/* admin_group exists */
+	gid_t		admin_gid;
+	int		log_level;		/* LOG_LVL_* */
+	uint32_t	default_limit_kind;	/* GF_LIMIT_BYTES or _PERCENT */
+	uint64_t	default_limit_value;
+	uint32_t	default_resolver;	/* GF_RESOLVER_* */
+	uint64_t	wait_timeout_ms;
+	struct config_device *devices;
+	size_t		ndevices;
+};
+
+/*
+ * Receives each problem as one line "FILE:LINE: message" (or, for a file
+ * or directory that cannot be read, "cannot open 'FILE': reason").
+ */
+typedef void	config_report_fn(const char *line, void *arg);
+
+/* The built-in defaults (what an absent file means). */
+void	config_init(struct config *c);
+/* Frees what config_load allocated; c may be loaded again after init. */
+void	config_free(struct config *c);
+
+/*
+ * Read path, then path.d/ *.conf in lexical order, into c (fresh from
+ * config_init). A later file overrides what an earlier one set; within one
+ * file a key set twice is an error. With optional, a path that does not
+ * exist means built-in defaults (its drop-ins are still read). Every
+ * problem goes to report; warnings (an admin_group that does not exist) go
+ * to the log. Returns the number of errors: 0 means c is complete. On
+ * errors c holds a partial result that the caller frees and discards.
+ */
+int	config_load(struct config *c, const char *path, int optional,
+	    config_report_fn *report, void *arg);
+
+/* The resolver named s (GF_RESOLVER_*), or -1. */
+int	config_resolver_parse(const char *s);
+/* The name of a resolver, "?" if out of range. */
+const char *config_resolver_name(uint32_t resolver);
+
+#endif

@@ -1,0 +1,460 @@
+/*
+ * The listener and its connections: accept (pausing when descriptors run
+ * out), peer identity, bounded non-blocking reads into dispatch, and
+ * per-connection output queues flushed as the socket drains.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "arbiter.h"
+#include "control.h"
+#include "dispatch.h"
+#include "event.h"
+#include "ledger.h"
+#include "log.h"
+#include "proto.h"
+#include "sock.h"
+#include "units.h"
+
+#define READ_BATCH	64	/* packets per peer per round: fairness */
+#define ACCEPT_BATCH	64
+#define ACCEPT_PAUSE_MS	1000	/* after running out of descriptors */
+#define CGROUP_FILE_MAX	65536
+
+static void conn_event(struct event_loop *, int, int, void *);
+
+void
+control_init(struct control *ctl, struct event_loop *loop,
+    struct arbiter *arb)
+{
+	memset(ctl, 0, sizeof(*ctl));
+	ctl->fd = -1;
+	ctl->loop = loop;
+	ctl->arb = arb;
+	TAILQ_INIT(&ctl->conns);
+}
+
+/*
+ * The peer's cgroup: the cgroup v2 line ("0::/path") of /proc/PID/cgroup,
+ * else the v1 memory controller's, else the first. malloc'd; "" when the
+ * process is gone or unreadable, NULL only on ENOMEM.
+ */
+static char *
+peer_cgroup(uint32_t pid)
+{
+	char path[64], *buf = NULL, *line, *pick = NULL, *save, *p;
+	size_t cap = 0;
+	ssize_t n;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
+	if (pid == 0 || (fp = fopen(path, "re")) == NULL)
+		return strdup("");
+	n = getdelim(&buf, &cap, '\0', fp);
+	fclose(fp);
+	if (n <= 0 || n > CGROUP_FILE_MAX) {
+		free(buf);
+		return strdup("");
+	}
+	for (line = strtok_r(buf, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, "0::", 3) == 0) {
+			pick = line;
+			break;
+		}
+		if (pick == NULL || strstr(line, ":memory:") != NULL)
+			pick = line;
+	}
+	/* "ID:CONTROLLERS:PATH" */
+	if (pick != NULL && (p = strchr(pick, ':')) != NULL &&
+	    (p = strchr(p + 1, ':')) != NULL)
+		p = strdup(p + 1);
+	else
+		p = strdup("");
+	free(buf);
+	return p;
+}
+
+static void
+conn_free(struct conn *c)
+{
+	free(c->cgroup);
+	free(c->out);
+	free(c);
+}
+
+struct conn *
+control_adopt(struct control *ctl, int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	struct conn *c;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+		log_warn("cannot read the credentials of a new connection");
+		close(fd);
+		return NULL;
+	}
+	if ((c = calloc(1, sizeof(*c))) == NULL ||
+	    (c->cgroup = peer_cgroup((uint32_t)cred.pid)) == NULL) {
+		log_warnx("out of memory for a connection from pid %d",
+		    (int)cred.pid);
+		goto out_free;
+	}
+	c->ctl = ctl;
+	c->fd = fd;
+	c->pid = (uint32_t)cred.pid;
+	c->uid = (uint32_t)cred.uid;
+	c->gid = (uint32_t)cred.gid;
+	if (event_set(ctl->loop, fd, EVENT_READ, conn_event, c) < 0) {
+		log_warn("cannot watch the connection from pid %u", c->pid);
+		goto out_free;
+	}
+	TAILQ_INSERT_TAIL(&ctl->conns, c, entry);
+	ctl->nconns++;
+	log_debug("connection from pid %u (uid %u, gid %u, cgroup '%s')",
+	    c->pid, c->uid, c->gid, c->cgroup);
+	return c;
+
+out_free:
+	if (c != NULL)
+		conn_free(c);
+	close(fd);
+	return NULL;
+}
+
+/* Send queued packets until the socket is full. -1 (c->err) on an error. */
+static int
+conn_flush(struct conn *c)
+{
+	while (c->out_head < c->out_len) {
+		uint8_t *p = c->out + c->out_head;
+		struct gf_hdr hdr;
+		ssize_t n;
+
+		memcpy(&hdr, p, sizeof(hdr));
+		n = send(c->fd, p, hdr.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
+		    errno == ENOBUFS))
+			return 0;
+		if (n < 0) {
+			snprintf(c->err, sizeof(c->err), "cannot send: %s",
+			    strerror(errno));
+			return -1;
+		}
+		c->out_head += hdr.len;
+	}
+	c->out_head = c->out_len = 0;
+	return 0;
+}
+
+void
+control_close(struct conn *c, const char *why)
+{
+	struct control *ctl = c->ctl;
+	struct arbiter *a = ctl->arb;
+	char sbuf[32];
+
+	if (c->out_len > c->out_head)
+		(void)conn_flush(c);	/* e.g. the ERROR that explains why */
+	if (why != NULL)
+		log_warnx("closing the connection of pid %u: %s", c->pid, why);
+	if (c->client != NULL) {
+		log_info("client pid %u left; %s returned", c->pid,
+		    size_format(ledger_client_used(&a->ledger, c->client),
+		    sbuf, sizeof(sbuf)));
+		ledger_client_drop(&a->ledger, c->client);
+	} else if (why == NULL)
+		log_debug("pid %u hung up", c->pid);
+	event_set(ctl->loop, c->fd, 0, NULL, NULL);
+	close(c->fd);
+	TAILQ_REMOVE(&ctl->conns, c, entry);
+	ctl->nconns--;
+	conn_free(c);
+}
+
+/* Make room for n more bytes in the queue: compact, then grow. */
+static int
+outq_reserve(struct conn *c, size_t n)
+{
+	size_t queued = c->out_len - c->out_head, cap;
+	uint8_t *p;
+
+	if (queued + n > CONTROL_OUTQ_MAX) {
+		snprintf(c->err, sizeof(c->err), "its output queue passed "
+		    "%u MiB", CONTROL_OUTQ_MAX >> 20);
+		return -1;
+	}
+	if (c->out_head > 0 && c->out_len + n > c->out_cap) {
+		memmove(c->out, c->out + c->out_head, queued);
+		c->out_head = 0;
+		c->out_len = queued;
+	}
+	if (c->out_len + n <= c->out_cap)
+		return 0;
+	for (cap = c->out_cap ? c->out_cap : 4096; cap < c->out_len + n;)
+		cap *= 2;
+	if ((p = realloc(c->out, cap)) == NULL) {
+		snprintf(c->err, sizeof(c->err), "out of memory for its "
+		    "output queue");
+		return -1;
+	}
+	c->out = p;
+	c->out_cap = cap;
+	return 0;
+}
+
+int
+conn_send(struct conn *c, uint16_t type, uint32_t seq, const void *payload)
+{
+	struct gf_msg m;
+	ssize_t len = proto_pack(&m, type, seq, payload);
+	ssize_t n;
+
+	if (len < 0) {
+		snprintf(c->err, sizeof(c->err), "cannot send message type "
+		    "%u", type);
+		return -1;
+	}
+	if (c->out_len == c->out_head) {
+		do
+			n = send(c->fd, &m, (size_t)len,
+			    MSG_NOSIGNAL | MSG_DONTWAIT);
+		while (n < 0 && errno == EINTR);
+		if (n == len)
+			return 0;
+		if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK &&
+		    errno != ENOBUFS)) {
+			snprintf(c->err, sizeof(c->err), "cannot send: %s",
+			    n < 0 ? strerror(errno) : "short packet");
+			return -1;
+		}
+	}
+	if (outq_reserve(c, (size_t)len) < 0)
+		return -1;
+	memcpy(c->out + c->out_len, &m, (size_t)len);
+	c->out_len += (size_t)len;
+	if (event_set(c->ctl->loop, c->fd, EVENT_READ | EVENT_WRITE,
+	    conn_event, c) < 0) {
+		snprintf(c->err, sizeof(c->err), "cannot watch it: %s",
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Read up to READ_BATCH packets; 0, or -1 when c was closed. */
+static int
+conn_read(struct conn *c)
+{
+	char why[160];
+	const char *bad;
+	struct gf_msg m;
+	int i, r;
+
+	for (i = 0; i < READ_BATCH; i++) {
+		r = proto_recv(c->fd, &m, MSG_DONTWAIT, &bad);
+		if (r == 1) {
+			if (dispatch_msg(c->ctl->arb, c, &m, why,
+			    sizeof(why)) < 0)
+				goto out_close;
+			continue;
+		}
+		if (r == 0) {
+			control_close(c, NULL);
+			return -1;
+		}
+		if (r == -2) {
+			snprintf(why, sizeof(why), "%s", bad);
+			goto out_close;
+		}
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return 0;
+		snprintf(why, sizeof(why), "cannot receive: %s",
+		    strerror(errno));
+		goto out_close;
+	}
+	return 0;
+
+out_close:
+	control_close(c, why);
+	return -1;
+}
+
+static void
+conn_event(struct event_loop *loop, int fd, int mask, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)loop;
+	(void)fd;
+	if (mask & EVENT_READ) {
+		conn_read(c);
+		return;
+	}
+	if (conn_flush(c) < 0) {
+		control_close(c, c->err);
+		return;
+	}
+	if (c->out_len == 0 && event_set(c->ctl->loop, c->fd, EVENT_READ,
+	    conn_event, c) < 0)
+		control_close(c, "cannot watch it");
+}
+
+static void listener_event(struct event_loop *, int, int, void *);
+
+static void
+listener_resume(struct event_loop *loop, void *arg)
+{
+	struct control *ctl = arg;
+
+	ctl->pause_timer = 0;
+	if (event_set(loop, ctl->fd, EVENT_READ, listener_event, ctl) < 0) {
+		log_warn("cannot watch the listener; trying again");
+		ctl->pause_timer = event_timer_add(loop, ACCEPT_PAUSE_MS,
+		    listener_resume, ctl);
+	}
+}
+
+/* Out of descriptors: stop accepting for a while instead of spinning. */
+static void
+listener_pause(struct control *ctl)
+{
+	log_warn("cannot accept a connection; pausing for %d ms",
+	    ACCEPT_PAUSE_MS);
+	event_set(ctl->loop, ctl->fd, 0, NULL, NULL);
+	ctl->pause_timer = event_timer_add(ctl->loop, ACCEPT_PAUSE_MS,
+	    listener_resume, ctl);
+	if (ctl->pause_timer < 0) {
+		ctl->pause_timer = 0;
+		listener_resume(ctl->loop, ctl);
+	}
+}
+
+static void
+listener_event(struct event_loop *loop, int fd, int mask, void *arg)
+{
+	struct control *ctl = arg;
+	int i, cfd;
+
+	(void)loop;
+	(void)mask;
+	for (i = 0; i < ACCEPT_BATCH; i++) {
+		cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (cfd >= 0) {
+			control_adopt(ctl, cfd);
+			continue;
+		}
+		switch (errno) {
+		case EINTR:
+		case ECONNABORTED:
+		case EPROTO:
+			continue;
+		case EAGAIN:
+#if EWOULDBLOCK != EAGAIN
+		case EWOULDBLOCK:
+#endif
+			return;
+		case EMFILE:
+		case ENFILE:
+		case ENOBUFS:
+		case ENOMEM:
+			listener_pause(ctl);
+			return;
+		default:
+			log_warn("cannot accept a connection");
+			return;
+		}
+	}
+}
+
+/* mkdir -p the directory that holds path, mode 0755 for what it creates. */
+static int
+socket_dir_make(const char *path)
+{
+	char dir[PATH_MAX], *p;
+
+	if ((size_t)snprintf(dir, sizeof(dir), "%s", path) >= sizeof(dir)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if ((p = strrchr(dir, '/')) == NULL || p == dir)
+		return 0;
+	*p = '\0';
+	for (p = dir + 1; ; p++) {
+		struct stat st;
+		char save = *p;
+
+		if (save != '/' && save != '\0')
+			continue;
+		*p = '\0';
+		if (mkdir(dir, 0755) == 0)
+			(void)chmod(dir, 0755);	/* whatever the umask */
+		else if (errno != EEXIST &&
+		    (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)))
+			return -1;
+		*p = save;
+		if (save == '\0')
+			return 0;
+	}
+}
+
+int
+control_listen(struct control *ctl, const char *path, unsigned mode)
+{
+	char err[SOCK_ERR_LEN];
+
+	if (socket_dir_make(path) < 0) {
+		log_warn("cannot create the directory of '%s'", path);
+		return -1;
+	}
+	if ((ctl->fd = sock_listen(path, mode, err, sizeof(err))) < 0) {
+		log_warnx("%s", err);
+		return -1;
+	}
+	proto_strlcpy(ctl->path, path, sizeof(ctl->path));
+	if (event_set(ctl->loop, ctl->fd, EVENT_READ, listener_event,
+	    ctl) < 0) {
+		log_warn("cannot watch '%s'", path);
+		close(ctl->fd);
+		ctl->fd = -1;
+		unlink(path);
+		return -1;
+	}
+	log_info("listening on '%s'", path);
+	return 0;
+}
+
+void
+control_chmod(struct control *ctl, unsigned mode)
+{
+	if (ctl->fd >= 0 && chmod(ctl->path, mode) < 0)
+		log_warn("cannot chmod '%s'", ctl->path);
+}
+
+void
+control_shutdown(struct control *ctl)
+{
+	struct conn *c;
+
+	while ((c = TAILQ_FIRST(&ctl->conns)) != NULL)
+		control_close(c, NULL);
+	if (ctl->pause_timer > 0)
+		event_timer_cancel(ctl->loop, ctl->pause_timer);
+	ctl->pause_timer = 0;
+	if (ctl->fd >= 0) {
+		event_set(ctl->loop, ctl->fd, 0, NULL, NULL);
+		close(ctl->fd);
+		ctl->fd = -1;
+		if (unlink(ctl->path) < 0 && errno != ENOENT)
+			log_warn("cannot remove '%s'", ctl->path);
+	}
+}

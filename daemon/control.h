@@ -1,0 +1,85 @@
+/*
+ * The control socket: the SOCK_SEQPACKET listener, one struct conn per
+ * accepted peer (its kernel-given identity, its ledger client, its output
+ * queue), reading packets into dispatch and closing misbehaving peers.
+ */
+#ifndef GF_DAEMON_CONTROL_H
+#define GF_DAEMON_CONTROL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include "config.h"
+
+#define CONTROL_OUTQ_MAX	(32u << 20)	/* a peer that lags more is dropped */
+
+struct arbiter;
+struct event_loop;
+struct ledger_client;
+
+struct conn {
+	TAILQ_ENTRY(conn) entry;
+	struct control	*ctl;
+	int		 fd;
+	uint32_t	 pid;		/* SO_PEERCRED, at accept */
+	uint32_t	 uid;
+	uint32_t	 gid;
+	char		*cgroup;	/* /proc/PID/cgroup, "" if unknown */
+	struct ledger_client *client;	/* after HELLO, else NULL */
+	uint8_t		*out;		/* queued packets, back to back */
+	size_t		 out_head;	/* first unsent byte */
+	size_t		 out_len;	/* end of the queued bytes */
+	size_t		 out_cap;
+	char		 err[96];	/* why the last conn_send failed */
+};
+
+TAILQ_HEAD(conns, conn);
+
+struct control {
+	int		 fd;		/* the listener, -1 if none */
+	char		 path[CONFIG_SOCKET_LEN];
+	struct event_loop *loop;
+	struct arbiter	*arb;
+	struct conns	 conns;
+	size_t		 nconns;
+	int64_t		 pause_timer;	/* accept paused (fd exhaustion) */
+};
+
+void	control_init(struct control *ctl, struct event_loop *loop,
+	    struct arbiter *arb);
+
+/*
+ * Listen on path with mode (creating its directory, 0755, if missing).
+ * Returns 0, or -1 after logging why.
+ */
+int	control_listen(struct control *ctl, const char *path, unsigned mode);
+/* Change the socket's permission bits; logs a failure. */
+void	control_chmod(struct control *ctl, unsigned mode);
+/* Close every connection (their clients leave) and the listener, and
+ * remove the socket file. */
+void	control_shutdown(struct control *ctl);
+
+/*
+ * Adopt a connected socket: read the peer's credentials and cgroup and
+ * watch it. Returns the connection, or NULL (fd closed, logged).
+ */
+struct conn *control_adopt(struct control *ctl, int fd);
+
+/*
+ * Close a connection and return its client's charge. With why, one log
+ * line names the peer and the reason; without, the peer simply left.
+ * Whatever is queued is sent if the socket takes it now, never waited for.
+ */
+void	control_close(struct conn *c, const char *why);
+
+/*
+ * Send a message to the peer: at once if nothing is queued and the socket
+ * takes it, else queued and sent as the socket drains. Returns 0, or -1
+ * with c->err saying why (the peer is gone, or its queue passed
+ * CONTROL_OUTQ_MAX): the caller then closes the connection.
+ */
+int	conn_send(struct conn *c, uint16_t type, uint32_t seq,
+	    const void *payload);
+
+#endif

@@ -1,0 +1,36 @@
+/*
+ * Device discovery: what GPUs the machine has, asked of the CUDA driver
+ * itself (dlopen, never linked), with every device visible and without
+ * creating a context.
+ */
+#ifndef GF_DAEMON_DEVICES_H
+#define GF_DAEMON_DEVICES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpufrac/proto.h"
+
+#define DEVICES_LIBCUDA		"libcuda.so.1"
+
+struct device_desc {
+	uint8_t		uuid[GF_UUID_LEN];
+	char		name[GF_NAME_LEN];
+	uint32_t	index;		/* driver ordinal, PCI bus order */
+	uint64_t	total;		/* bytes */
+};
+
+/*
+ * Load the driver library lib (DEVICES_LIBCUDA), initialise it and list its
+ * devices into *devs (malloc'd, the caller's to free; NULL when none).
+ * *swap_support says whether the driver has the checkpoint API. A driver
+ * that cannot be loaded or initialised, or has no devices, is logged and
+ * gives 0 devices. Unsets CUDA_VISIBLE_DEVICES and sets CUDA_DEVICE_ORDER
+ * in this process so that every device is seen in nvidia-smi's order.
+ * Returns the number of devices, or -1 on ENOMEM. The library stays
+ * loaded.
+ */
+int	devices_discover(const char *lib, struct device_desc **devs,
+	    uint32_t *swap_support);
+
+#endif

@@ -1,0 +1,70 @@
+/*
+ * The daemon client: the process's one connection to gpufracd, the
+ * accounting that rests on it (reserve, commit, roll back, free), the
+ * per-device view a program is shown, local enforcement while the daemon
+ * cannot be reached, reconnection and fork safety.
+ *
+ * All of it is serialised by one client lock; a request and its reply are
+ * one exchange under that lock, answered within 5 s or the daemon is taken
+ * to be unreachable. Device ordinals are as this process sees them.
+ */
+#ifndef GF_SHIM_CLIENT_H
+#define GF_SHIM_CLIENT_H
+
+#include <stdint.h>
+
+#include <cuda.h>
+
+/* One reservation between client_reserve and its commit or rollback. */
+struct client_ticket {
+	int		dev;		/* -1: not accounted, nothing to settle */
+	uint32_t	kind;		/* GF_KIND_* */
+	uint64_t	size;		/* bytes reserved */
+	unsigned	gen;		/* connection of its RESERVE; 0: local */
+};
+
+/* What a program is shown of one device. */
+struct client_view {
+	uint64_t	limit;		/* effective limit; UINT64_MAX: none */
+	uint64_t	capacity;	/* shareable bytes of the device */
+	uint64_t	used;		/* this process's live allocations */
+};
+
+/* Once, before any other call: the fork handlers. Contacts no one. */
+void	client_init(void);
+
+/*
+ * Charge size bytes of kind on device dev before the driver allocates them.
+ * The first call of the process connects to the daemon. Returns
+ * CUDA_SUCCESS with *t to settle (t->dev < 0: the memory is not accounted,
+ * e.g. the device has no UUID), or the CUresult to return instead of
+ * calling the driver (CUDA_ERROR_OUT_OF_MEMORY when denied).
+ */
+CUresult client_reserve(int dev, uint64_t size, uint32_t kind,
+	    struct client_ticket *t);
+
+/*
+ * The driver allocated ptr, really holding size bytes: record and commit it.
+ * Returns 0, or -1 when it cannot be recorded (out of memory): the caller
+ * frees ptr and rolls back.
+ */
+int	client_commit(const struct client_ticket *t, uint64_t ptr,
+	    uint64_t size);
+
+/* The driver call failed: return the reservation. */
+void	client_rollback(const struct client_ticket *t);
+
+/*
+ * Free ptr with real_free and, when it succeeds and ptr is in the table,
+ * tell the daemon. Returns real_free's result.
+ */
+CUresult client_free(CUdeviceptr ptr, CUresult (*real_free)(CUdeviceptr));
+
+/*
+ * The view of device dev, whose driver total is real_total (connecting and
+ * opening the device first if need be). Returns 0, or -1 when the device is
+ * not accounted and the driver's own numbers stand.
+ */
+int	client_view(int dev, uint64_t real_total, struct client_view *v);
+
+#endif

@@ -1,0 +1,143 @@
+/*
+ * Reading GPUFRAC_* once: each value checked, a bad one reported on one
+ * line and replaced by the safe default (nothing requested).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "env.h"
+#include "gpufrac/proto.h"
+#include "log.h"
+#include "sock.h"
+#include "units.h"
+
+struct shim_env shim_env;
+
+static void
+env_log(void)
+{
+	const char *s = getenv("GPUFRAC_LOG");
+	int level = LOG_LVL_ERROR;
+
+	if (s != NULL && *s != '\0' && (level = log_level_parse(s)) < 0) {
+		level = LOG_LVL_ERROR;
+		log_errx("bad GPUFRAC_LOG '%s': expected error, warn, info or "
+		    "debug; using error", s);
+	}
+	log_init("gpufrac", level, 0);
+}
+
+static void
+env_disable(void)
+{
+	const char *s = getenv("GPUFRAC_DISABLE");
+
+	if (s == NULL || *s == '\0' || strcmp(s, "0") == 0)
+		return;
+	if (strcmp(s, "1") == 0)
+		shim_env.disabled = 1;
+	else
+		log_errx("bad GPUFRAC_DISABLE '%s': expected 0 or 1; "
+		    "not disabled", s);
+}
+
+static void
+env_socket(void)
+{
+	const char *s = sock_default_path();
+	size_t len = strlen(s);
+
+	if (len >= sizeof(shim_env.socket)) {
+		log_errx("bad GPUFRAC_SOCKET: longer than %zu bytes; using "
+		    "'%s'", sizeof(shim_env.socket) - 1, GF_SOCKET_DEFAULT);
+		s = GF_SOCKET_DEFAULT;
+		len = strlen(s);
+	}
+	memcpy(shim_env.socket, s, len + 1);
+}
+
+static void
+env_limit(void)
+{
+	const char *s = getenv("GPUFRAC_MEMORY_LIMIT");
+	char why[160];
+
+	if (limit_request_parse(s, &shim_env.limit, why, sizeof(why)) < 0)
+		log_errx("bad GPUFRAC_MEMORY_LIMIT '%s': %s; no limit "
+		    "requested", s, why);
+}
+
+static void
+env_priority(void)
+{
+	const char *s = getenv("GPUFRAC_PRIORITY");
+	char *end;
+	long v;
+
+	shim_env.priority = INT32_MIN;
+	if (s == NULL || *s == '\0')
+		return;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (end == s || *end != '\0' || errno == ERANGE || v <= INT32_MIN ||
+	    v > INT32_MAX) {
+		log_errx("bad GPUFRAC_PRIORITY '%s': expected an integer; "
+		    "not requested", s);
+		return;
+	}
+	shim_env.priority = (int32_t)v;
+}
+
+static void
+env_resolver(void)
+{
+	static const char *const names[] = {
+		[GF_RESOLVER_FAIL] = "fail",
+		[GF_RESOLVER_WAIT] = "wait",
+		[GF_RESOLVER_PREEMPT] = "preempt",
+		[GF_RESOLVER_SWAP] = "swap",
+	};
+	const char *s = getenv("GPUFRAC_RESOLVER");
+	uint32_t i;
+
+	shim_env.resolver = GF_UNSET;
+	if (s == NULL || *s == '\0')
+		return;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(s, names[i]) == 0) {
+			shim_env.resolver = i;
+			return;
+		}
+	log_errx("bad GPUFRAC_RESOLVER '%s': expected fail, wait, preempt or "
+	    "swap; not requested", s);
+}
+
+static void
+env_wait_timeout(void)
+{
+	const char *s = getenv("GPUFRAC_WAIT_TIMEOUT");
+	uint64_t ms;
+
+	shim_env.wait_timeout_ms = GF_UNSET;
+	if (s == NULL || *s == '\0')
+		return;
+	if (duration_parse(s, &ms) < 0 || ms >= GF_UNSET) {
+		log_errx("bad GPUFRAC_WAIT_TIMEOUT '%s': expected a duration "
+		    "(250ms, 30s, 5m); not requested", s);
+		return;
+	}
+	shim_env.wait_timeout_ms = (uint32_t)ms;
+}
+
+void
+env_load(void)
+{
+	env_log();
+	env_disable();
+	env_socket();
+	env_limit();
+	env_priority();
+	env_resolver();
+	env_wait_timeout();
+}

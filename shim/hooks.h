@@ -1,0 +1,45 @@
+/*
+ * The shim's hooks: the driver entry points it exports under the driver's
+ * own versioned names, and the one sorted table through which
+ * cuGetProcAddress and dlsym find them.
+ */
+#ifndef GF_SHIM_HOOKS_H
+#define GF_SHIM_HOOKS_H
+
+#include <stddef.h>
+
+#include <cuda.h>
+
+#include "procaddr.h"
+#include "shim.h"
+
+/*
+ * CUDA 13's cuda.h makes cuGetProcAddress a macro for the 5-argument
+ * cuGetProcAddress_v2; the 4-argument CUDA 11.3 ABI keeps the plain name.
+ */
+#undef cuGetProcAddress
+
+SHIM_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize);
+SHIM_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch,
+		    size_t WidthInBytes, size_t Height,
+		    unsigned int ElementSizeBytes);
+SHIM_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
+		    unsigned int flags);
+SHIM_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr);
+SHIM_EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes);
+SHIM_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev);
+SHIM_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn,
+		    int cudaVersion, cuuint64_t flags);
+SHIM_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn,
+		    int cudaVersion, cuuint64_t flags,
+		    CUdriverProcAddressQueryResult *symbolStatus);
+
+/*
+ * Every hook, by (name, CUDA version of its ABI, per-thread variant), sorted
+ * as procaddr_find requires; the symbol field is its exported name, which
+ * the dlsym path looks up with procaddr_by_symbol.
+ */
+extern const struct procaddr hooks_table[];
+extern const size_t hooks_table_len;
+
+#endif

@@ -1,0 +1,211 @@
+/*
+ * The memory hooks (DESIGN.md §2): an allocation is reserved with the
+ * daemon, made by the driver, then committed or rolled back; a free is
+ * reported after the driver's. cuMemGetInfo and cuDeviceTotalMem show the
+ * process its own share of the device.
+ */
+#include <stdint.h>
+
+#include "client.h"
+#include "gpufrac/proto.h"
+#include "hooks.h"
+#include "log.h"
+#include "real.h"
+
+#define MEM_PITCH_ALIGN	512	/* what a pitch is reserved as, at least */
+
+static uint64_t
+mem_mul(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+/* The device a call charges: the current context's; -1 if there is none. */
+static int
+mem_device(void)
+{
+	static int said;
+	CUdevice dev;
+
+	if (real_cu.cuCtxGetDevice == NULL) {
+		if (shim_once(&said))
+			log_errx("the driver has no cuCtxGetDevice; memory is "
+			    "not accounted");
+		return -1;
+	}
+	if (real_cu.cuCtxGetDevice(&dev) != CUDA_SUCCESS)
+		return -1;	/* no context: the driver call fails anyway */
+	return dev;
+}
+
+/* Reserve for the current device; t->dev < 0: nothing to account. */
+static CUresult
+mem_reserve(uint64_t size, uint32_t kind, struct client_ticket *t)
+{
+	int dev = mem_device();
+
+	if (dev < 0) {
+		t->dev = -1;
+		return CUDA_SUCCESS;
+	}
+	return client_reserve(dev, size, kind, t);
+}
+
+/* After the driver answered r: commit ptr (size bytes), or roll back. */
+static CUresult
+mem_settle(CUresult r, const struct client_ticket *t, CUdeviceptr ptr,
+    uint64_t size)
+{
+	if (r != CUDA_SUCCESS) {
+		client_rollback(t);
+		return r;
+	}
+	if (client_commit(t, ptr, size) == 0)
+		return CUDA_SUCCESS;
+	/* Memory the shim cannot record would be charged for ever. */
+	REAL_CALL(cuMemFree_v2, ptr);
+	client_rollback(t);
+	return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+CUresult
+cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+{
+	struct client_ticket t;
+	CUresult r;
+
+	if (!hook_enter())
+		return REAL_CALL(cuMemAlloc_v2, dptr, bytesize);
+	/* Nothing to charge: the driver rejects these by itself. */
+	if (dptr == NULL || bytesize == 0)
+		r = REAL_CALL(cuMemAlloc_v2, dptr, bytesize);
+	else if ((r = mem_reserve(bytesize, GF_KIND_MEM, &t)) ==
+	    CUDA_SUCCESS) {
+		r = REAL_CALL(cuMemAlloc_v2, dptr, bytesize);
+		r = mem_settle(r, &t, r == CUDA_SUCCESS ? *dptr : 0,
+		    bytesize);
+	}
+	hook_leave();
+	return r;
+}
+
+/*
+ * The driver picks the pitch, so the reservation is a lower bound (the row
+ * rounded up to 512 bytes) and the commit says what was really taken.
+ */
+CUresult
+cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
+    size_t Height, unsigned int ElementSizeBytes)
+{
+	struct client_ticket t;
+	uint64_t row;
+	CUresult r;
+
+	if (!hook_enter())
+		return REAL_CALL(cuMemAllocPitch_v2, dptr, pPitch,
+		    WidthInBytes, Height, ElementSizeBytes);
+	row = WidthInBytes > UINT64_MAX - (MEM_PITCH_ALIGN - 1) ? UINT64_MAX :
+	    (WidthInBytes + MEM_PITCH_ALIGN - 1) & ~(uint64_t)(MEM_PITCH_ALIGN - 1);
+	if (dptr == NULL || pPitch == NULL || WidthInBytes == 0 || Height == 0)
+		r = REAL_CALL(cuMemAllocPitch_v2, dptr, pPitch, WidthInBytes,
+		    Height, ElementSizeBytes);
+	else if ((r = mem_reserve(mem_mul(row, Height), GF_KIND_PITCH, &t)) ==
+	    CUDA_SUCCESS) {
+		r = REAL_CALL(cuMemAllocPitch_v2, dptr, pPitch, WidthInBytes,
+		    Height, ElementSizeBytes);
+		r = mem_settle(r, &t, r == CUDA_SUCCESS ? *dptr : 0,
+		    r == CUDA_SUCCESS ? mem_mul(*pPitch, Height) : 0);
+	}
+	hook_leave();
+	return r;
+}
+
+CUresult
+cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
+{
+	struct client_ticket t;
+	CUresult r;
+
+	if (!hook_enter())
+		return REAL_CALL(cuMemAllocManaged, dptr, bytesize, flags);
+	if (dptr == NULL || bytesize == 0)
+		r = REAL_CALL(cuMemAllocManaged, dptr, bytesize, flags);
+	else if ((r = mem_reserve(bytesize, GF_KIND_MANAGED, &t)) ==
+	    CUDA_SUCCESS) {
+		r = REAL_CALL(cuMemAllocManaged, dptr, bytesize, flags);
+		r = mem_settle(r, &t, r == CUDA_SUCCESS ? *dptr : 0,
+		    bytesize);
+	}
+	hook_leave();
+	return r;
+}
+
+CUresult
+cuMemFree_v2(CUdeviceptr dptr)
+{
+	CUresult r;
+
+	if (!hook_enter())
+		return REAL_CALL(cuMemFree_v2, dptr);
+	if (dptr == 0 || real_cu.cuMemFree_v2 == NULL)
+		r = REAL_CALL(cuMemFree_v2, dptr);
+	else
+		r = client_free(dptr, real_cu.cuMemFree_v2);
+	hook_leave();
+	return r;
+}
+
+/*
+ * total = min(limit, capacity), free = min(limit - used, physical free),
+ * never below 0 (DESIGN.md §3). free is also kept within total, which a
+ * capacity below the limit could otherwise break.
+ */
+static void
+mem_view_apply(const struct client_view *v, size_t *free_bytes,
+    size_t *total_bytes)
+{
+	uint64_t total = v->limit < v->capacity ? v->limit : v->capacity;
+	uint64_t avail = v->limit > v->used ? v->limit - v->used : 0;
+
+	if (avail > *free_bytes)
+		avail = *free_bytes;
+	if (avail > total)
+		avail = total;
+	*free_bytes = avail;
+	*total_bytes = total;
+}
+
+CUresult
+cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes)
+{
+	struct client_view v;
+	CUresult r;
+	int dev;
+
+	if (!hook_enter())
+		return REAL_CALL(cuMemGetInfo_v2, free_bytes, total_bytes);
+	r = REAL_CALL(cuMemGetInfo_v2, free_bytes, total_bytes);
+	if (r == CUDA_SUCCESS && free_bytes != NULL && total_bytes != NULL &&
+	    (dev = mem_device()) >= 0 && client_view(dev, *total_bytes, &v) == 0)
+		mem_view_apply(&v, free_bytes, total_bytes);
+	hook_leave();
+	return r;
+}
+
+CUresult
+cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+{
+	struct client_view v;
+	CUresult r;
+
+	if (!hook_enter())
+		return REAL_CALL(cuDeviceTotalMem_v2, bytes, dev);
+	r = REAL_CALL(cuDeviceTotalMem_v2, bytes, dev);
+	if (r == CUDA_SUCCESS && bytes != NULL &&
+	    client_view(dev, *bytes, &v) == 0)
+		*bytes = v.limit < v.capacity ? v.limit : v.capacity;
+	hook_leave();
+	return r;
+}

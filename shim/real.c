@@ -1,0 +1,123 @@
+/*
+ * The real driver: libcuda.so.1 found once (pthread_once) with the real
+ * dlsym, the environment read at that same moment, and the per-thread guard
+ * that sends a re-entered hook straight to the driver.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stddef.h>
+
+#include "client.h"
+#include "dlsym.h"
+#include "env.h"
+#include "log.h"
+#include "real.h"
+#include "shim.h"
+
+#define REAL_LIBCUDA	"libcuda.so.1"
+
+struct real_driver real_cu;
+
+static pthread_once_t real_once = PTHREAD_ONCE_INIT;
+static int real_active;			/* hooks do their work */
+static __thread int real_depth SHIM_TLS;	/* inside a hook */
+
+#define SYM(field, name)	{ name, offsetof(struct real_driver, field) }
+
+static const struct {
+	const char	*name;
+	size_t		off;
+} real_syms[] = {
+	SYM(cuMemAlloc_v2, "cuMemAlloc_v2"),
+	SYM(cuMemAllocPitch_v2, "cuMemAllocPitch_v2"),
+	SYM(cuMemAllocManaged, "cuMemAllocManaged"),
+	SYM(cuMemFree_v2, "cuMemFree_v2"),
+	SYM(cuMemGetInfo_v2, "cuMemGetInfo_v2"),
+	SYM(cuDeviceTotalMem_v2, "cuDeviceTotalMem_v2"),
+	SYM(cuGetProcAddress_v1, "cuGetProcAddress"),
+	SYM(cuGetProcAddress_v2, "cuGetProcAddress_v2"),
+	SYM(cuCtxGetDevice, "cuCtxGetDevice"),
+	SYM(cuDeviceGetUuid_v2, "cuDeviceGetUuid_v2"),
+	SYM(cuDeviceGetUuid_v1, "cuDeviceGetUuid"),
+};
+
+/*
+ * The driver the program uses: already loaded (by soname, whatever path it
+ * came from), else loaded now as the program would have.
+ */
+static void *
+real_open(void)
+{
+	void *h = dlopen(REAL_LIBCUDA, RTLD_NOW | RTLD_NOLOAD);
+
+	if (h == NULL)
+		h = dlopen(REAL_LIBCUDA, RTLD_NOW);
+	if (h == NULL)
+		log_errx("cannot load %s: %s; passing CUDA calls through",
+		    REAL_LIBCUDA, dlerror());
+	return h;
+}
+
+static int
+real_resolve(void)
+{
+	void *(*sym)(void *, const char *) = dlsym_real_get();
+	void *h;
+	size_t i;
+
+	if (sym == NULL || (h = real_open()) == NULL)
+		return -1;
+	for (i = 0; i < sizeof(real_syms) / sizeof(real_syms[0]); i++) {
+		void *fn = sym(h, real_syms[i].name);
+
+		if (fn == NULL)
+			log_debug("%s has no %s", REAL_LIBCUDA,
+			    real_syms[i].name);
+		*(void **)((char *)&real_cu + real_syms[i].off) = fn;
+	}
+	return 0;
+}
+
+static void
+real_init(void)
+{
+	env_load();
+	if (real_resolve() < 0)
+		return;
+	if (shim_env.disabled) {
+		log_info("GPUFRAC_DISABLE=1: passing every CUDA call through");
+		return;
+	}
+	client_init();
+	real_active = 1;
+}
+
+CUresult
+real_missing(const char *name)
+{
+	static int said;
+
+	if (shim_once(&said))
+		log_errx("%s is not available from %s; returning "
+		    "CUDA_ERROR_NOT_INITIALIZED", name, REAL_LIBCUDA);
+	return CUDA_ERROR_NOT_INITIALIZED;
+}
+
+int
+hook_enter(void)
+{
+	if (real_depth)
+		return 0;
+	real_depth = 1;
+	pthread_once(&real_once, real_init);
+	if (real_active)
+		return 1;
+	real_depth = 0;
+	return 0;
+}
+
+void
+hook_leave(void)
+{
+	real_depth = 0;
+}

@@ -1,0 +1,57 @@
+/*
+ * The real driver's entry points, resolved once, and the per-thread guard
+ * around every hook.
+ */
+#ifndef GF_SHIM_REAL_H
+#define GF_SHIM_REAL_H
+
+#include <cuda.h>
+
+/*
+ * Pointers into libcuda.so.1, found with the real dlsym on its handle (never
+ * RTLD_NEXT: numba loads the driver RTLD_LOCAL). A member is NULL when the
+ * driver lacks the symbol. Fields are named after the driver's symbols,
+ * except where cuda.h makes that name a macro (noted).
+ */
+struct real_driver {
+	CUresult (*cuMemAlloc_v2)(CUdeviceptr *, size_t);
+	CUresult (*cuMemAllocPitch_v2)(CUdeviceptr *, size_t *, size_t,
+		    size_t, unsigned int);
+	CUresult (*cuMemAllocManaged)(CUdeviceptr *, size_t, unsigned int);
+	CUresult (*cuMemFree_v2)(CUdeviceptr);
+	CUresult (*cuMemGetInfo_v2)(size_t *, size_t *);
+	CUresult (*cuDeviceTotalMem_v2)(size_t *, CUdevice);
+	/* "cuGetProcAddress", the 4-argument one of CUDA 11.3 */
+	CUresult (*cuGetProcAddress_v1)(const char *, void **, int,
+		    cuuint64_t);
+	CUresult (*cuGetProcAddress_v2)(const char *, void **, int,
+		    cuuint64_t, CUdriverProcAddressQueryResult *);
+	CUresult (*cuCtxGetDevice)(CUdevice *);
+	CUresult (*cuDeviceGetUuid_v2)(CUuuid *, CUdevice);
+	/* "cuDeviceGetUuid", for drivers older than 11.4 */
+	CUresult (*cuDeviceGetUuid_v1)(CUuuid *, CUdevice);
+};
+
+/* Filled by the first hook_enter(); read-only afterwards. */
+extern struct real_driver real_cu;
+
+/*
+ * Call real_cu.fn, or when the driver has no such function return
+ * CUDA_ERROR_NOT_INITIALIZED (said once on stderr).
+ */
+#define REAL_CALL(fn, ...)						\
+	(real_cu.fn != NULL ? real_cu.fn(__VA_ARGS__) : real_missing(#fn))
+
+CUresult real_missing(const char *name);
+
+/*
+ * Start of every hook. The first call anywhere reads the environment and
+ * resolves the driver (pthread_once). Returns 1 when the hook should do its
+ * work, then hook_leave() must follow; 0 when it must pass the call
+ * straight to the driver: the thread is already inside a hook (the driver
+ * or the shim called back), GPUFRAC_DISABLE=1, or there is no driver.
+ */
+int	hook_enter(void);
+void	hook_leave(void);
+
+#endif

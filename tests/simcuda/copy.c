@@ -1,0 +1,284 @@
+/*
+ * cuMemcpy* and cuMemset*, with their Async and per-thread-default-stream
+ * (_ptds/_ptsz) forms. Work runs on the calling thread before the call
+ * returns, which is one valid schedule of any stream.
+ */
+#include <string.h>
+
+#include "sim.h"
+
+enum {
+	SIDE_HOST,	/* pageable host memory: any address */
+	SIDE_DEVICE,	/* must lie inside one allocation */
+	SIDE_ANY,	/* unified addressing decides (cuMemcpy) */
+};
+
+/* Whether [p, p + n) is a valid side of a copy; the lock is held. */
+static int
+side_ok(uint64_t p, size_t n, int side)
+{
+	struct sim_alloc *a;
+
+	if (p == 0)
+		return 0;
+	if (side == SIDE_HOST)
+		return 1;
+	if ((a = alloc_find(p)) == NULL)
+		return side == SIDE_ANY;	/* unknown: host memory */
+	return n <= a->size - (p - a->base);
+}
+
+/*
+ * The sync forms name the stream they run on: CU_STREAM_LEGACY, or
+ * CU_STREAM_PER_THREAD for the _ptds entry points.
+ */
+static CUresult
+copy_run(uint64_t dst, int dst_side, uint64_t src, int src_side, size_t n,
+    CUstream stream)
+{
+	struct CUctx_st *ctx;
+	CUresult r = ctx_current(&ctx);
+
+	if (r != CUDA_SUCCESS)
+		return r;
+	sim_lock();
+	if ((r = stream_check(stream)) == CUDA_SUCCESS && n != 0 &&
+	    (!side_ok(dst, n, dst_side) || !side_ok(src, n, src_side)))
+		r = CUDA_ERROR_INVALID_VALUE;
+	sim_unlock();
+	if (r == CUDA_SUCCESS && n != 0)
+		memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+	return r;
+}
+
+/* n elements of size bytes each; dst aligned to size. */
+static CUresult
+set_run(uint64_t dst, unsigned value, unsigned size, size_t n,
+    CUstream stream)
+{
+	struct CUctx_st *ctx;
+	unsigned char *p = (unsigned char *)(uintptr_t)dst;
+	size_t i, bytes;
+	CUresult r = ctx_current(&ctx);
+
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (dst % size != 0 || __builtin_mul_overflow(n, (size_t)size, &bytes))
+		return CUDA_ERROR_INVALID_VALUE;
+	sim_lock();
+	if ((r = stream_check(stream)) == CUDA_SUCCESS && n != 0 &&
+	    !side_ok(dst, bytes, SIDE_DEVICE))
+		r = CUDA_ERROR_INVALID_VALUE;
+	sim_unlock();
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (size == 1) {
+		memset(p, (int)value, n);
+		return CUDA_SUCCESS;
+	}
+	for (i = 0; i < n; i++)
+		memcpy(p + i * size, &value, size);	/* little-endian */
+	return CUDA_SUCCESS;
+}
+
+#define H(p)	((uint64_t)(uintptr_t)(p))
+#define LEGACY	CU_STREAM_LEGACY
+#define PERTHR	CU_STREAM_PER_THREAD
+
+CUresult
+cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
+{
+	return copy_run(dst, SIDE_ANY, src, SIDE_ANY, ByteCount, LEGACY);
+}
+
+CUresult
+cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
+{
+	return copy_run(dst, SIDE_ANY, src, SIDE_ANY, ByteCount, PERTHR);
+}
+
+CUresult
+cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount,
+    CUstream hStream)
+{
+	return copy_run(dst, SIDE_ANY, src, SIDE_ANY, ByteCount, hStream);
+}
+
+CUresult
+cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount,
+    CUstream hStream)
+{
+	return copy_run(dst, SIDE_ANY, src, SIDE_ANY, ByteCount,
+	    hStream != NULL ? hStream : PERTHR);
+}
+
+CUresult
+cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
+{
+	return copy_run(dstDevice, SIDE_DEVICE, H(srcHost), SIDE_HOST,
+	    ByteCount, LEGACY);
+}
+
+CUresult
+cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice, const void *srcHost,
+    size_t ByteCount)
+{
+	return copy_run(dstDevice, SIDE_DEVICE, H(srcHost), SIDE_HOST,
+	    ByteCount, PERTHR);
+}
+
+CUresult
+cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost,
+    size_t ByteCount, CUstream hStream)
+{
+	return copy_run(dstDevice, SIDE_DEVICE, H(srcHost), SIDE_HOST,
+	    ByteCount, hStream);
+}
+
+CUresult
+cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const void *srcHost,
+    size_t ByteCount, CUstream hStream)
+{
+	return copy_run(dstDevice, SIDE_DEVICE, H(srcHost), SIDE_HOST,
+	    ByteCount, hStream != NULL ? hStream : PERTHR);
+}
+
+CUresult
+cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
+{
+	return copy_run(H(dstHost), SIDE_HOST, srcDevice, SIDE_DEVICE,
+	    ByteCount, LEGACY);
+}
+
+CUresult
+cuMemcpyDtoH_v2_ptds(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
+{
+	return copy_run(H(dstHost), SIDE_HOST, srcDevice, SIDE_DEVICE,
+	    ByteCount, PERTHR);
+}
+
+CUresult
+cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,
+    CUstream hStream)
+{
+	return copy_run(H(dstHost), SIDE_HOST, srcDevice, SIDE_DEVICE,
+	    ByteCount, hStream);
+}
+
+CUresult
+cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, CUdeviceptr srcDevice,
+    size_t ByteCount, CUstream hStream)
+{
+	return copy_run(H(dstHost), SIDE_HOST, srcDevice, SIDE_DEVICE,
+	    ByteCount, hStream != NULL ? hStream : PERTHR);
+}
+
+CUresult
+cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+    size_t ByteCount)
+{
+	return copy_run(dstDevice, SIDE_DEVICE, srcDevice, SIDE_DEVICE,
+	    ByteCount, LEGACY);
+}
+
+CUresult
+cuMemcpyDtoD_v2_ptds(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+    size_t ByteCount)
+{
+	return copy_run(dstDevice, SIDE_DEVICE, srcDevice, SIDE_DEVICE,
+	    ByteCount, PERTHR);
+}
+
+CUresult
+cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+    size_t ByteCount, CUstream hStream)
+{
+	return copy_run(dstDevice, SIDE_DEVICE, srcDevice, SIDE_DEVICE,
+	    ByteCount, hStream);
+}
+
+CUresult
+cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+    size_t ByteCount, CUstream hStream)
+{
+	return copy_run(dstDevice, SIDE_DEVICE, srcDevice, SIDE_DEVICE,
+	    ByteCount, hStream != NULL ? hStream : PERTHR);
+}
+
+CUresult
+cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
+{
+	return set_run(dstDevice, uc, 1, N, LEGACY);
+}
+
+CUresult
+cuMemsetD8_v2_ptds(CUdeviceptr dstDevice, unsigned char uc, size_t N)
+{
+	return set_run(dstDevice, uc, 1, N, PERTHR);
+}
+
+CUresult
+cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned short us, size_t N)
+{
+	return set_run(dstDevice, us, 2, N, LEGACY);
+}
+
+CUresult
+cuMemsetD16_v2_ptds(CUdeviceptr dstDevice, unsigned short us, size_t N)
+{
+	return set_run(dstDevice, us, 2, N, PERTHR);
+}
+
+CUresult
+cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
+{
+	return set_run(dstDevice, ui, 4, N, LEGACY);
+}
+
+CUresult
+cuMemsetD32_v2_ptds(CUdeviceptr dstDevice, unsigned int ui, size_t N)
+{
+	return set_run(dstDevice, ui, 4, N, PERTHR);
+}
+
+CUresult
+cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N,
+    CUstream hStream)
+{
+	return set_run(dstDevice, uc, 1, N, hStream);
+}
+
+CUresult
+cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned char uc, size_t N,
+    CUstream hStream)
+{
+	return set_run(dstDevice, uc, 1, N, hStream != NULL ? hStream : PERTHR);
+}
+
+CUresult
+cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N,
+    CUstream hStream)
+{
+	return set_run(dstDevice, us, 2, N, hStream);
+}
+
+CUresult
+cuMemsetD16Async_ptsz(CUdeviceptr dstDevice, unsigned short us, size_t N,
+    CUstream hStream)
+{
+	return set_run(dstDevice, us, 2, N, hStream != NULL ? hStream : PERTHR);
+}
+
+CUresult
+cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N,
+    CUstream hStream)
+{
+	return set_run(dstDevice, ui, 4, N, hStream);
+}
+
+CUresult
+cuMemsetD32Async_ptsz(CUdeviceptr dstDevice, unsigned int ui, size_t N,
+    CUstream hStream)
+{
+	return set_run(dstDevice, ui, 4, N, hStream != NULL ? hStream : PERTHR);
+}

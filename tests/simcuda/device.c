@@ -1,0 +1,372 @@
+/*
+ * The simulated devices: their list from SIMCUDA_DEVICES, the ordinals a
+ * process sees through CUDA_VISIBLE_DEVICES, identity (name, UUID, PCI id)
+ * and attributes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "log.h"
+#include "sim.h"
+#include "units.h"
+
+#define DEVICE_DEFAULT_BYTES	(16ull << 30)
+#define UUID_STR_LEN		41	/* "GPU-" 8-4-4-4-12, NUL */
+
+static int visible[SIM_MAX_DEVICES];	/* ordinal -> physical index */
+static int nvisible;
+
+/* SIMCUDA_DEVICES: "8Gi,4Gi"; a bad list is reported and the default used. */
+static unsigned
+devices_parse(uint64_t *cap)
+{
+	const char *env = getenv("SIMCUDA_DEVICES");
+	char buf[512], *tok, *save;
+	unsigned n = 0;
+
+	if (env == NULL)
+		goto out_default;
+	if (strlen(env) >= sizeof(buf))
+		goto out_bad;
+	strcpy(buf, env);
+	for (tok = strtok_r(buf, ",", &save); tok != NULL;
+	    tok = strtok_r(NULL, ",", &save)) {
+		if (n == SIM_MAX_DEVICES || size_parse(tok, &cap[n]) < 0 ||
+		    cap[n] == 0)
+			goto out_bad;
+		n++;
+	}
+	return n;		/* "" is a machine without GPUs */
+out_bad:
+	log_warnx("bad SIMCUDA_DEVICES '%s': using one %lluGi device", env,
+	    DEVICE_DEFAULT_BYTES >> 30);
+out_default:
+	cap[0] = DEVICE_DEFAULT_BYTES;
+	return 1;
+}
+
+/* splitmix64: stable, well-spread bytes from the physical index. */
+static uint64_t
+mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static void
+uuid_make(int phys, CUuuid *u)
+{
+	uint64_t w[2] = { mix(0x51c0da00u + (unsigned)phys),
+	    mix(0xdec0de00u + (unsigned)phys) };
+	int i;
+
+	for (i = 0; i < 16; i++)
+		u->bytes[i] = (char)(w[i / 8] >> (8 * (i % 8)));
+}
+
+static void
+uuid_format(int phys, char *buf)
+{
+	CUuuid u;
+	char *p = buf;
+	int i;
+
+	uuid_make(phys, &u);
+	p += sprintf(p, "GPU-");
+	for (i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			*p++ = '-';
+		p += sprintf(p, "%02x", (unsigned char)u.bytes[i]);
+	}
+}
+
+/* One CUDA_VISIBLE_DEVICES entry: an index or a UUID prefix; -1 if bad. */
+static int
+visible_entry(const char *tok, unsigned ndev)
+{
+	char uuid[UUID_STR_LEN];
+	int found = -1;
+	unsigned d;
+
+	if (strncasecmp(tok, "GPU-", 4) == 0) {
+		for (d = 0; d < ndev; d++) {
+			uuid_format((int)d, uuid);
+			if (strncasecmp(uuid, tok, strlen(tok)) != 0)
+				continue;
+			if (found >= 0)
+				return -1;	/* ambiguous prefix */
+			found = (int)d;
+		}
+		return found;
+	}
+	if (*tok < '0' || *tok > '9' || strspn(tok, "0123456789") !=
+	    strlen(tok) || strlen(tok) > 4)
+		return -1;
+	d = (unsigned)strtoul(tok, NULL, 10);
+	return d < ndev ? (int)d : -1;
+}
+
+/*
+ * Like the real driver: the list is read up to its first invalid or
+ * repeated entry; ordinals follow the list order; set but empty, no device.
+ */
+static void
+visible_parse(unsigned ndev)
+{
+	const char *env = getenv("CUDA_VISIBLE_DEVICES");
+	char buf[1024], *tok, *save;
+	int i, d;
+
+	nvisible = 0;
+	if (env == NULL) {
+		for (d = 0; d < (int)ndev; d++)
+			visible[nvisible++] = d;
+		return;
+	}
+	if (strlen(env) >= sizeof(buf))
+		return;
+	strcpy(buf, env);
+	for (tok = strtok_r(buf, ",", &save); tok != NULL &&
+	    nvisible < SIM_MAX_DEVICES; tok = strtok_r(NULL, ",", &save)) {
+		tok += strspn(tok, " \t");
+		tok[strcspn(tok, " \t")] = '\0';
+		if ((d = visible_entry(tok, ndev)) < 0)
+			return;
+		for (i = 0; i < nvisible; i++)
+			if (visible[i] == d)
+				return;
+		visible[nvisible++] = d;
+	}
+}
+
+CUresult
+device_init(void)
+{
+	uint64_t cap[SIM_MAX_DEVICES];
+	unsigned n = devices_parse(cap);
+
+	if (state_attach(getenv("SIMCUDA_STATE"), n, cap) < 0)
+		return CUDA_ERROR_OPERATING_SYSTEM;
+	visible_parse(state_ndev());
+	return nvisible > 0 ? CUDA_SUCCESS : CUDA_ERROR_NO_DEVICE;
+}
+
+int
+device_count(void)
+{
+	return nvisible;
+}
+
+int
+device_phys(CUdevice dev)
+{
+	return dev >= 0 && dev < nvisible ? visible[dev] : -1;
+}
+
+/* Common prologue: initialised, a valid device; its physical index. */
+static CUresult
+device_lookup(CUdevice dev, int *phys)
+{
+	CUresult r = sim_ready();
+
+	if (r != CUDA_SUCCESS)
+		return r;
+	if ((*phys = device_phys(dev)) < 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuDeviceGetCount(int *count)
+{
+	CUresult r = sim_ready();
+
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (count == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	*count = nvisible;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuDeviceGet(CUdevice *device, int ordinal)
+{
+	CUresult r = sim_ready();
+
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (device == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (device_phys(ordinal) < 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	*device = ordinal;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuDeviceGetName(char *name, int len, CUdevice dev)
+{
+	int phys;
+	CUresult r = device_lookup(dev, &phys);
+
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (name == NULL || len <= 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	snprintf(name, (size_t)len, "simcuda device %d", phys);
+	return CUDA_SUCCESS;
+}
+
+static CUresult
+device_uuid(CUuuid *uuid, CUdevice dev)
+{
+	int phys;
+	CUresult r = device_lookup(dev, &phys);
+
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (uuid == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	uuid_make(phys, uuid);
+	return CUDA_SUCCESS;
+}
+
+/* The two differ only for MIG instances, which are not simulated. */
+CUresult
+cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
+{
+	return device_uuid(uuid, dev);
+}
+
+CUresult
+cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
+{
+	return device_uuid(uuid, dev);
+}
+
+CUresult
+cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+{
+	int phys;
+	CUresult r = device_lookup(dev, &phys);
+
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (bytes == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	*bytes = state_capacity(phys);
+	return CUDA_SUCCESS;
+}
+
+/* Bus numbers follow the physical index: device 0 is 0000:01:00.0. */
+CUresult
+cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
+{
+	int phys;
+	CUresult r = device_lookup(dev, &phys);
+
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (pciBusId == NULL || len <= 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	snprintf(pciBusId, (size_t)len, "0000:%02x:00.0", phys + 1);
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuDeviceComputeCapability(int *major, int *minor, CUdevice dev)
+{
+	int phys;
+	CUresult r = device_lookup(dev, &phys);
+
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (major == NULL || minor == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	*major = 9;
+	*minor = 0;
+	return CUDA_SUCCESS;
+}
+
+/*
+ * An H100-like device (compute capability 9.0). Features the simulator
+ * lacks (memory pools, VMM, IPC, peer access) are reported absent so that
+ * clients do not try them; the rest read 0.
+ */
+static int
+attribute_value(CUdevice_attribute a, int phys)
+{
+	switch (a) {
+	case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:		return 1024;
+	case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X:		return 1024;
+	case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y:		return 1024;
+	case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z:		return 64;
+	case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X:		return 2147483647;
+	case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y:		return 65535;
+	case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z:		return 65535;
+	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK:	return 49152;
+	case CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY:		return 65536;
+	case CU_DEVICE_ATTRIBUTE_WARP_SIZE:			return 32;
+	case CU_DEVICE_ATTRIBUTE_MAX_PITCH:			return 2147483647;
+	case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK:	return 65536;
+	case CU_DEVICE_ATTRIBUTE_CLOCK_RATE:			return 1980000;
+	case CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT:		return 512;
+	case CU_DEVICE_ATTRIBUTE_GPU_OVERLAP:			return 1;
+	case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:		return 132;
+	case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY:		return 1;
+	case CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT:		return 512;
+	case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS:		return 1;
+	case CU_DEVICE_ATTRIBUTE_ECC_ENABLED:			return 1;
+	case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID:			return phys + 1;
+	case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE:		return 2619000;
+	case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH:	return 5120;
+	case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE:			return 52428800;
+	case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: return 2048;
+	case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT:		return 2;
+	case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:		return 1;
+	case CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT:	return 32;
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:	return 9;
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:	return 0;
+	case CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED:	return 1;
+	case CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED:	return 1;
+	case CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED:	return 1;
+	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: return 233472;
+	case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: return 65536;
+	case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY:		return 1;
+	case CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO: return 2;
+	case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS:	return 1;
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED:	return 1;
+	case CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM: return 1;
+	case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH:		return 1;
+	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: return 232448;
+	case CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED:	return 1;
+	case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR:	return 32;
+	case CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE:	return 32505856;
+	case CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE:	return 134213632;
+	case CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK: return 1024;
+	case CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH:		return 1;
+	case CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT:		return 4;
+	case CU_DEVICE_ATTRIBUTE_NUMA_ID:			return -1;
+	case CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID:			return -1;
+	default:						return 0;
+	}
+}
+
+CUresult
+cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
+{
+	int phys;
+	CUresult r = device_lookup(dev, &phys);
+
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (pi == NULL || attrib < 1 || attrib >= CU_DEVICE_ATTRIBUTE_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pi = attribute_value(attrib, phys);
+	return CUDA_SUCCESS;
+}

@@ -1,0 +1,126 @@
+/*
+ * Driver initialisation: cuInit, cuDriverGetVersion, the process-local lock,
+ * and the reset of process-local state in a forked child.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "log.h"
+#include "sim.h"
+#include "units.h"
+
+static pthread_mutex_t sim_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t sim_once = PTHREAD_ONCE_INIT;
+static int initialised;			/* read without the lock: atomics */
+static CUresult init_error;		/* a failed cuInit fails for good */
+static int table_broken;
+static uint64_t context_bytes;
+
+void
+sim_lock(void)
+{
+	pthread_mutex_lock(&sim_mutex);
+}
+
+void
+sim_unlock(void)
+{
+	pthread_mutex_unlock(&sim_mutex);
+}
+
+CUresult
+sim_ready(void)
+{
+	return __atomic_load_n(&initialised, __ATOMIC_ACQUIRE) ?
+	    CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
+}
+
+uint64_t
+sim_context_bytes(void)
+{
+	return context_bytes;
+}
+
+/*
+ * Fork: no thread may hold the lock across fork(), and the child starts
+ * afresh (contexts, allocations, streams are the parent's), as a process
+ * that has not called cuInit. Device memory is accounted under its own pid.
+ */
+static void
+fork_prepare(void)
+{
+	sim_lock();
+}
+
+static void
+fork_parent(void)
+{
+	sim_unlock();
+}
+
+static void
+fork_child(void)
+{
+	sim_unlock();
+	ctx_forget();
+	alloc_forget();
+	stream_forget();
+	event_forget();
+	state_forget();
+	__atomic_store_n(&initialised, 0, __ATOMIC_RELEASE);
+	init_error = CUDA_SUCCESS;
+}
+
+static void
+sim_setup(void)
+{
+	log_init("simcuda", LOG_LVL_WARN, 0);
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	if (procaddr_table_check() < 0) {
+		log_errx("cuGetProcAddress table is not sorted");
+		table_broken = 1;
+	}
+}
+
+static void
+context_bytes_parse(void)
+{
+	const char *s = getenv("SIMCUDA_CONTEXT_BYTES");
+
+	context_bytes = 0;
+	if (s != NULL && size_parse(s, &context_bytes) < 0) {
+		log_warnx("bad SIMCUDA_CONTEXT_BYTES '%s': using 0", s);
+		context_bytes = 0;
+	}
+}
+
+CUresult
+cuInit(unsigned int Flags)
+{
+	CUresult r;
+
+	if (Flags != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_once(&sim_once, sim_setup);
+	if (table_broken)
+		return CUDA_ERROR_UNKNOWN;
+	sim_lock();
+	if (!initialised && init_error == CUDA_SUCCESS) {
+		context_bytes_parse();
+		init_error = device_init();
+		if (init_error == CUDA_SUCCESS)
+			__atomic_store_n(&initialised, 1, __ATOMIC_RELEASE);
+	}
+	r = initialised ? CUDA_SUCCESS : init_error;
+	sim_unlock();
+	return r;
+}
+
+CUresult
+cuDriverGetVersion(int *driverVersion)
+{
+	if (driverVersion == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	*driverVersion = SIM_DRIVER_VERSION;
+	return CUDA_SUCCESS;
+}

@@ -1,0 +1,114 @@
+/*
+ * The simulated CUDA driver's internal interface: what its files share.
+ * Nothing here is exported (libcuda.map exports cu* only). Unless a
+ * comment says otherwise, functions that touch process-local tables expect
+ * the caller to hold sim_lock().
+ */
+#ifndef SIMCUDA_SIM_H
+#define SIMCUDA_SIM_H
+
+/* Lets cuda.h declare the old and the versioned ABIs side by side. */
+#define __CUDA_API_VERSION_INTERNAL
+#include <cuda.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * A 12.8 driver: 13.0 added cuCtxGetDevice_v2 and cuCtxSynchronize_v2 with
+ * extra arguments, and clients that probe "<name>_v2" by dlsym (numba
+ * 0.56) then call them with too few; the real 13.0 driver breaks them too.
+ */
+#define SIM_DRIVER_VERSION	12080
+#define SIM_MAX_DEVICES		16
+/*
+ * Device allocations are charged in whole 512-byte granules: the real
+ * driver's smallest allocation alignment (its true granularity is coarser
+ * and size-dependent, which no client may rely on).
+ */
+#define SIM_GRANULE		512
+
+/* init.c */
+CUresult	sim_ready(void);	/* CUDA_ERROR_NOT_INITIALIZED before cuInit */
+void		sim_lock(void);		/* the process-local lock */
+void		sim_unlock(void);
+uint64_t	sim_context_bytes(void);
+
+/* state.c: device memory accounting shared by processes */
+int		state_attach(const char *name, unsigned ndev, const uint64_t *cap);
+unsigned	state_ndev(void);
+uint64_t	state_capacity(int phys);
+int		state_charge(int phys, uint64_t bytes);	/* 0, or -1: no room */
+void		state_uncharge(int phys, uint64_t bytes);
+void		state_meminfo(int phys, uint64_t *used, uint64_t *total);
+void		state_forget(void);
+
+/* device.c */
+CUresult	device_init(void);
+int		device_phys(CUdevice dev);	/* physical index, or -1 */
+int		device_count(void);
+
+/* context.c */
+struct CUctx_st {
+	CUdevice	ordinal;
+	int		phys;
+	unsigned	flags;
+	int		primary;	/* the device's primary context */
+	int		refcount;	/* primary: outstanding retains */
+	int		active;		/* holds its overhead charge */
+	int		destroyed;	/* not primary: cuCtxDestroy was called */
+	unsigned long long id;
+	struct CUctx_st	*next;		/* every context made, for handle checks */
+};
+/* The calling thread's usable current context; takes the lock itself. */
+CUresult	ctx_current(struct CUctx_st **out);
+int		ctx_valid(CUcontext ctx);
+void		ctx_forget(void);
+
+/* alloc.c: the process's live allocations */
+enum {
+	SIM_MEM_DEVICE = 1,	/* cuMemAlloc, cuMemAllocPitch */
+	SIM_MEM_MANAGED,	/* cuMemAllocManaged */
+	SIM_MEM_HOST,		/* cuMemAllocHost, cuMemHostAlloc */
+	SIM_MEM_REGISTERED,	/* cuMemHostRegister: the caller's memory */
+};
+
+struct sim_alloc {
+	uint64_t	base;
+	size_t		size;		/* as requested: what range queries say */
+	uint64_t	charged;	/* device bytes charged, 0 for host memory */
+	int		kind;		/* SIM_MEM_* */
+	int		phys;		/* device charged, or -1 */
+	unsigned	flags;		/* host alloc/register or attach flags */
+	struct CUctx_st	*ctx;
+	unsigned long long id;		/* CU_POINTER_ATTRIBUTE_BUFFER_ID */
+	size_t		maplen;		/* mmap length, 0 if from aligned_alloc */
+};
+
+/* Backing memory aligned to align (like cuMemAlloc's, not zeroed); NULL
+ * when out of memory. */
+void		*backing_alloc(size_t bytes, size_t align, size_t *maplen);
+void		backing_free(void *p, size_t maplen);
+
+/* Take ownership of a; 0, or -1 when its range overlaps a live one. */
+int		alloc_insert(struct sim_alloc *a);
+struct sim_alloc *alloc_at(uint64_t base);	/* by base address */
+struct sim_alloc *alloc_find(uint64_t addr);	/* containing addr */
+/* Unlink, uncharge and free a with its backing memory. */
+void		alloc_destroy(struct sim_alloc *a);
+void		alloc_release_ctx(struct CUctx_st *ctx);
+unsigned long long alloc_next_id(void);
+void		alloc_forget(void);
+
+/* stream.c, event.c */
+CUresult	stream_check(CUstream s);	/* CUDA_ERROR_INVALID_HANDLE */
+void		stream_release_ctx(struct CUctx_st *ctx);
+void		stream_forget(void);
+CUresult	event_check(CUevent e);		/* CUDA_ERROR_INVALID_HANDLE */
+void		event_release_ctx(struct CUctx_st *ctx);
+void		event_forget(void);
+
+/* procaddr_table.c */
+int		procaddr_table_check(void);
+
+#endif

@@ -1,0 +1,380 @@
+/*
+ * Device memory accounting shared by every process of one simulated
+ * machine: capacity and use per physical device, and what each process
+ * holds, so that a process that dies, even by SIGKILL, loses its memory.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "sim.h"
+
+#define STATE_MAGIC	0x53494d43u	/* "SIMC" */
+#define STATE_PROCS	4096		/* processes holding memory at once */
+
+struct state_proc {
+	int32_t		pid;		/* 0: free slot */
+	uint32_t	pad;
+	uint64_t	start;		/* /proc/PID/stat field 22: tells a reused pid apart */
+	uint64_t	used[SIM_MAX_DEVICES];
+};
+
+/*
+ * The segment. Whoever finds it uninitialised (ready == 0) initialises it
+ * under an flock on the segment, so processes starting at once agree, and
+ * a creator that dies half-way leaves it for the next one to redo.
+ */
+struct state_shared {
+	uint32_t	magic;
+	uint32_t	size;		/* sizeof(struct state_shared) */
+	uint32_t	ready;
+	uint32_t	ndev;
+	uint64_t	capacity[SIM_MAX_DEVICES];
+	uint64_t	used[SIM_MAX_DEVICES];	/* sum of procs[].used */
+	pthread_mutex_t	lock;		/* process-shared and robust */
+	struct state_proc procs[STATE_PROCS];
+};
+
+static struct state_shared *shm;
+static int self_slot = -1;
+
+/* Start time and liveness of pid; -1 if it is gone or a zombie. */
+static int
+proc_start(pid_t pid, uint64_t *start)
+{
+	char path[64], buf[1024], *p, *end;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* Field 2 is "(comm)" and comm may hold spaces: count after ')'. */
+	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ')
+		return -1;
+	p += 2;
+	if (*p == 'Z' || *p == 'X')
+		return -1;		/* exited: its device memory is gone */
+	for (field = 3; field < 22 && *p != '\0'; p++)
+		if (*p == ' ')
+			field++;
+	errno = 0;
+	*start = strtoull(p, &end, 10);
+	if (errno != 0 || end == p)
+		return -1;
+	return 0;
+}
+
+static int
+proc_alive(const struct state_proc *sp)
+{
+	uint64_t start;
+
+	return proc_start(sp->pid, &start) == 0 && start == sp->start;
+}
+
+static void
+slot_clear(struct state_proc *sp)
+{
+	unsigned d;
+
+	for (d = 0; d < SIM_MAX_DEVICES; d++)
+		shm->used[d] -= sp->used[d];
+	memset(sp, 0, sizeof(*sp));
+}
+
+/*
+ * Return the memory of processes that have died. Done whenever someone
+ * reads the use or would be refused memory, not on every charge: that is
+ * when it can be observed, and it keeps a fitting allocation cheap.
+ */
+static void
+state_reap(void)
+{
+	int i;
+
+	for (i = 0; i < STATE_PROCS; i++) {
+		struct state_proc *sp = &shm->procs[i];
+
+		if (sp->pid != 0 && i != self_slot && !proc_alive(sp))
+			slot_clear(sp);
+	}
+}
+
+/* After a holder died mid-update, the per-process table is the truth. */
+static void
+state_repair(void)
+{
+	unsigned d;
+	int i;
+
+	for (d = 0; d < SIM_MAX_DEVICES; d++) {
+		shm->used[d] = 0;
+		for (i = 0; i < STATE_PROCS; i++)
+			shm->used[d] += shm->procs[i].used[d];
+	}
+}
+
+static int
+state_lock(void)
+{
+	int r = pthread_mutex_lock(&shm->lock);
+
+	if (r == EOWNERDEAD) {
+		state_repair();
+		r = pthread_mutex_consistent(&shm->lock);
+	}
+	if (r != 0) {
+		errno = r;
+		log_warn("cannot lock the simulated devices");
+		return -1;
+	}
+	return 0;
+}
+
+static void
+state_unlock(void)
+{
+	pthread_mutex_unlock(&shm->lock);
+}
+
+/* This process's slot, taken on first use; -1 if the table is full. */
+static int
+self_get(void)
+{
+	pid_t pid = getpid();
+	uint64_t start;
+	int i, pass;
+
+	if (self_slot >= 0)
+		return self_slot;
+	if (proc_start(pid, &start) < 0) {
+		log_warnx("cannot read the start time of pid %d", (int)pid);
+		return -1;
+	}
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < STATE_PROCS; i++) {
+			struct state_proc *sp = &shm->procs[i];
+
+			if (sp->pid == pid)	/* a dead process had our pid */
+				slot_clear(sp);
+			if (sp->pid == 0) {
+				sp->pid = pid;
+				sp->start = start;
+				return self_slot = i;
+			}
+		}
+		state_reap();
+	}
+	log_warnx("more than %d processes hold simulated device memory",
+	    STATE_PROCS);
+	return -1;
+}
+
+static void
+shared_init(struct state_shared *s, unsigned ndev, const uint64_t *cap)
+{
+	pthread_mutexattr_t attr;
+	unsigned d;
+
+	memset(s, 0, sizeof(*s));
+	s->magic = STATE_MAGIC;
+	s->size = sizeof(*s);
+	s->ndev = ndev;
+	for (d = 0; d < ndev; d++)
+		s->capacity[d] = cap[d];
+	pthread_mutexattr_init(&attr);
+	pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+	pthread_mutex_init(&s->lock, &attr);
+	pthread_mutexattr_destroy(&attr);
+	__atomic_store_n(&s->ready, 1, __ATOMIC_RELEASE);
+}
+
+static struct state_shared *
+shared_private(unsigned ndev, const uint64_t *cap)
+{
+	/* Shared, not private: a forked child uses the same devices. */
+	struct state_shared *s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE,
+	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (s == MAP_FAILED) {
+		log_warn("cannot map the simulated devices");
+		return NULL;
+	}
+	shared_init(s, ndev, cap);
+	return s;
+}
+
+static struct state_shared *
+shared_open(const char *name, unsigned ndev, const uint64_t *cap)
+{
+	struct state_shared *s = NULL;
+	char path[NAME_MAX];
+	struct stat st;
+	int fd;
+
+	if (strchr(name, '/') != NULL || (size_t)snprintf(path, sizeof(path),
+	    "/simcuda-%s", name) >= sizeof(path)) {
+		log_warnx("bad SIMCUDA_STATE '%s'", name);
+		return NULL;
+	}
+	if ((fd = shm_open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666)) < 0) {
+		log_warn("cannot open '/dev/shm%s'", path);
+		return NULL;
+	}
+	if (flock(fd, LOCK_EX) < 0 || fstat(fd, &st) < 0) {
+		log_warn("cannot lock '/dev/shm%s'", path);
+		goto out_close;
+	}
+	if (st.st_size == 0) {
+		(void)fchmod(fd, 0666);	/* every user may use the GPU */
+		if (ftruncate(fd, sizeof(*s)) < 0) {
+			log_warn("cannot size '/dev/shm%s'", path);
+			goto out_close;
+		}
+	} else if ((size_t)st.st_size != sizeof(*s))
+		goto out_foreign;
+	s = mmap(NULL, sizeof(*s), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (s == MAP_FAILED) {
+		log_warn("cannot map '/dev/shm%s'", path);
+		s = NULL;
+		goto out_close;
+	}
+	if (!__atomic_load_n(&s->ready, __ATOMIC_ACQUIRE))
+		shared_init(s, ndev, cap);
+	else if (s->magic != STATE_MAGIC || s->size != sizeof(*s)) {
+		munmap(s, sizeof(*s));
+		s = NULL;
+		goto out_foreign;
+	}
+	goto out_close;
+out_foreign:
+	log_warnx("'/dev/shm%s' was made by another simcuda build: delete it",
+	    path);
+out_close:
+	close(fd);	/* also drops the flock; the mapping stays */
+	return s;
+}
+
+static void
+config_compare(const char *name, unsigned ndev, const uint64_t *cap)
+{
+	unsigned d;
+
+	if (ndev == shm->ndev) {
+		for (d = 0; d < ndev && cap[d] == shm->capacity[d]; d++)
+			;
+		if (d == ndev)
+			return;
+	}
+	log_warnx("SIMCUDA_DEVICES differs from the devices of state '%s': "
+	    "using those", name);
+}
+
+int
+state_attach(const char *name, unsigned ndev, const uint64_t *cap)
+{
+	if (shm != NULL)	/* again after fork: same machine */
+		return 0;
+	if (name == NULL || *name == '\0')
+		shm = shared_private(ndev, cap);
+	else if ((shm = shared_open(name, ndev, cap)) != NULL)
+		config_compare(name, ndev, cap);
+	return shm != NULL ? 0 : -1;
+}
+
+unsigned
+state_ndev(void)
+{
+	return shm->ndev;
+}
+
+uint64_t
+state_capacity(int phys)
+{
+	return shm->capacity[phys];
+}
+
+static int
+fits(int phys, uint64_t bytes)
+{
+	return shm->used[phys] <= shm->capacity[phys] &&
+	    bytes <= shm->capacity[phys] - shm->used[phys];
+}
+
+int
+state_charge(int phys, uint64_t bytes)
+{
+	int slot, r = -1;
+
+	if (state_lock() < 0)
+		return -1;
+	if ((slot = self_get()) < 0)
+		goto out;
+	if (!fits(phys, bytes))
+		state_reap();
+	if (!fits(phys, bytes))
+		goto out;
+	shm->used[phys] += bytes;
+	shm->procs[slot].used[phys] += bytes;
+	r = 0;
+out:
+	state_unlock();
+	return r;
+}
+
+void
+state_uncharge(int phys, uint64_t bytes)
+{
+	if (self_slot < 0 || state_lock() < 0)
+		return;
+	shm->used[phys] -= bytes;
+	shm->procs[self_slot].used[phys] -= bytes;
+	state_unlock();
+}
+
+void
+state_meminfo(int phys, uint64_t *used, uint64_t *total)
+{
+	*total = shm->capacity[phys];
+	*used = *total;		/* if the lock fails, say nothing is free */
+	if (state_lock() < 0)
+		return;
+	state_reap();
+	*used = shm->used[phys];
+	state_unlock();
+}
+
+/* In a forked child: the slot is the parent's. */
+void
+state_forget(void)
+{
+	self_slot = -1;
+}
+
+/* A process that exits returns its memory at once, as the real one does. */
+__attribute__((destructor)) static void
+state_exit(void)
+{
+	if (shm == NULL || self_slot < 0 || state_lock() < 0)
+		return;
+	if (shm->procs[self_slot].pid == getpid())
+		slot_clear(&shm->procs[self_slot]);
+	self_slot = -1;
+	state_unlock();
+}

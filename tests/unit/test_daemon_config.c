@@ -1,0 +1,511 @@
+/*
+ * daemon/config.c: every key accepted and rejected, sections, duplicates,
+ * drop-in order and errors, with the fixtures in tests/unit/fixtures (run
+ * from the top of the tree); and arbiter_check, which holds a parsed
+ * configuration against the machine's devices.
+ */
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "../../daemon/arbiter.h"
+#include "../../daemon/config.h"
+#include "../../daemon/ledger.h"
+#include "log.h"
+#include "uuid.h"
+
+#define FIX	"tests/unit/fixtures/"
+
+/* What config_load reported. */
+struct errs {
+	int	n;
+	char	first[1024];
+};
+
+static void
+capture(const char *line, void *arg)
+{
+	struct errs *e = arg;
+
+	if (e->n++ == 0)
+		snprintf(e->first, sizeof(e->first), "%s", line);
+}
+
+static int
+load(struct config *c, const char *path, int optional, struct errs *e)
+{
+	memset(e, 0, sizeof(*e));
+	config_init(c);
+	return config_load(c, path, optional, capture, e);
+}
+
+/* Write text to a fresh temporary file; its name goes in path. */
+static void
+temp_conf(char *path, size_t size, const char *text)
+{
+	FILE *fp;
+	int fd;
+
+	snprintf(path, size, "/tmp/gpufrac-test-conf.XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	fp = fdopen(fd, "w");
+	assert_non_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+}
+
+static void
+test_defaults(void **state)
+{
+	struct config c;
+
+	(void)state;
+	config_init(&c);
+	assert_string_equal(c.socket, "/run/gpufrac/gpufrac.sock");
+	assert_int_equal(c.socket_mode, 0666);
+	assert_string_equal(c.admin_group, "");
+	assert_int_equal(c.admin_gid_valid, 0);
+	assert_int_equal(c.log_level, LOG_LVL_INFO);
+	assert_int_equal(c.default_limit_kind, GF_LIMIT_PERCENT);
+	assert_int_equal(c.default_limit_value, 10000);
+	assert_int_equal(c.default_resolver, GF_RESOLVER_FAIL);
+	assert_int_equal(c.wait_timeout_ms, 30000);
+	assert_int_equal(c.ndevices, 0);
+	config_free(&c);
+}
+
+static void
+test_good(void **state)
+{
+	uint8_t uuid[GF_UUID_LEN];
+	struct config c;
+	struct errs e;
+
+	(void)state;
+	assert_int_equal(load(&c, FIX "good.conf", 0, &e), 0);
+	assert_int_equal(e.n, 0);
+	assert_string_equal(c.socket, "/tmp/gpufrac-test/gpufrac.sock");
+	assert_int_equal(c.socket_mode, 0660);
+	assert_string_equal(c.admin_group, "root");
+	assert_int_equal(c.admin_gid_valid, 1);
+	assert_int_equal(c.admin_gid, 0);
+	assert_int_equal(c.log_level, LOG_LVL_DEBUG);
+	assert_int_equal(c.default_limit_kind, GF_LIMIT_PERCENT);
+	assert_int_equal(c.default_limit_value, 5000);
+	assert_int_equal(c.default_resolver, GF_RESOLVER_FAIL);
+	assert_int_equal(c.wait_timeout_ms, 1500);
+	assert_int_equal(c.ndevices, 2);
+	assert_int_equal(uuid_parse("GPU-5f2c1a3b-0000-1111-2222-33334444abcd",
+	    uuid), 0);
+	assert_true(c.devices[0].by_uuid);
+	assert_memory_equal(c.devices[0].uuid, uuid, GF_UUID_LEN);
+	assert_true(c.devices[0].reserve_set);
+	assert_int_equal(c.devices[0].reserve, 1ull << 30);
+	assert_string_equal(c.devices[0].where, FIX "good.conf:12");
+	assert_string_equal(c.devices[0].reserve_where, FIX "good.conf:13");
+	assert_false(c.devices[1].by_uuid);
+	assert_int_equal(c.devices[1].ordinal, 1);
+	assert_int_equal(c.devices[1].reserve, 512ull << 20);
+	config_free(&c);
+}
+
+/* Each bad_*.conf fixture: the line and message its first error has. */
+static const struct {
+	const char	*file;
+	unsigned	 line;
+	const char	*message;
+} bad_fixtures[] = {
+	{ "bad_size.conf", 7, "bad size for 'reserve': '12Q'" },
+	{ "bad_socket_relative.conf", 2,
+	    "bad path for 'socket': 'run/gpufrac.sock' (must be absolute)" },
+	{ "bad_socket_long.conf", 2, "(longer than 107 bytes)" },
+	{ "bad_socket_mode.conf", 2, "bad mode for 'socket_mode': '0999'" },
+	{ "bad_admin_group.conf", 2,
+	    "bad group for 'admin_group': 'gpu admins'" },
+	{ "bad_log_level.conf", 2, "bad level for 'log_level': 'loud'" },
+	{ "bad_default_limit.conf", 2,
+	    "bad limit for 'default_limit': '150%'" },
+	{ "bad_resolver.conf", 2,
+	    "unknown resolver 'quick' for 'default_resolver'" },
+	{ "bad_resolver_wait.conf", 2,
+	    "resolver 'wait' is not supported yet for 'default_resolver'" },
+	{ "bad_wait_timeout.conf", 2,
+	    "bad duration for 'wait_timeout': 'soon'" },
+	{ "bad_empty_value.conf", 2, "bad limit for 'default_limit': ''" },
+	{ "bad_unknown_section.conf", 4, "unknown section '[scheduler]'" },
+	{ "bad_group_section.conf", 1,
+	    "section '[group trainer]' is not supported yet" },
+	{ "bad_unknown_key.conf", 3,
+	    "unknown key 'colour' in section '[daemon]'" },
+	{ "bad_device_key.conf", 2,
+	    "unknown key 'limit' in section '[device 0]'" },
+	{ "bad_duplicate_key.conf", 4, "duplicate key 'log_level' in section "
+	    "'[daemon]' (first set on line 2)" },
+	{ "bad_duplicate_device.conf", 5, "duplicate key 'reserve' in "
+	    "section '[device 0]' (first set on line 2)" },
+	{ "bad_device_name.conf", 1, "bad device 'gpu0' in section "
+	    "'[device gpu0]' (expected GPU-<uuid> or an ordinal)" },
+	{ "bad_device_missing.conf", 1, "missing device in section "
+	    "'[device]'" },
+	{ "bad_syntax.conf", 3, "expected 'key = value', '[section]' or a "
+	    "comment, not 'just some words'" },
+	{ "bad_bracket.conf", 1, "missing ']' in section header '[daemon'" },
+	{ "bad_outside.conf", 1, "key 'log_level' outside of any section" },
+	{ "bad_long_line.conf", 2, "line too long" },
+};
+
+static void
+test_bad_fixtures(void **state)
+{
+	char path[PATH_MAX], prefix[PATH_MAX + 16];
+	struct config c;
+	struct errs e;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad_fixtures) / sizeof(bad_fixtures[0]); i++) {
+		snprintf(path, sizeof(path), FIX "%s", bad_fixtures[i].file);
+		snprintf(prefix, sizeof(prefix), "%s:%u: ", path,
+		    bad_fixtures[i].line);
+		print_message("%s\n", path);
+		assert_true(load(&c, path, 0, &e) > 0);
+		assert_int_equal(e.n, 1);
+		assert_true(strncmp(e.first, prefix, strlen(prefix)) == 0 ||
+		    (print_error("got '%s', want prefix '%s'\n", e.first,
+		    prefix), 0));
+		assert_non_null(strstr(e.first, bad_fixtures[i].message));
+		config_free(&c);
+	}
+}
+
+/* Values written inline: accepted ones and the struct they give. */
+static void
+test_good_values(void **state)
+{
+	static const struct {
+		const char	*text;
+		size_t		 off;	/* field checked, in struct config */
+		int		 size;	/* 4 or 8 */
+		uint64_t	 want;
+	} cases[] = {
+#define F(f)	offsetof(struct config, f), (int)sizeof(((struct config *)0)->f)
+		{ "socket_mode = 666", F(socket_mode), 0666 },
+		{ "socket_mode = 0600", F(socket_mode), 0600 },
+		{ "socket_mode = 0", F(socket_mode), 0 },
+		{ "log_level = error", F(log_level), LOG_LVL_ERROR },
+		{ "log_level = warn", F(log_level), LOG_LVL_WARN },
+		{ "log_level = info", F(log_level), LOG_LVL_INFO },
+		{ "default_limit = 8Gi", F(default_limit_value), 8ull << 30 },
+		{ "default_limit = 8Gi", F(default_limit_kind),
+		    GF_LIMIT_BYTES },
+		{ "default_limit = 1.5G", F(default_limit_value),
+		    1500000000ull },
+		{ "default_limit = 12.5%", F(default_limit_value), 1250 },
+		{ "default_limit = 100%", F(default_limit_kind),
+		    GF_LIMIT_PERCENT },
+		{ "wait_timeout = 250ms", F(wait_timeout_ms), 250 },
+		{ "wait_timeout = 2m", F(wait_timeout_ms), 120000 },
+		{ "wait_timeout = 0", F(wait_timeout_ms), 0 },
+		{ "wait_timeout = 45", F(wait_timeout_ms), 45000 },
+		{ "admin_group = 4242", F(admin_gid), 4242 },
+		{ "admin_group = 4242", F(admin_gid_valid), 1 },
+		{ "admin_group = no-such-group-here", F(admin_gid_valid), 0 },
+		{ "default_resolver = fail", F(default_resolver),
+		    GF_RESOLVER_FAIL },
+#undef F
+	};
+	char path[64], text[256];
+	struct config c;
+	struct errs e;
+	uint64_t got;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(text, sizeof(text), "[daemon]\n%s\n", cases[i].text);
+		temp_conf(path, sizeof(path), text);
+		print_message("%s\n", cases[i].text);
+		assert_int_equal(load(&c, path, 0, &e), 0);
+		if (cases[i].size == 8)
+			memcpy(&got, (char *)&c + cases[i].off, 8);
+		else {
+			uint32_t v;
+
+			memcpy(&v, (char *)&c + cases[i].off, 4);
+			got = v;
+		}
+		assert_int_equal(got, cases[i].want);
+		config_free(&c);
+		unlink(path);
+	}
+}
+
+/* Values written inline: every key rejects garbage, at its line. */
+static void
+test_bad_values(void **state)
+{
+	static const struct {
+		const char	*section;
+		const char	*key;
+		const char	*value;
+		const char	*message;
+	} cases[] = {
+		{ "daemon", "socket", "", "bad path for 'socket': ''" },
+		{ "daemon", "socket", "gpufrac.sock", "must be absolute" },
+		{ "daemon", "socket_mode", "rw-rw-rw-", "bad mode" },
+		{ "daemon", "socket_mode", "01777", "bad mode" },
+		{ "daemon", "socket_mode", "-1", "bad mode" },
+		{ "daemon", "socket_mode", "0x1ff", "bad mode" },
+		{ "daemon", "admin_group", "a:b", "bad group" },
+		{ "daemon", "log_level", "INFO", "bad level" },
+		{ "daemon", "log_level", "3", "bad level" },
+		{ "daemon", "default_limit", "0%", "bad limit" },
+		{ "daemon", "default_limit", "-1Gi", "bad limit" },
+		{ "daemon", "default_limit", "12Q", "bad limit" },
+		{ "daemon", "default_limit", "99999999999999999999",
+		    "bad limit" },
+		{ "daemon", "default_resolver", "FAIL", "unknown resolver" },
+		{ "daemon", "default_resolver", "preempt",
+		    "resolver 'preempt' is not supported yet" },
+		{ "daemon", "default_resolver", "swap",
+		    "resolver 'swap' is not supported yet" },
+		{ "daemon", "wait_timeout", "30 s", "bad duration" },
+		{ "daemon", "wait_timeout", "-5s", "bad duration" },
+		{ "daemon", "wait_timeout", "50d", "bad duration" },
+		{ "daemon", "wait_timeout", "100000000s", "at most" },
+		{ "device 0", "reserve", "", "bad size for 'reserve': ''" },
+		{ "device 0", "reserve", "1 Gi", "bad size" },
+		{ "device 0", "reserve", "10%", "bad size" },
+		{ "device 0", "reserve", "1Pi", "bad size" },
+		{ "device GPU-00000000-0000-0000-0000-000000000001", "reserve",
+		    "lots", "bad size for 'reserve': 'lots'" },
+	};
+	char path[64], text[256], quoted[128];
+	struct config c;
+	struct errs e;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(text, sizeof(text), "; a comment\n[%s]\n%s = %s\n",
+		    cases[i].section, cases[i].key, cases[i].value);
+		temp_conf(path, sizeof(path), text);
+		print_message("[%s] %s = %s\n", cases[i].section, cases[i].key,
+		    cases[i].value);
+		assert_int_equal(load(&c, path, 0, &e), 1);
+		assert_non_null(strstr(e.first, ":3: "));
+		assert_non_null(strstr(e.first, cases[i].message));
+		/* The message quotes both the key and the value. */
+		snprintf(quoted, sizeof(quoted), "'%s'", cases[i].key);
+		assert_non_null(strstr(e.first, quoted));
+		snprintf(quoted, sizeof(quoted), "'%s'", cases[i].value);
+		assert_non_null(strstr(e.first, quoted));
+		config_free(&c);
+		unlink(path);
+	}
+}
+
+/* Every error in a file is reported, not only the first. */
+static void
+test_all_errors(void **state)
+{
+	char path[64];
+	struct config c;
+	struct errs e;
+
+	(void)state;
+	temp_conf(path, sizeof(path), "[daemon]\nlog_level = loud\n"
+	    "[nothing]\nx = 1\n[daemon]\nsocket_mode = 9\nbogus = 1\n");
+	assert_int_equal(load(&c, path, 0, &e), 4);
+	assert_non_null(strstr(e.first, ":2: bad level"));
+	config_free(&c);
+	unlink(path);
+}
+
+static void
+test_missing_file(void **state)
+{
+	struct config c;
+	struct errs e;
+
+	(void)state;
+	/* Given with -c: an error. */
+	assert_int_equal(load(&c, FIX "no-such.conf", 0, &e), 1);
+	assert_string_equal(e.first, "cannot open '" FIX "no-such.conf': "
+	    "No such file or directory");
+	config_free(&c);
+	/* The default path: built-in defaults. */
+	assert_int_equal(load(&c, FIX "no-such.conf", 1, &e), 0);
+	assert_int_equal(c.wait_timeout_ms, 30000);
+	config_free(&c);
+	/* ... and its drop-ins still count. */
+	assert_int_equal(load(&c, FIX "onlydropins.conf", 1, &e), 0);
+	assert_int_equal(c.wait_timeout_ms, 5000);
+	config_free(&c);
+	/* A directory is not a file. */
+	assert_int_equal(load(&c, FIX "dropin.conf.d", 0, &e), 1);
+	assert_non_null(strstr(e.first, "Is a directory"));
+	config_free(&c);
+}
+
+static void
+test_dropins(void **state)
+{
+	struct config c;
+	struct errs e;
+
+	(void)state;
+	/* 10-first, 20-second, 9-last, in that (byte) order; README and
+	 * .hidden.conf are not read. Later files override earlier ones. */
+	assert_int_equal(load(&c, FIX "dropin.conf", 0, &e), 0);
+	assert_int_equal(c.log_level, LOG_LVL_WARN);
+	assert_int_equal(c.default_limit_value, 2500);
+	assert_int_equal(c.ndevices, 1);
+	assert_int_equal(c.devices[0].reserve, 2ull << 30);
+	assert_string_equal(c.devices[0].where, FIX "dropin.conf:5");
+	assert_string_equal(c.devices[0].reserve_where,
+	    FIX "dropin.conf.d/20-second.conf:5");
+	config_free(&c);
+}
+
+static void
+test_dropin_error(void **state)
+{
+	struct config c;
+	struct errs e;
+
+	(void)state;
+	assert_int_equal(load(&c, FIX "dropin_bad.conf", 0, &e), 1);
+	assert_string_equal(e.first, FIX "dropin_bad.conf.d/20-bad.conf:3: "
+	    "unknown key 'reserv' in section '[device 1]'");
+	config_free(&c);
+}
+
+/* The shipped example must stay valid. */
+static void
+test_example(void **state)
+{
+	struct config c;
+	struct errs e;
+
+	(void)state;
+	assert_int_equal(load(&c, "etc/gpufrac.conf", 0, &e), 0);
+	config_free(&c);
+}
+
+static void
+test_resolver_names(void **state)
+{
+	(void)state;
+	assert_int_equal(config_resolver_parse("fail"), GF_RESOLVER_FAIL);
+	assert_int_equal(config_resolver_parse("wait"), GF_RESOLVER_WAIT);
+	assert_int_equal(config_resolver_parse("preempt"),
+	    GF_RESOLVER_PREEMPT);
+	assert_int_equal(config_resolver_parse("swap"), GF_RESOLVER_SWAP);
+	assert_int_equal(config_resolver_parse("Fail"), -1);
+	assert_string_equal(config_resolver_name(GF_RESOLVER_SWAP), "swap");
+	assert_string_equal(config_resolver_name(99), "?");
+}
+
+/* A ledger with two 16Gi devices, ordinals 0 and 1. */
+static void
+two_devices(struct ledger *l, uint8_t uuids[2][GF_UUID_LEN])
+{
+	int i;
+
+	ledger_init(l);
+	for (i = 0; i < 2; i++) {
+		memset(uuids[i], 0xa0 + i, GF_UUID_LEN);
+		assert_int_equal(ledger_device_add(l, uuids[i], (uint32_t)i,
+		    "Sim", 16ull << 30, 0), i);
+	}
+}
+
+static void
+test_check_against_devices(void **state)
+{
+	static const char *const text[] = {
+		/* [device] by ordinal and by uuid; a missing one is a warning */
+		"[device 1]\nreserve = 1Gi\n"
+		"[device GPU-a0a0a0a0-a0a0-a0a0-a0a0-a0a0a0a0a0a0]\n"
+		"reserve = 2Gi\n[device 7]\nreserve = 1Gi\n",
+		/* the whole device may be reserved, not more */
+		"[device 0]\nreserve = 16Gi\n",
+		"[device 0]\nreserve = 17Gi\n",
+		/* one device named twice */
+		"[device 0]\nreserve = 1Gi\n"
+		"[device GPU-a0a0a0a0-a0a0-a0a0-a0a0-a0a0a0a0a0a0]\n",
+	};
+	uint8_t uuids[2][GF_UUID_LEN];
+	uint64_t reserves[2];
+	char path[64];
+	struct ledger l;
+	struct config c;
+	struct errs e;
+
+	(void)state;
+	two_devices(&l, uuids);
+
+	temp_conf(path, sizeof(path), text[0]);
+	assert_int_equal(load(&c, path, 0, &e), 0);
+	assert_int_equal(arbiter_check(&l, &c, reserves, capture, &e), 0);
+	assert_int_equal(reserves[0], 2ull << 30);
+	assert_int_equal(reserves[1], 1ull << 30);
+	config_free(&c);
+	unlink(path);
+
+	temp_conf(path, sizeof(path), text[1]);
+	assert_int_equal(load(&c, path, 0, &e), 0);
+	assert_int_equal(arbiter_check(&l, &c, reserves, capture, &e), 0);
+	assert_int_equal(reserves[0], 16ull << 30);
+	config_free(&c);
+	unlink(path);
+
+	temp_conf(path, sizeof(path), text[2]);
+	assert_int_equal(load(&c, path, 0, &e), 0);
+	assert_int_equal(arbiter_check(&l, &c, reserves, capture, &e), 1);
+	assert_non_null(strstr(e.first, ":2: 'reserve' of 17.0GiB is more "
+	    "than the total 16.0GiB of device 0 (GPU-a0a0a0a0-"));
+	config_free(&c);
+	unlink(path);
+
+	temp_conf(path, sizeof(path), text[3]);
+	assert_int_equal(load(&c, path, 0, &e), 0);
+	assert_int_equal(arbiter_check(&l, &c, reserves, capture, &e), 1);
+	assert_non_null(strstr(e.first, ":3: device 0 (GPU-a0a0a0a0-"));
+	assert_non_null(strstr(e.first, "is configured twice; first at "));
+	config_free(&c);
+	unlink(path);
+
+	ledger_free(&l);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_good),
+		cmocka_unit_test(test_bad_fixtures),
+		cmocka_unit_test(test_good_values),
+		cmocka_unit_test(test_bad_values),
+		cmocka_unit_test(test_all_errors),
+		cmocka_unit_test(test_missing_file),
+		cmocka_unit_test(test_dropins),
+		cmocka_unit_test(test_dropin_error),
+		cmocka_unit_test(test_example),
+		cmocka_unit_test(test_resolver_names),
+		cmocka_unit_test(test_check_against_devices),
+	};
+
+	log_init("test", LOG_LVL_ERROR, 0);	/* warnings are expected */
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

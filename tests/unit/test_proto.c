@@ -1,0 +1,528 @@
+/*
+ * Unit tests of common/proto.c: validation of every message type, and
+ * send/recv over a real SOCK_SEQPACKET socketpair.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "proto.h"
+
+#define NITEMS(a)	(sizeof(a) / sizeof((a)[0]))
+
+#define WHY_SHORT_HDR	"packet shorter than the header"
+#define WHY_VERSION	"unsupported protocol version"
+#define WHY_LEN		"header length does not match the packet"
+#define WHY_HDR_ZERO	"reserved header field is not zero"
+#define WHY_TYPE	"unknown message type"
+#define WHY_SHORT	"message too short for its type"
+#define WHY_LONG	"message too long for its type"
+#define WHY_STRING	"string field is not terminated"
+#define WHY_OVERSIZED	"packet longer than any message"
+
+/* Every type, its payload as the header defines it, and its string. */
+struct type_case {
+	uint16_t	 type;
+	const char	*name;
+	size_t		 size;
+	size_t		 str_off;
+	size_t		 str_len;	/* 0: no string field */
+};
+
+#define T(t, s)		{ GF_MSG_##t, #t, sizeof(struct s), 0, 0 }
+#define TS(t, s, f)	{ GF_MSG_##t, #t, sizeof(struct s), \
+			  offsetof(struct s, f), sizeof(((struct s *)0)->f) }
+
+static const struct type_case types[] = {
+	T(HELLO, gf_hello),
+	T(DEVICE_OPEN, gf_device_open),
+	T(RESERVE, gf_reserve),
+	T(COMMIT, gf_commit),
+	T(ROLLBACK, gf_rollback),
+	T(FREE, gf_free),
+	{ GF_MSG_STATUS_REQ, "STATUS_REQ", 0, 0, 0 },
+	{ GF_MSG_PS_REQ, "PS_REQ", 0, 0, 0 },
+	T(ALLOCS_REQ, gf_allocs_req),
+	T(HELLO_OK, gf_hello_ok),
+	T(DEVICE_INFO, gf_device_info),
+	T(GRANT, gf_grant),
+	T(DENY, gf_deny),
+	TS(ERROR, gf_error, msg),
+	TS(STATUS, gf_status, version),
+	TS(DEVICE_STATUS, gf_device_status, name),
+	T(DEVICE_END, gf_end),
+	TS(CLIENT, gf_client, group),
+	T(CLIENT_END, gf_end),
+	T(ALLOC, gf_alloc),
+	T(ALLOC_END, gf_end),
+};
+
+/*
+ * A valid packet of type tc in *m with payload_len payload bytes (normally
+ * tc->size): every payload byte set, strings terminated at their last byte.
+ * Returns the packet's length.
+ */
+static size_t
+packet_make(struct gf_msg *m, const struct type_case *tc, size_t payload_len)
+{
+	memset(m, 0, sizeof(*m));
+	m->hdr.version = GF_PROTO_VERSION;
+	m->hdr.type = tc->type;
+	m->hdr.len = (uint32_t)(sizeof(m->hdr) + payload_len);
+	m->hdr.seq = 0xdeadbeef;
+	memset(m->u.raw, 'x', payload_len);
+	if (tc->str_len)
+		m->u.raw[tc->str_off + tc->str_len - 1] = '\0';
+	return sizeof(m->hdr) + payload_len;
+}
+
+static void
+check_fails(const struct gf_msg *m, size_t n, const char *want,
+    const char *what)
+{
+	const char *why = NULL;
+
+	if (proto_check(m, n, &why) != -1)
+		fail_msg("%s: accepted", what);
+	if (why == NULL || strcmp(why, want) != 0)
+		fail_msg("%s: reason '%s', want '%s'", what,
+		    why ? why : "(none)", want);
+}
+
+static void
+test_every_type_valid(void **state)
+{
+	struct gf_msg m;
+	const char *why = NULL;
+	size_t i, n;
+
+	(void)state;
+	for (i = 0; i < NITEMS(types); i++) {
+		const struct type_case *tc = &types[i];
+
+		assert_int_equal(proto_payload_size(tc->type), tc->size);
+		n = packet_make(&m, tc, tc->size);
+		if (proto_check(&m, n, &why) != 0)
+			fail_msg("%s: valid packet rejected: %s", tc->name,
+			    why);
+	}
+}
+
+static void
+test_every_type_one_byte_short(void **state)
+{
+	struct gf_msg m;
+	size_t i, n;
+
+	(void)state;
+	for (i = 0; i < NITEMS(types); i++) {
+		const struct type_case *tc = &types[i];
+
+		if (tc->size == 0) {
+			/* a header alone: one byte less is no header */
+			n = packet_make(&m, tc, 0) - 1;
+			m.hdr.len = (uint32_t)n;
+			check_fails(&m, n, WHY_SHORT_HDR, tc->name);
+			continue;
+		}
+		n = packet_make(&m, tc, tc->size - 1);
+		check_fails(&m, n, WHY_SHORT, tc->name);
+	}
+}
+
+static void
+test_every_type_one_byte_long(void **state)
+{
+	struct gf_msg m;
+	size_t i, n;
+
+	(void)state;
+	for (i = 0; i < NITEMS(types); i++) {
+		n = packet_make(&m, &types[i], types[i].size + 1);
+		check_fails(&m, n, WHY_LONG, types[i].name);
+	}
+}
+
+static void
+test_every_type_wrong_version(void **state)
+{
+	static const uint16_t versions[] = { 0, GF_PROTO_VERSION + 1, 0xffff };
+	struct gf_msg m;
+	size_t i, j, n;
+
+	(void)state;
+	for (i = 0; i < NITEMS(types); i++) {
+		for (j = 0; j < NITEMS(versions); j++) {
+			n = packet_make(&m, &types[i], types[i].size);
+			m.hdr.version = versions[j];
+			check_fails(&m, n, WHY_VERSION, types[i].name);
+		}
+	}
+}
+
+static void
+test_every_type_header_len_mismatch(void **state)
+{
+	struct gf_msg m;
+	size_t i, n;
+
+	(void)state;
+	for (i = 0; i < NITEMS(types); i++) {
+		n = packet_make(&m, &types[i], types[i].size);
+		m.hdr.len = (uint32_t)n + 1;
+		check_fails(&m, n, WHY_LEN, types[i].name);
+		m.hdr.len = (uint32_t)n - 1;
+		check_fails(&m, n, WHY_LEN, types[i].name);
+		m.hdr.len = 0;
+		check_fails(&m, n, WHY_LEN, types[i].name);
+		m.hdr.len = UINT32_MAX;
+		check_fails(&m, n, WHY_LEN, types[i].name);
+	}
+}
+
+static void
+test_every_type_header_zero_field(void **state)
+{
+	struct gf_msg m;
+	size_t i, n;
+
+	(void)state;
+	for (i = 0; i < NITEMS(types); i++) {
+		n = packet_make(&m, &types[i], types[i].size);
+		m.hdr.zero = 1;
+		check_fails(&m, n, WHY_HDR_ZERO, types[i].name);
+		m.hdr.zero = 0x80000000u;
+		check_fails(&m, n, WHY_HDR_ZERO, types[i].name);
+	}
+}
+
+static void
+test_unknown_type(void **state)
+{
+	static const uint16_t unknown[] = {
+		0, GF_MSG_FREE + 1, GF_MSG_STATUS_REQ - 1,
+		GF_MSG_ALLOCS_REQ + 1, GF_MSG_HELLO_OK - 1,
+		GF_MSG_ALLOC_END + 1, 0x7fff, 0xffff,
+	};
+	struct type_case tc = { 0, "unknown", 0, 0, 0 };
+	struct gf_msg m;
+	size_t i, n;
+
+	(void)state;
+	for (i = 0; i < NITEMS(unknown); i++) {
+		tc.type = unknown[i];
+		assert_int_equal(proto_payload_size(unknown[i]), -1);
+		n = packet_make(&m, &tc, 0);
+		check_fails(&m, n, WHY_TYPE, "header-only unknown type");
+		n = packet_make(&m, &tc, 16);
+		check_fails(&m, n, WHY_TYPE, "unknown type with payload");
+	}
+}
+
+static void
+test_unterminated_strings(void **state)
+{
+	struct gf_msg m;
+	const char *why;
+	size_t i, n, nstr = 0;
+
+	(void)state;
+	for (i = 0; i < NITEMS(types); i++) {
+		const struct type_case *tc = &types[i];
+
+		if (tc->str_len == 0)
+			continue;
+		nstr++;
+		n = packet_make(&m, tc, tc->size);
+		m.u.raw[tc->str_off + tc->str_len - 1] = 'x';
+		check_fails(&m, n, WHY_STRING, tc->name);
+
+		/* a terminator anywhere in the field will do */
+		m.u.raw[tc->str_off] = '\0';
+		assert_int_equal(proto_check(&m, n, &why), 0);
+		/* but not one in the next field */
+		m.u.raw[tc->str_off] = 'x';
+		if (tc->str_off + tc->str_len < tc->size) {
+			m.u.raw[tc->str_off + tc->str_len] = '\0';
+			check_fails(&m, n, WHY_STRING, tc->name);
+		}
+	}
+	/* ERROR msg, STATUS version, DEVICE_STATUS name, CLIENT group */
+	assert_int_equal(nstr, 4);
+}
+
+static void
+test_short_header(void **state)
+{
+	struct gf_msg m;
+	size_t n;
+
+	(void)state;
+	packet_make(&m, &types[0], types[0].size);
+	for (n = 0; n < sizeof(m.hdr); n++)
+		check_fails(&m, n, WHY_SHORT_HDR, "short header");
+}
+
+static void
+test_payload_padding_ignored(void **state)
+{
+	struct gf_msg m;
+	const char *why;
+	size_t n;
+
+	(void)state;
+	n = packet_make(&m, &types[NITEMS(types) - 1], sizeof(struct gf_end));
+	m.u.end.zero = 0xffffffffu;
+	assert_int_equal(proto_check(&m, n, &why), 0);
+}
+
+static void
+test_type_name(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < NITEMS(types); i++)
+		assert_string_equal(proto_type_name(types[i].type),
+		    types[i].name);
+	assert_string_equal(proto_type_name(0), "unknown");
+	assert_string_equal(proto_type_name(999), "unknown");
+	assert_string_equal(proto_type_name(0xffff), "unknown");
+}
+
+static void
+test_pack_every_type(void **state)
+{
+	struct gf_msg in, m;
+	const char *why = NULL;
+	size_t i, n;
+
+	(void)state;
+	for (i = 0; i < NITEMS(types); i++) {
+		n = packet_make(&in, &types[i], types[i].size);
+		memset(&m, 0xee, sizeof(m));
+		assert_int_equal(proto_pack(&m, types[i].type, 3, in.u.raw),
+		    (ssize_t)n);
+		assert_int_equal(proto_check(&m, n, &why), 0);
+		assert_int_equal(m.hdr.seq, 3);
+		if (types[i].size)
+			assert_memory_equal(m.u.raw, in.u.raw, types[i].size);
+	}
+	errno = 0;
+	assert_int_equal(proto_pack(&m, 999, 3, in.u.raw), -1);
+	assert_int_equal(errno, EINVAL);
+}
+
+static void
+test_strlcpy(void **state)
+{
+	char buf[8];
+
+	(void)state;
+	memset(buf, 'z', sizeof(buf));
+	proto_strlcpy(buf, "abc", sizeof(buf));
+	assert_string_equal(buf, "abc");
+	assert_memory_equal(buf + 3, "\0\0\0\0\0", 5);	/* zero-filled */
+	proto_strlcpy(buf, "0123456789", sizeof(buf));
+	assert_string_equal(buf, "0123456");
+}
+
+/* A connected SOCK_SEQPACKET pair in sv. */
+static int
+pair_setup(void **state)
+{
+	static int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -1;
+	*state = sv;
+	return 0;
+}
+
+static int
+pair_teardown(void **state)
+{
+	int *sv = *state;
+
+	if (sv[0] >= 0)
+		close(sv[0]);
+	if (sv[1] >= 0)
+		close(sv[1]);
+	return 0;
+}
+
+static void
+test_send_recv_every_type(void **state)
+{
+	int *sv = *state;
+	struct gf_msg out, in;
+	const char *why = NULL;
+	size_t i, n;
+
+	for (i = 0; i < NITEMS(types); i++) {
+		const struct type_case *tc = &types[i];
+
+		n = packet_make(&out, tc, tc->size);
+		assert_int_equal(proto_send(sv[0], tc->type, (uint32_t)i + 7,
+		    out.u.raw), 0);
+		memset(&in, 0xee, sizeof(in));
+		if (proto_recv(sv[1], &in, 0, &why) != 1)
+			fail_msg("%s: not received: %s", tc->name, why);
+		assert_int_equal(in.hdr.version, GF_PROTO_VERSION);
+		assert_int_equal(in.hdr.type, tc->type);
+		assert_int_equal(in.hdr.len, n);
+		assert_int_equal(in.hdr.seq, i + 7);
+		assert_int_equal(in.hdr.zero, 0);
+		if (tc->size)
+			assert_memory_equal(in.u.raw, out.u.raw, tc->size);
+	}
+}
+
+static void
+test_send_unknown_type(void **state)
+{
+	int *sv = *state;
+	struct gf_msg m;
+
+	memset(&m, 0, sizeof(m));
+	errno = 0;
+	assert_int_equal(proto_send(sv[0], 999, 1, m.u.raw), -1);
+	assert_int_equal(errno, EINVAL);
+}
+
+static void
+test_recv_oversized(void **state)
+{
+	int *sv = *state;
+	unsigned char big[GF_MSG_MAX + 44];
+	struct gf_msg m;
+	struct gf_free f = { .ptr = 0x7f0000001000ull };
+	const char *why = NULL;
+
+	/* a plausible header on a packet longer than any message */
+	memset(big, 0, sizeof(big));
+	packet_make(&m, &types[0], types[0].size);
+	memcpy(big, &m.hdr, sizeof(m.hdr));
+	((struct gf_hdr *)(void *)big)->len = sizeof(big);
+	assert_int_equal(send(sv[0], big, sizeof(big), 0), sizeof(big));
+	assert_int_equal(proto_recv(sv[1], &m, 0, &why), -2);
+	assert_string_equal(why, WHY_OVERSIZED);
+
+	/* the oversized packet is gone as a whole: the next one is intact */
+	assert_int_equal(proto_send(sv[0], GF_MSG_FREE, 5, &f), 0);
+	assert_int_equal(proto_recv(sv[1], &m, 0, &why), 1);
+	assert_int_equal(m.hdr.type, GF_MSG_FREE);
+	assert_int_equal(m.u.free.ptr, f.ptr);
+
+	/* exactly GF_MSG_MAX bytes fits the buffer but no message */
+	packet_make(&m, &types[0], GF_MSG_MAX - sizeof(m.hdr));
+	assert_int_equal(send(sv[0], &m, GF_MSG_MAX, 0), GF_MSG_MAX);
+	assert_int_equal(proto_recv(sv[1], &m, 0, &why), -2);
+	assert_string_equal(why, WHY_LONG);
+}
+
+static void
+test_recv_malformed(void **state)
+{
+	int *sv = *state;
+	struct gf_msg m;
+	const char *why = NULL;
+	size_t n;
+
+	n = packet_make(&m, &types[2], types[2].size);
+	m.hdr.version = 7;
+	assert_int_equal(send(sv[0], &m, n, 0), (ssize_t)n);
+	assert_int_equal(proto_recv(sv[1], &m, 0, &why), -2);
+	assert_string_equal(why, WHY_VERSION);
+
+	n = packet_make(&m, &types[2], types[2].size);
+	assert_int_equal(send(sv[0], &m, n - 3, 0), (ssize_t)n - 3);
+	assert_int_equal(proto_recv(sv[1], &m, 0, &why), -2);
+	assert_string_equal(why, WHY_LEN);
+}
+
+static void
+test_recv_nothing_dontwait(void **state)
+{
+	int *sv = *state;
+	struct gf_msg m;
+	const char *why = NULL;
+
+	errno = 0;
+	assert_int_equal(proto_recv(sv[1], &m, MSG_DONTWAIT, &why), -1);
+	assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+static void
+test_recv_peer_closed(void **state)
+{
+	int *sv = *state;
+	struct gf_msg m;
+	struct gf_end e = { .count = 3 };
+	const char *why = NULL;
+
+	/* what was sent before the close is still delivered, then EOF */
+	assert_int_equal(proto_send(sv[0], GF_MSG_CLIENT_END, 9, &e), 0);
+	close(sv[0]);
+	sv[0] = -1;
+	assert_int_equal(proto_recv(sv[1], &m, 0, &why), 1);
+	assert_int_equal(m.u.end.count, 3);
+	assert_int_equal(proto_recv(sv[1], &m, 0, &why), 0);
+	assert_int_equal(proto_recv(sv[1], &m, MSG_DONTWAIT, &why), 0);
+}
+
+static void
+test_send_peer_closed(void **state)
+{
+	int *sv = *state;
+	struct gf_free f = { .ptr = 1 };
+
+	/* EPIPE, and no SIGPIPE (which would kill this test) */
+	close(sv[1]);
+	sv[1] = -1;
+	errno = 0;
+	assert_int_equal(proto_send(sv[0], GF_MSG_FREE, 1, &f), -1);
+	assert_int_equal(errno, EPIPE);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_type_valid),
+		cmocka_unit_test(test_every_type_one_byte_short),
+		cmocka_unit_test(test_every_type_one_byte_long),
+		cmocka_unit_test(test_every_type_wrong_version),
+		cmocka_unit_test(test_every_type_header_len_mismatch),
+		cmocka_unit_test(test_every_type_header_zero_field),
+		cmocka_unit_test(test_unknown_type),
+		cmocka_unit_test(test_unterminated_strings),
+		cmocka_unit_test(test_short_header),
+		cmocka_unit_test(test_payload_padding_ignored),
+		cmocka_unit_test(test_type_name),
+		cmocka_unit_test(test_pack_every_type),
+		cmocka_unit_test(test_strlcpy),
+		cmocka_unit_test_setup_teardown(test_send_recv_every_type,
+		    pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(test_send_unknown_type,
+		    pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(test_recv_oversized,
+		    pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(test_recv_malformed,
+		    pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(test_recv_nothing_dontwait,
+		    pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(test_recv_peer_closed,
+		    pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(test_send_peer_closed,
+		    pair_setup, pair_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,179 @@
+/*
+ * gpufracctl's JSON output: every query's result as one line, with string
+ * escaping that yields valid JSON whatever bytes the daemon sent.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "ctl_json.h"
+#include "ctl_print.h"
+#include "uuid.h"
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), or 0. */
+static size_t
+utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t len, i;
+
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		len = 3;
+		if (s[0] == 0xe0)
+			lo = 0xa0;	/* overlong */
+		if (s[0] == 0xed)
+			hi = 0x9f;	/* surrogates */
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		len = 4;
+		if (s[0] == 0xf0)
+			lo = 0x90;	/* overlong */
+		if (s[0] == 0xf4)
+			hi = 0x8f;	/* beyond U+10FFFF */
+	} else
+		return 0;
+	if (len > n || s[1] < lo || s[1] > hi)
+		return 0;
+	for (i = 2; i < len; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return len;
+}
+
+void
+ctl_json_string(FILE *fp, const char *str, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t n = strnlen(str, len), i = 0, k;
+
+	fputc('"', fp);
+	while (i < n) {
+		unsigned char c = s[i];
+
+		if (c == '"' || c == '\\') {
+			fputc('\\', fp);
+			fputc(c, fp);
+		} else if (c == '\n')
+			fputs("\\n", fp);
+		else if (c == '\t')
+			fputs("\\t", fp);
+		else if (c < 0x20)
+			fprintf(fp, "\\u%04x", c);
+		else if (c < 0x80)
+			fputc(c, fp);
+		else if ((k = utf8_len(s + i, n - i)) > 0) {
+			fwrite(s + i, 1, k, fp);
+			i += k;
+			continue;
+		} else
+			fputs("\\ufffd", fp);
+		i++;
+	}
+	fputc('"', fp);
+}
+
+static void
+json_uuid(FILE *fp, const uint8_t uuid[GF_UUID_LEN])
+{
+	char s[UUID_STR_LEN];
+
+	if (uuid_is_zero(uuid))
+		fputs("null", fp);
+	else
+		fprintf(fp, "\"%s\"", uuid_format(uuid, s, sizeof(s)));
+}
+
+void
+ctl_json_status(FILE *fp, const struct ctl_status *st)
+{
+	const struct gf_status *d = &st->daemon;
+	size_t i;
+
+	fputs("{\"daemon\":{\"version\":", fp);
+	ctl_json_string(fp, d->version, sizeof(d->version));
+	fprintf(fp, ",\"pid\":%" PRIu32 ",\"uptime_ms\":%" PRIu64
+	    ",\"clients\":%" PRIu32 "},\"devices\":[", d->pid, d->uptime_ms,
+	    d->nclients);
+	for (i = 0; i < st->ndevices; i++) {
+		const struct gf_device_status *dev = &st->devices[i];
+
+		fprintf(fp, "%s{\"index\":%" PRIu32 ",\"uuid\":",
+		    i ? "," : "", dev->index);
+		json_uuid(fp, dev->uuid);
+		fputs(",\"name\":", fp);
+		ctl_json_string(fp, dev->name, sizeof(dev->name));
+		fprintf(fp, ",\"total_bytes\":%" PRIu64
+		    ",\"reserve_bytes\":%" PRIu64 ",\"capacity_bytes\":%" PRIu64
+		    ",\"used_bytes\":%" PRIu64 ",\"clients\":%" PRIu32
+		    ",\"swap\":%s}", dev->total, dev->reserve, dev->capacity,
+		    dev->used, dev->nclients,
+		    dev->swap_support ? "true" : "false");
+	}
+	fputs("]}\n", fp);
+}
+
+/*
+ * The records of one pid, clients[0..n): the process's state is the most
+ * severe of them (a process waiting on one device is waiting).
+ */
+static void
+json_client(FILE *fp, const struct gf_client *clients, size_t n)
+{
+	const struct gf_client *c = &clients[0];
+	uint32_t state = c->state;
+	size_t i, ndev = 0;
+
+	for (i = 1; i < n; i++)
+		if (clients[i].state > state)
+			state = clients[i].state;
+	fprintf(fp, "{\"pid\":%" PRIu32 ",\"uid\":%" PRIu32 ",\"group\":",
+	    c->pid, c->uid);
+	ctl_json_string(fp, c->group, sizeof(c->group));
+	fprintf(fp, ",\"state\":\"%s\",\"devices\":[", ctl_state_name(state));
+	for (i = 0; i < n; i++) {
+		c = &clients[i];
+		if (uuid_is_zero(c->uuid))
+			continue;	/* no device opened yet */
+		fprintf(fp, "%s{\"uuid\":", ndev++ ? "," : "");
+		json_uuid(fp, c->uuid);
+		fprintf(fp, ",\"used_bytes\":%" PRIu64 ",\"limit_bytes\":%"
+		    PRIu64 ",\"guarantee_bytes\":%" PRIu64 "}", c->used,
+		    c->limit, c->guarantee);
+	}
+	fputs("]}", fp);
+}
+
+void
+ctl_json_ps(FILE *fp, const struct gf_client *clients, size_t n)
+{
+	size_t i, j;
+
+	fputs("{\"clients\":[", fp);
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n && clients[j].pid == clients[i].pid; j++)
+			;
+		if (i > 0)
+			fputc(',', fp);
+		json_client(fp, &clients[i], j - i);
+	}
+	fputs("]}\n", fp);
+}
+
+void
+ctl_json_allocs(FILE *fp, uint32_t pid, const struct gf_alloc *allocs,
+    size_t n)
+{
+	size_t i;
+
+	fprintf(fp, "{\"pid\":%" PRIu32 ",\"allocations\":[", pid);
+	for (i = 0; i < n; i++) {
+		const struct gf_alloc *a = &allocs[i];
+
+		fprintf(fp, "%s{\"ptr\":\"0x%" PRIx64 "\",\"size\":%" PRIu64
+		    ",\"kind\":\"%s\",\"device\":", i ? "," : "", a->ptr,
+		    a->size, ctl_kind_name(a->kind));
+		json_uuid(fp, a->uuid);
+		fprintf(fp, ",\"age_ms\":%" PRIu64 "}", a->age_ms);
+	}
+	fputs("]}\n", fp);
+}

@@ -1,0 +1,26 @@
+/*
+ * gpufracctl --json: one line of JSON per query, in the stable shapes of
+ * DESIGN.md section 5 and gpufracctl(1).
+ */
+#ifndef GF_CTL_JSON_H
+#define GF_CTL_JSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ctl_query.h"
+
+void	ctl_json_status(FILE *fp, const struct ctl_status *st);
+/* clients sorted by pid, as ctl_query_ps returns them */
+void	ctl_json_ps(FILE *fp, const struct gf_client *clients, size_t n);
+void	ctl_json_allocs(FILE *fp, uint32_t pid, const struct gf_alloc *allocs,
+	    size_t n);
+
+/*
+ * A JSON string literal for the (at most len bytes of) s: quotes,
+ * backslashes and control characters escaped, invalid UTF-8 as U+FFFD.
+ */
+void	ctl_json_string(FILE *fp, const char *s, size_t len);
+
+#endif
