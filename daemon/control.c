@@ -26,6 +26,7 @@
 #define ACCEPT_BATCH	64
 #define ACCEPT_PAUSE_MS	1000	/* after running out of descriptors */
 #define CGROUP_FILE_MAX	65536
+#define OUTQ_KEEP	65536	/* a drained queue keeps at most this */
 
 static void conn_event(struct event_loop *, int, int, void *);
 
@@ -129,6 +130,22 @@ out_free:
 	return NULL;
 }
 
+/* A send or receive error that only means the peer has gone. */
+static int
+peer_left(int errnum)
+{
+	return errnum == EPIPE || errnum == ECONNRESET;
+}
+
+/* Say why sending to c failed; -1. */
+static int
+send_failed(struct conn *c, int errnum)
+{
+	c->gone = peer_left(errnum);
+	snprintf(c->err, sizeof(c->err), "cannot send: %s", strerror(errnum));
+	return -1;
+}
+
 /* Send queued packets until the socket is full. -1 (c->err) on an error. */
 static int
 conn_flush(struct conn *c)
@@ -145,14 +162,17 @@ conn_flush(struct conn *c)
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
 		    errno == ENOBUFS))
 			return 0;
-		if (n < 0) {
-			snprintf(c->err, sizeof(c->err), "cannot send: %s",
-			    strerror(errno));
-			return -1;
-		}
+		if (n < 0)
+			return send_failed(c, errno);
 		c->out_head += hdr.len;
 	}
 	c->out_head = c->out_len = 0;
+	if (c->out_cap > OUTQ_KEEP) {
+		/* A long list has gone out: do not keep its buffer. */
+		free(c->out);
+		c->out = NULL;
+		c->out_cap = 0;
+	}
 	return 0;
 }
 
@@ -163,17 +183,25 @@ control_close(struct conn *c, const char *why)
 	struct arbiter *a = ctl->arb;
 	char sbuf[32];
 
-	if (c->out_len > c->out_head)
+	if (c->out_len > c->out_head && !c->gone)
 		(void)conn_flush(c);	/* e.g. the ERROR that explains why */
-	if (why != NULL)
+	if (c->gone)
+		why = NULL;		/* it left: nothing to warn about */
+	if (c->client != NULL)
+		size_format(ledger_client_used(&a->ledger, c->client), sbuf,
+		    sizeof(sbuf));
+	/* One line per departure, whatever the reason. */
+	if (why != NULL && c->client != NULL)
+		log_warnx("closing the connection of pid %u: %s; %s returned",
+		    c->pid, why, sbuf);
+	else if (why != NULL)
 		log_warnx("closing the connection of pid %u: %s", c->pid, why);
-	if (c->client != NULL) {
-		log_info("client pid %u left; %s returned", c->pid,
-		    size_format(ledger_client_used(&a->ledger, c->client),
-		    sbuf, sizeof(sbuf)));
-		ledger_client_drop(&a->ledger, c->client);
-	} else if (why == NULL)
+	else if (c->client != NULL)
+		log_info("client pid %u left; %s returned", c->pid, sbuf);
+	else
 		log_debug("pid %u hung up", c->pid);
+	if (c->client != NULL)
+		ledger_client_drop(&a->ledger, c->client);
 	event_set(ctl->loop, c->fd, 0, NULL, NULL);
 	close(c->fd);
 	TAILQ_REMOVE(&ctl->conns, c, entry);
@@ -231,12 +259,11 @@ conn_send(struct conn *c, uint16_t type, uint32_t seq, const void *payload)
 		while (n < 0 && errno == EINTR);
 		if (n == len)
 			return 0;
-		if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK &&
-		    errno != ENOBUFS)) {
-			snprintf(c->err, sizeof(c->err), "cannot send: %s",
-			    n < 0 ? strerror(errno) : "short packet");
-			return -1;
-		}
+		if (n >= 0)
+			return send_failed(c, EMSGSIZE);
+		if (errno != EAGAIN && errno != EWOULDBLOCK &&
+		    errno != ENOBUFS)
+			return send_failed(c, errno);
 	}
 	if (outq_reserve(c, (size_t)len) < 0)
 		return -1;
@@ -268,7 +295,7 @@ conn_read(struct conn *c)
 				goto out_close;
 			continue;
 		}
-		if (r == 0) {
+		if (r == 0 || (r == -1 && peer_left(errno))) {
 			control_close(c, NULL);
 			return -1;
 		}

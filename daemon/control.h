@@ -32,6 +32,7 @@ struct conn {
 	size_t		 out_len;	/* end of the queued bytes */
 	size_t		 out_cap;
 	char		 err[96];	/* why the last conn_send failed */
+	int		 gone;		/* the peer went away: no error */
 };
 
 TAILQ_HEAD(conns, conn);

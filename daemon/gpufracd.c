@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -110,6 +111,19 @@ daemon_ready(int fd)
 	close(fd);
 }
 
+/* One descriptor per client: take all the kernel allows us. */
+static void
+fd_limit_raise(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			log_warn("cannot raise the limit on open files");
+	}
+}
+
 /* HUP, TERM and INT arrive here through the signalfd, never as handlers. */
 static int
 signals_block(void)
@@ -158,6 +172,10 @@ main(int argc, char *argv[])
 	struct config conf;
 	int ch, foreground = 0, check = 0, ready = -1, sigfd, rc = 1;
 
+	/* A descriptor inherited from whoever started us (a pipe, a fifo)
+	 * would stay open as long as the daemon runs: its reader would never
+	 * see end-of-file. */
+	closefrom(STDERR_FILENO + 1);
 	log_init("gpufracd", LOG_LVL_INFO, 0);
 	arb.conf_path = CONFIG_PATH_DEFAULT;
 	arb.conf_optional = 1;
@@ -197,6 +215,7 @@ main(int argc, char *argv[])
 	log_setlevel(conf.log_level);
 	if (!foreground)
 		ready = daemon_start();
+	fd_limit_raise();
 	sigfd = signals_block();
 	if ((arb.loop = event_loop_new()) == NULL)
 		fatalx("cannot create the event loop: %s", strerror(errno));

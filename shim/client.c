@@ -1,8 +1,7 @@
 /*
  * The daemon client: the connection to gpufracd and its monitor thread,
- * per-device state (UUID, limits, reservations in flight), the reserve /
- * commit / rollback / free conversation, local enforcement while the daemon
- * is unreachable, re-registration after a reconnect, and fork handling.
+ * per-device state, reserve / commit / rollback / free, local enforcement
+ * while the daemon is away, re-registration on reconnect, fork handling.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,8 +1,7 @@
 /*
- * dlsym interposition (DESIGN.md §3, path 2): ctypes bindings (numba) and
- * TensorFlow's stub loader look the driver up with dlsym on a libcuda handle.
- * A hooked symbol that the real dlsym finds comes back as the shim's hook;
- * every other lookup passes through unchanged.
+ * dlsym interposition (DESIGN.md §3, path 2, as numba and TensorFlow use it):
+ * a hooked driver symbol the real dlsym finds comes back as the shim's hook;
+ * every other lookup goes to glibc unchanged.
  */
 #include <dlfcn.h>
 #include <stddef.h>

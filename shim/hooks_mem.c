@@ -1,7 +1,6 @@
 /*
- * The memory hooks (DESIGN.md §2): an allocation is reserved with the
- * daemon, made by the driver, then committed or rolled back; a free is
- * reported after the driver's. cuMemGetInfo and cuDeviceTotalMem show the
+ * The memory hooks (DESIGN.md §2): reserve, allocate, then commit or roll
+ * back; free, then report it. cuMemGetInfo and cuDeviceTotalMem show the
  * process its own share of the device.
  */
 #include <stdint.h>

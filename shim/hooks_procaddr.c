@@ -1,9 +1,7 @@
 /*
- * cuGetProcAddress hooks (DESIGN.md §3, path 3): libcudart >= 11.3, PyTorch
- * and NCCL fetch driver entry points here. The driver answers first; where
- * the hook table has an ABI for the same (name, version, flags), the caller
- * gets the hook instead. Unknown names, older ABIs and cuGetExportTable are
- * left as the driver answered them.
+ * cuGetProcAddress hooks (DESIGN.md §3, path 3: libcudart, PyTorch, NCCL):
+ * the driver answers, then the hook table replaces the answer where it has
+ * a hook for the same (name, version, flags). All else stays as answered.
  */
 #include "hooks.h"
 #include "real.h"

@@ -8,6 +8,9 @@
  *                             private name; sets SIMCUDA_DEVICES=4Gi,2Gi)
  *   sim_check_linked list     print "ORDINAL NAME UUID TOTAL" per device, or
  *                             the cuInit error name (for CUDA_VISIBLE_DEVICES)
+ *   sim_check_linked take BYTES SECONDS
+ *                             allocate on device 0, print "ok" or the error
+ *                             name, hold it SECONDS, exit
  * The other modes are the children the checks start.
  */
 #define __CUDA_API_VERSION_INTERNAL
@@ -792,6 +795,22 @@ list_devices(void)
 	return 0;
 }
 
+static int
+take(const char *bytes, const char *seconds)
+{
+	unsigned long long n = strtoull(bytes, NULL, 10);
+	CUdeviceptr p;
+	CUcontext c;
+	CUresult r;
+
+	if ((r = cuInit(0)) == CUDA_SUCCESS &&
+	    (r = cuCtxCreate_v2(&c, 0, 0)) == CUDA_SUCCESS)
+		r = cuMemAlloc_v2(&p, n);
+	printf("%s\n", r == CUDA_SUCCESS ? "ok" : err_name(r));
+	sleep((unsigned)strtoul(seconds, NULL, 10));
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -803,6 +822,8 @@ main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc > 1 && strcmp(argv[1], "list") == 0)
 		return list_devices();
+	if (argc > 3 && strcmp(argv[1], "take") == 0)
+		return take(argv[2], argv[3]);
 	if (argc > 1 && strcmp(argv[1], "sees") == 0)
 		return child_sees();
 	if (argc > 1 && strcmp(argv[1], "hold") == 0)

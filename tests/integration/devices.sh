@@ -21,8 +21,8 @@ check_eq "limits follow the reordered ordinals" "$out" "total $((3 << 30))
 alloc ok
 total $((1 << 30))
 alloc err=2"
-GPUFRAC_MEMORY_LIMIT=50% client_start a env CUDA_VISIBLE_DEVICES=1 \
-	LD_PRELOAD="${SAN_RT:+$SAN_RT }$SHIM" "$C" total alloc 3Gi hold
+CUDA_VISIBLE_DEVICES=1 GPUFRAC_MEMORY_LIMIT=50% client_start a preload "$C" \
+	total alloc 3Gi hold
 check_eq "a percentage is of the device the process sees" \
 	"$(head -n 2 "$TMP/a.out")" "total $((4 << 30))
 alloc ok"

@@ -90,7 +90,7 @@ preload() {
 ctl() { "$GPUFRACCTL" -s "$GPUFRAC_SOCKET" "$@"; }
 
 daemon_start() {
-	conf=
+	local conf=
 	[ -f "$TMP/gpufrac.conf" ] && conf="-c $TMP/gpufrac.conf"
 	# shellcheck disable=SC2086
 	"$GPUFRACD" -f -s "$GPUFRAC_SOCKET" $conf "$@" 2>>"$TMP/gpufracd.log" &
@@ -118,6 +118,9 @@ daemon_stop() {
 # $TMP/NAME.out and .err, pid in $PID_NAME. Waits until it holds.
 client_start() {
 	local name=$1 fd; shift
+	# Run preloaded programs directly, not through the shell function, so
+	# that $! is the program's own pid.
+	[ "$1" = preload ] && { shift; set -- env "LD_PRELOAD=${SAN_RT:+$SAN_RT }$SHIM" "$@"; }
 	mkfifo "$TMP/$name.in"
 	"$@" <"$TMP/$name.in" >"$TMP/$name.out" 2>"$TMP/$name.err" &
 	printf -v "PID_$name" %s $!

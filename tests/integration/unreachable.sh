@@ -3,7 +3,7 @@
 . "$(dirname "$0")/lib.sh"
 C=$CLIENTS/cuclient_linked
 
-out=$(GPUFRAC_MEMORY_LIMIT=1Gi timeout 60 preload "$C" alloc 768Mi \
+out=$(GPUFRAC_MEMORY_LIMIT=1Gi preload timeout 60 "$C" alloc 768Mi \
 	alloc 512Mi info free alloc 256Mi 2>"$TMP/err")
 check_eq "the limit is enforced locally" "$out" "alloc ok
 alloc err=2
@@ -12,6 +12,6 @@ free ok
 alloc ok"
 check_eq "one line on stderr says so" "$(grep -c '^gpufrac: ' "$TMP/err")" 1
 check "naming the socket" grep -q "$GPUFRAC_SOCKET" "$TMP/err"
-out=$(timeout 60 preload "$C" alloc 3Gi 2>/dev/null)
+out=$(preload timeout 60 "$C" alloc 3Gi 2>/dev/null)
 check_eq "without a limit the whole device is usable" "$out" "alloc ok"
 finish

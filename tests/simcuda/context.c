@@ -17,7 +17,8 @@ static unsigned long long ctx_last_id;
 static _Thread_local struct CUctx_st *ctx_stack[CTX_STACK_MAX];
 static _Thread_local int ctx_depth;
 
-int
+/* A live handle (a primary context always is); the lock is held. */
+static int
 ctx_valid(CUcontext ctx)
 {
 	struct CUctx_st *c;

@@ -156,12 +156,6 @@ device_init(void)
 }
 
 int
-device_count(void)
-{
-	return nvisible;
-}
-
-int
 device_phys(CUdevice dev)
 {
 	return dev >= 0 && dev < nvisible ? visible[dev] : -1;

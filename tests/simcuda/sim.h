@@ -46,7 +46,6 @@ void		state_forget(void);
 /* device.c */
 CUresult	device_init(void);
 int		device_phys(CUdevice dev);	/* physical index, or -1 */
-int		device_count(void);
 
 /* context.c */
 struct CUctx_st {
@@ -62,7 +61,6 @@ struct CUctx_st {
 };
 /* The calling thread's usable current context; takes the lock itself. */
 CUresult	ctx_current(struct CUctx_st **out);
-int		ctx_valid(CUcontext ctx);
 void		ctx_forget(void);
 
 /* alloc.c: the process's live allocations */

@@ -24,7 +24,8 @@
 struct state_proc {
 	int32_t		pid;		/* 0: free slot */
 	uint32_t	pad;
-	uint64_t	start;		/* /proc/PID/stat field 22: tells a reused pid apart */
+	uint64_t	start;		/* /proc/PID/stat field 22, which tells
+					 * a reused pid apart */
 	uint64_t	used[SIM_MAX_DEVICES];
 };
 
@@ -38,6 +39,8 @@ struct state_shared {
 	uint32_t	size;		/* sizeof(struct state_shared) */
 	uint32_t	ready;
 	uint32_t	ndev;
+	uint32_t	nslots;		/* procs[] used so far: scans stop there */
+	uint32_t	pad;
 	uint64_t	capacity[SIM_MAX_DEVICES];
 	uint64_t	used[SIM_MAX_DEVICES];	/* sum of procs[].used */
 	pthread_mutex_t	lock;		/* process-shared and robust */
@@ -107,7 +110,7 @@ state_reap(void)
 {
 	int i;
 
-	for (i = 0; i < STATE_PROCS; i++) {
+	for (i = 0; i < (int)shm->nslots; i++) {
 		struct state_proc *sp = &shm->procs[i];
 
 		if (sp->pid != 0 && i != self_slot && !proc_alive(sp))
@@ -124,7 +127,7 @@ state_repair(void)
 
 	for (d = 0; d < SIM_MAX_DEVICES; d++) {
 		shm->used[d] = 0;
-		for (i = 0; i < STATE_PROCS; i++)
+		for (i = 0; i < (int)shm->nslots; i++)
 			shm->used[d] += shm->procs[i].used[d];
 	}
 }
@@ -166,17 +169,22 @@ self_get(void)
 		log_warnx("cannot read the start time of pid %d", (int)pid);
 		return -1;
 	}
+	/* Our pid's memory, if any, belongs to an earlier process or to this
+	 * one before it called exec(): either way it is gone. */
+	for (i = 0; i < (int)shm->nslots; i++)
+		if (shm->procs[i].pid == pid)
+			slot_clear(&shm->procs[i]);
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < STATE_PROCS; i++) {
 			struct state_proc *sp = &shm->procs[i];
 
-			if (sp->pid == pid)	/* a dead process had our pid */
-				slot_clear(sp);
-			if (sp->pid == 0) {
-				sp->pid = pid;
-				sp->start = start;
-				return self_slot = i;
-			}
+			if (sp->pid != 0)
+				continue;
+			sp->pid = pid;
+			sp->start = start;
+			if ((uint32_t)i >= shm->nslots)
+				shm->nslots = (uint32_t)i + 1;
+			return self_slot = i;
 		}
 		state_reap();
 	}
@@ -237,15 +245,19 @@ shared_open(const char *name, unsigned ndev, const uint64_t *cap)
 		log_warn("cannot open '/dev/shm%s'", path);
 		return NULL;
 	}
-	if (flock(fd, LOCK_EX) < 0 || fstat(fd, &st) < 0) {
+	if (flock(fd, LOCK_EX) < 0) {
 		log_warn("cannot lock '/dev/shm%s'", path);
 		goto out_close;
+	}
+	if (fstat(fd, &st) < 0) {
+		log_warn("cannot stat '/dev/shm%s'", path);
+		goto out_unlock;
 	}
 	if (st.st_size == 0) {
 		(void)fchmod(fd, 0666);	/* every user may use the GPU */
 		if (ftruncate(fd, sizeof(*s)) < 0) {
 			log_warn("cannot size '/dev/shm%s'", path);
-			goto out_close;
+			goto out_unlock;
 		}
 	} else if ((size_t)st.st_size != sizeof(*s))
 		goto out_foreign;
@@ -253,7 +265,7 @@ shared_open(const char *name, unsigned ndev, const uint64_t *cap)
 	if (s == MAP_FAILED) {
 		log_warn("cannot map '/dev/shm%s'", path);
 		s = NULL;
-		goto out_close;
+		goto out_unlock;
 	}
 	if (!__atomic_load_n(&s->ready, __ATOMIC_ACQUIRE))
 		shared_init(s, ndev, cap);
@@ -262,12 +274,15 @@ shared_open(const char *name, unsigned ndev, const uint64_t *cap)
 		s = NULL;
 		goto out_foreign;
 	}
-	goto out_close;
+	goto out_unlock;
 out_foreign:
 	log_warnx("'/dev/shm%s' was made by another simcuda build: delete it",
 	    path);
+out_unlock:
+	/* Explicitly: the mapping keeps the file open, and the lock with it. */
+	flock(fd, LOCK_UN);
 out_close:
-	close(fd);	/* also drops the flock; the mapping stays */
+	close(fd);
 	return s;
 }
 
