@@ -33,11 +33,14 @@ $(error cannot find $(CUDA_HOME)/include/cuda.h: install the CUDA toolkit or set
 endif
 endif
 
-# Rebuild everything when the flags change (a sanitizer build, say).
+# Rebuild everything when the flags change (a sanitizer build, say): the
+# stamp is rewritten only when its content would differ.
 FLAGS_STAMP = .build-flags
-$(shell echo '$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS)' | \
-	cmp -s - $(FLAGS_STAMP) 2>/dev/null || \
-	echo '$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS)' > $(FLAGS_STAMP))
+BUILD_FLAGS = $(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS)
+$(FLAGS_STAMP): FORCE
+	@echo '$(BUILD_FLAGS)' | cmp -s - $@ 2>/dev/null || \
+	    echo '$(BUILD_FLAGS)' > $@
+FORCE:
 
 COMMON_OBJ  = $(patsubst %.c,%.o,$(wildcard common/*.c))
 COMMON_LIB  = common/libgfcommon.a
@@ -141,6 +144,8 @@ clean:
 	rm -f $(BINS) tests/simcuda/libcuda.so $(COMMON_LIB) $(UNIT) $(CLIENTS) \
 	    $(FLAGS_STAMP) */*.o */*.d tests/*/*.o tests/*/*.d
 
-.PHONY: all check demo deps install uninstall clean
+.PHONY: all check demo deps install uninstall clean FORCE
+# Keep the objects of tests and clients that make would see as intermediate.
+.SECONDARY:
 
 -include $(wildcard */*.d tests/*/*.d)
