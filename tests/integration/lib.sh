@@ -32,10 +32,15 @@ unset GPUFRAC_MEMORY_LIMIT GPUFRAC_DISABLE GPUFRAC_LOG CUDA_VISIBLE_DEVICES
 # loaded first in programs that were not built with it (sh, python).
 SAN_RT=
 case ${SANITIZE:-} in
-address) SAN_RT=$(${CC:-cc} -print-file-name=libasan.so)
-	 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=0};;
+address) SAN_RT=$(${CC:-cc} -print-file-name=libasan.so);;
 thread)	 SAN_RT=$(${CC:-cc} -print-file-name=libtsan.so);;
 esac
+# Every sanitizer report, from any process, lands in $TMP/san.PID; finish
+# fails the test when there is one. A child forked by a threaded program may
+# start threads (the shim's watcher): TSan allows it with die_after_fork=0.
+export ASAN_OPTIONS=log_path=$TMP/san:abort_on_error=0
+export UBSAN_OPTIONS=log_path=$TMP/san:print_stacktrace=1
+export TSAN_OPTIONS=log_path=$TMP/san:die_after_fork=0
 
 CHECKS_FAILED=0
 DAEMON_PID=
@@ -78,13 +83,26 @@ wait_for() {
 skip() { echo "$1"; exit 77; }
 
 finish() {
+	local report
+	daemon_stop
+	for report in "$TMP"/san.*; do
+		[ -e "$report" ] || continue
+		fail "sanitizer report $(basename "$report")"
+		cat "$report"
+	done
 	[ "$CHECKS_FAILED" -eq 0 ] && exit 0
 	echo "$CHECKS_FAILED check(s) failed"
 	exit 1
 }
 
 preload() {
-	LD_PRELOAD="${SAN_RT:+$SAN_RT }$SHIM" "$@"
+	# CPython's own allocations at exit are not ours to report.
+	if [ "$1" = "$PYTHON" ]; then
+		ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0 \
+		    LD_PRELOAD="${SAN_RT:+$SAN_RT }$SHIM" "$@"
+	else
+		LD_PRELOAD="${SAN_RT:+$SAN_RT }$SHIM" "$@"
+	fi
 }
 
 ctl() { "$GPUFRACCTL" -s "$GPUFRAC_SOCKET" "$@"; }
@@ -110,6 +128,7 @@ daemon_stop() {
 	[ -n "$DAEMON_PID" ] || return 0
 	kill -TERM "$DAEMON_PID" 2>/dev/null
 	wait "$DAEMON_PID" 2>/dev/null
+	check_eq "gpufracd exits cleanly on SIGTERM" $? 0
 	DAEMON_PID=
 }
 

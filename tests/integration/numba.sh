@@ -3,8 +3,6 @@
 . "$(dirname "$0")/lib.sh"
 "$PYTHON" -c 'import numba' 2>/dev/null ||
 	skip "python3-numba is not installed (make deps installs it)"
-[ "${SANITIZE:-}" = thread ] &&
-	skip "numba under ThreadSanitizer: CPython is not built for it"
 daemon_start
 
 out=$(GPUFRAC_MEMORY_LIMIT=1Gi preload "$PYTHON" "$TOP/tests/clients/numba_limit.py" 2>"$TMP/err")
