@@ -24,12 +24,12 @@
 #include "shim.h"
 #include "sock.h"
 #include "units.h"
+#include "uuid.h"
 
 #define CLIENT_TIMEOUT_MS	5000	/* a reply, or a send that cannot go */
 #define CLIENT_RETRY_MIN_MS	100	/* reconnection: first retry ... */
 #define CLIENT_RETRY_MAX_MS	500	/* ... backing off to this */
 #define CLIENT_WHY_LEN		(GF_ERRMSG_LEN + 80)
-#define CLIENT_UUID_STR_LEN	41	/* "GPU-" + 36 + NUL */
 
 struct client_device {
 	int		uuid_known;
@@ -82,16 +82,6 @@ now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static const char *
-uuid_str(const uint8_t *u, char *buf)
-{
-	snprintf(buf, CLIENT_UUID_STR_LEN, "GPU-%02x%02x%02x%02x-%02x%02x-"
-	    "%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2],
-	    u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
-	    u[13], u[14], u[15]);
-	return buf;
 }
 
 /* ---- one exchange on a socket ---------------------------------------- */
@@ -316,7 +306,7 @@ client_device_open(int fd, unsigned gen, int dev, char *why, size_t whylen)
 {
 	struct client_device *d = &client_devs[dev];
 	const struct limit_one *req = &shim_env.limit.dev[dev];
-	char ubuf[CLIENT_UUID_STR_LEN];
+	char ubuf[UUID_STR_LEN];
 	struct gf_device_open o;
 	struct gf_msg m;
 
@@ -341,7 +331,7 @@ client_device_open(int fd, unsigned gen, int dev, char *why, size_t whylen)
 		d->have_capacity = 1;
 		d->capacity = m.u.device_info.capacity;
 		log_debug("device %d (%s): limit %llu, capacity %llu", dev,
-		    uuid_str(d->uuid, ubuf),
+		    uuid_format(d->uuid, ubuf, sizeof(ubuf)),
 		    (unsigned long long)d->limit,
 		    (unsigned long long)d->capacity);
 		return 0;
@@ -350,7 +340,7 @@ client_device_open(int fd, unsigned gen, int dev, char *why, size_t whylen)
 		d->open_gen = gen;
 		if (shim_once(&d->said_refused))
 			log_errx("gpufracd refused device %d (%s): %s", dev,
-			    uuid_str(d->uuid, ubuf), m.u.error.msg);
+			    uuid_format(d->uuid, ubuf, sizeof(ubuf)), m.u.error.msg);
 		return 0;
 	default:
 		client_unexpected(&m, GF_MSG_DEVICE_OPEN, why, whylen);

@@ -114,6 +114,23 @@ alloc_destroy(struct sim_alloc *a)
 	free(a);
 }
 
+CUresult
+alloc_free(uint64_t base, int kinds, CUresult bad)
+{
+	struct sim_alloc *a;
+	CUresult r = sim_ready();
+
+	if (r != CUDA_SUCCESS)
+		return r;
+	sim_lock();
+	if ((a = alloc_at(base)) == NULL || (a->kind & kinds) == 0)
+		r = bad;
+	else
+		alloc_destroy(a);
+	sim_unlock();
+	return r;
+}
+
 /* Everything made in ctx; collected first since the map may not change
  * while it is walked. */
 void

@@ -29,6 +29,21 @@ ctx_valid(CUcontext ctx)
 	return 0;
 }
 
+/* A context handle given by the caller: CUDA_ERROR_INVALID_CONTEXT unless
+ * live. Takes the lock itself. */
+static CUresult
+ctx_check(CUcontext ctx)
+{
+	CUresult r = sim_ready();
+
+	if (r != CUDA_SUCCESS)
+		return r;
+	sim_lock();
+	r = ctx_valid(ctx) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+	sim_unlock();
+	return r;
+}
+
 static struct CUctx_st *
 ctx_new(CUdevice dev, unsigned flags, int is_primary)
 {
@@ -120,11 +135,11 @@ static CUresult
 ctx_create(CUcontext *pctx, unsigned int flags, CUdevice dev)
 {
 	struct CUctx_st *c;
-	CUresult r = sim_ready();
+	CUresult r = sim_ready_out(pctx);
 
 	if (r != CUDA_SUCCESS)
 		return r;
-	if (pctx == NULL || !ctx_flags_ok(flags))
+	if (!ctx_flags_ok(flags))
 		return CUDA_ERROR_INVALID_VALUE;
 	if (device_phys(dev) < 0)
 		return CUDA_ERROR_INVALID_DEVICE;
@@ -217,14 +232,8 @@ cuCtxDestroy_v2(CUcontext ctx)
 static CUresult
 ctx_push_current(CUcontext ctx)
 {
-	CUresult r = sim_ready();
+	CUresult r = ctx_check(ctx);
 
-	if (r != CUDA_SUCCESS)
-		return r;
-	sim_lock();
-	r = ctx != NULL && ctx_valid(ctx) ? CUDA_SUCCESS :
-	    CUDA_ERROR_INVALID_CONTEXT;
-	sim_unlock();
 	return r == CUDA_SUCCESS ? ctx_push(ctx) : r;
 }
 
@@ -270,14 +279,11 @@ cuCtxPopCurrent_v2(CUcontext *pctx)
 CUresult
 cuCtxGetCurrent(CUcontext *pctx)
 {
-	CUresult r = sim_ready();
+	CUresult r = sim_ready_out(pctx);
 
-	if (r != CUDA_SUCCESS)
-		return r;
-	if (pctx == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	*pctx = ctx_depth > 0 ? ctx_stack[ctx_depth - 1] : NULL;
-	return CUDA_SUCCESS;
+	if (r == CUDA_SUCCESS)
+		*pctx = ctx_depth > 0 ? ctx_stack[ctx_depth - 1] : NULL;
+	return r;
 }
 
 /* Replaces the top of the stack; NULL pops it. */
@@ -293,10 +299,7 @@ cuCtxSetCurrent(CUcontext ctx)
 			ctx_depth--;
 		return CUDA_SUCCESS;
 	}
-	sim_lock();
-	r = ctx_valid(ctx) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
-	sim_unlock();
-	if (r != CUDA_SUCCESS)
+	if ((r = ctx_check(ctx)) != CUDA_SUCCESS)
 		return r;
 	if (ctx_depth == 0)
 		return ctx_push(ctx);
@@ -304,35 +307,35 @@ cuCtxSetCurrent(CUcontext ctx)
 	return CUDA_SUCCESS;
 }
 
-/* ctx, or the current context when ctx is NULL. */
+/*
+ * The prologue of a context query: ctx, or the current context when ctx
+ * is NULL, then CUDA_ERROR_INVALID_VALUE when out is NULL.
+ */
 static CUresult
-ctx_given(CUcontext ctx, struct CUctx_st **out)
+ctx_query(CUcontext ctx, const void *out, struct CUctx_st **c)
 {
 	CUresult r;
 
 	if (ctx == NULL)
-		return ctx_current(out);
-	if ((r = sim_ready()) != CUDA_SUCCESS)
+		r = ctx_current(c);
+	else {
+		r = ctx_check(ctx);
+		*c = ctx;
+	}
+	if (r != CUDA_SUCCESS)
 		return r;
-	sim_lock();
-	r = ctx_valid(ctx) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
-	sim_unlock();
-	*out = ctx;
-	return r;
+	return out != NULL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 CUresult
 cuCtxGetDevice(CUdevice *device)
 {
 	struct CUctx_st *c;
-	CUresult r = ctx_current(&c);
+	CUresult r = ctx_query(NULL, device, &c);
 
-	if (r != CUDA_SUCCESS)
-		return r;
-	if (device == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	*device = c->ordinal;
-	return CUDA_SUCCESS;
+	if (r == CUDA_SUCCESS)
+		*device = c->ordinal;
+	return r;
 }
 
 /* Work runs when it is issued, so there is never anything to wait for. */
@@ -348,42 +351,33 @@ CUresult
 cuCtxGetApiVersion(CUcontext ctx, unsigned int *version)
 {
 	struct CUctx_st *c;
-	CUresult r = ctx_given(ctx, &c);
+	CUresult r = ctx_query(ctx, version, &c);
 
-	if (r != CUDA_SUCCESS)
-		return r;
-	if (version == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	*version = CTX_API_VERSION;
-	return CUDA_SUCCESS;
+	if (r == CUDA_SUCCESS)
+		*version = CTX_API_VERSION;
+	return r;
 }
 
 CUresult
 cuCtxGetFlags(unsigned int *flags)
 {
 	struct CUctx_st *c;
-	CUresult r = ctx_current(&c);
+	CUresult r = ctx_query(NULL, flags, &c);
 
-	if (r != CUDA_SUCCESS)
-		return r;
-	if (flags == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	*flags = c->flags;
-	return CUDA_SUCCESS;
+	if (r == CUDA_SUCCESS)
+		*flags = c->flags;
+	return r;
 }
 
 CUresult
 cuCtxGetId(CUcontext ctx, unsigned long long *ctxId)
 {
 	struct CUctx_st *c;
-	CUresult r = ctx_given(ctx, &c);
+	CUresult r = ctx_query(ctx, ctxId, &c);
 
-	if (r != CUDA_SUCCESS)
-		return r;
-	if (ctxId == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	*ctxId = c->id;
-	return CUDA_SUCCESS;
+	if (r == CUDA_SUCCESS)
+		*ctxId = c->id;
+	return r;
 }
 
 /* Lower numbers are higher priorities, as on the real devices. */
@@ -415,12 +409,10 @@ CUresult
 cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
 	struct CUctx_st *c;
-	CUresult r = sim_ready();
+	CUresult r = sim_ready_out(pctx);
 
 	if (r != CUDA_SUCCESS)
 		return r;
-	if (pctx == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
 	if (device_phys(dev) < 0)
 		return CUDA_ERROR_INVALID_DEVICE;
 	sim_lock();
@@ -440,12 +432,10 @@ static CUresult
 primary_release(CUdevice dev)
 {
 	struct CUctx_st *c;
-	CUresult r = sim_ready();
+	CUresult r = device_check(dev);
 
 	if (r != CUDA_SUCCESS)
 		return r;
-	if (device_phys(dev) < 0)
-		return CUDA_ERROR_INVALID_DEVICE;
 	sim_lock();
 	c = primary[dev];
 	if (c == NULL || c->refcount == 0)
@@ -472,12 +462,10 @@ cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 static CUresult
 primary_reset(CUdevice dev)
 {
-	CUresult r = sim_ready();
+	CUresult r = device_check(dev);
 
 	if (r != CUDA_SUCCESS)
 		return r;
-	if (device_phys(dev) < 0)
-		return CUDA_ERROR_INVALID_DEVICE;
 	sim_lock();
 	if (primary[dev] != NULL) {
 		ctx_deactivate(primary[dev]);
@@ -504,12 +492,10 @@ static CUresult
 primary_set_flags(CUdevice dev, unsigned int flags, int while_active)
 {
 	struct CUctx_st *c;
-	CUresult r = sim_ready();
+	CUresult r = device_check(dev);
 
 	if (r != CUDA_SUCCESS)
 		return r;
-	if (device_phys(dev) < 0)
-		return CUDA_ERROR_INVALID_DEVICE;
 	if (!ctx_flags_ok(flags))
 		return CUDA_ERROR_INVALID_VALUE;
 	sim_lock();
@@ -538,12 +524,10 @@ cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags)
 CUresult
 cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
 {
-	CUresult r = sim_ready();
+	CUresult r = device_check(dev);
 
 	if (r != CUDA_SUCCESS)
 		return r;
-	if (device_phys(dev) < 0)
-		return CUDA_ERROR_INVALID_DEVICE;
 	if (flags == NULL || active == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
 	sim_lock();

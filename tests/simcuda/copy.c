@@ -109,7 +109,7 @@ cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount,
     CUstream hStream)
 {
 	return copy_run(dst, SIDE_ANY, src, SIDE_ANY, ByteCount,
-	    hStream != NULL ? hStream : PERTHR);
+	    stream_ptsz(hStream));
 }
 
 CUresult
@@ -140,7 +140,7 @@ cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const void *srcHost,
     size_t ByteCount, CUstream hStream)
 {
 	return copy_run(dstDevice, SIDE_DEVICE, H(srcHost), SIDE_HOST,
-	    ByteCount, hStream != NULL ? hStream : PERTHR);
+	    ByteCount, stream_ptsz(hStream));
 }
 
 CUresult
@@ -170,7 +170,7 @@ cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, CUdeviceptr srcDevice,
     size_t ByteCount, CUstream hStream)
 {
 	return copy_run(H(dstHost), SIDE_HOST, srcDevice, SIDE_DEVICE,
-	    ByteCount, hStream != NULL ? hStream : PERTHR);
+	    ByteCount, stream_ptsz(hStream));
 }
 
 CUresult
@@ -202,7 +202,7 @@ cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
     size_t ByteCount, CUstream hStream)
 {
 	return copy_run(dstDevice, SIDE_DEVICE, srcDevice, SIDE_DEVICE,
-	    ByteCount, hStream != NULL ? hStream : PERTHR);
+	    ByteCount, stream_ptsz(hStream));
 }
 
 CUresult
@@ -252,7 +252,7 @@ CUresult
 cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned char uc, size_t N,
     CUstream hStream)
 {
-	return set_run(dstDevice, uc, 1, N, hStream != NULL ? hStream : PERTHR);
+	return set_run(dstDevice, uc, 1, N, stream_ptsz(hStream));
 }
 
 CUresult
@@ -266,7 +266,7 @@ CUresult
 cuMemsetD16Async_ptsz(CUdeviceptr dstDevice, unsigned short us, size_t N,
     CUstream hStream)
 {
-	return set_run(dstDevice, us, 2, N, hStream != NULL ? hStream : PERTHR);
+	return set_run(dstDevice, us, 2, N, stream_ptsz(hStream));
 }
 
 CUresult
@@ -280,5 +280,5 @@ CUresult
 cuMemsetD32Async_ptsz(CUdeviceptr dstDevice, unsigned int ui, size_t N,
     CUstream hStream)
 {
-	return set_run(dstDevice, ui, 4, N, hStream != NULL ? hStream : PERTHR);
+	return set_run(dstDevice, ui, 4, N, stream_ptsz(hStream));
 }

@@ -11,9 +11,9 @@
 #include "log.h"
 #include "sim.h"
 #include "units.h"
+#include "uuid.h"
 
 #define DEVICE_DEFAULT_BYTES	(16ull << 30)
-#define UUID_STR_LEN		41	/* "GPU-" 8-4-4-4-12, NUL */
 
 static int visible[SIM_MAX_DEVICES];	/* ordinal -> physical index */
 static int nvisible;
@@ -68,20 +68,16 @@ uuid_make(int phys, CUuuid *u)
 		u->bytes[i] = (char)(w[i / 8] >> (8 * (i % 8)));
 }
 
+/* The UUID as CUDA_VISIBLE_DEVICES and nvidia-smi write it. */
 static void
-uuid_format(int phys, char *buf)
+uuid_string(int phys, char *buf, size_t size)
 {
 	CUuuid u;
-	char *p = buf;
-	int i;
+	uint8_t bytes[GF_UUID_LEN];
 
 	uuid_make(phys, &u);
-	p += sprintf(p, "GPU-");
-	for (i = 0; i < 16; i++) {
-		if (i == 4 || i == 6 || i == 8 || i == 10)
-			*p++ = '-';
-		p += sprintf(p, "%02x", (unsigned char)u.bytes[i]);
-	}
+	memcpy(bytes, u.bytes, sizeof(bytes));
+	uuid_format(bytes, buf, size);
 }
 
 /* One CUDA_VISIBLE_DEVICES entry: an index or a UUID prefix; -1 if bad. */
@@ -94,7 +90,7 @@ visible_entry(const char *tok, unsigned ndev)
 
 	if (strncasecmp(tok, "GPU-", 4) == 0) {
 		for (d = 0; d < ndev; d++) {
-			uuid_format((int)d, uuid);
+			uuid_string((int)d, uuid, sizeof(uuid));
 			if (strncasecmp(uuid, tok, strlen(tok)) != 0)
 				continue;
 			if (found >= 0)
@@ -161,41 +157,49 @@ device_phys(CUdevice dev)
 	return dev >= 0 && dev < nvisible ? visible[dev] : -1;
 }
 
-/* Common prologue: initialised, a valid device; its physical index. */
-static CUresult
-device_lookup(CUdevice dev, int *phys)
+CUresult
+device_check(CUdevice dev)
 {
 	CUresult r = sim_ready();
 
 	if (r != CUDA_SUCCESS)
 		return r;
-	if ((*phys = device_phys(dev)) < 0)
-		return CUDA_ERROR_INVALID_DEVICE;
+	return device_phys(dev) >= 0 ? CUDA_SUCCESS :
+	    CUDA_ERROR_INVALID_DEVICE;
+}
+
+/* The prologue of a device query: device_check(), then out; dev's
+ * physical index. */
+static CUresult
+device_query(CUdevice dev, const void *out, int *phys)
+{
+	CUresult r = device_check(dev);
+
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (out == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	*phys = device_phys(dev);
 	return CUDA_SUCCESS;
 }
 
 CUresult
 cuDeviceGetCount(int *count)
 {
-	CUresult r = sim_ready();
+	CUresult r = sim_ready_out(count);
 
-	if (r != CUDA_SUCCESS)
-		return r;
-	if (count == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	*count = nvisible;
-	return CUDA_SUCCESS;
+	if (r == CUDA_SUCCESS)
+		*count = nvisible;
+	return r;
 }
 
 CUresult
 cuDeviceGet(CUdevice *device, int ordinal)
 {
-	CUresult r = sim_ready();
+	CUresult r = sim_ready_out(device);
 
 	if (r != CUDA_SUCCESS)
 		return r;
-	if (device == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
 	if (device_phys(ordinal) < 0)
 		return CUDA_ERROR_INVALID_DEVICE;
 	*device = ordinal;
@@ -206,11 +210,11 @@ CUresult
 cuDeviceGetName(char *name, int len, CUdevice dev)
 {
 	int phys;
-	CUresult r = device_lookup(dev, &phys);
+	CUresult r = device_query(dev, name, &phys);
 
 	if (r != CUDA_SUCCESS)
 		return r;
-	if (name == NULL || len <= 0)
+	if (len <= 0)
 		return CUDA_ERROR_INVALID_VALUE;
 	snprintf(name, (size_t)len, "simcuda device %d", phys);
 	return CUDA_SUCCESS;
@@ -220,14 +224,11 @@ static CUresult
 device_uuid(CUuuid *uuid, CUdevice dev)
 {
 	int phys;
-	CUresult r = device_lookup(dev, &phys);
+	CUresult r = device_query(dev, uuid, &phys);
 
-	if (r != CUDA_SUCCESS)
-		return r;
-	if (uuid == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	uuid_make(phys, uuid);
-	return CUDA_SUCCESS;
+	if (r == CUDA_SUCCESS)
+		uuid_make(phys, uuid);
+	return r;
 }
 
 /* The two differ only for MIG instances, which are not simulated. */
@@ -247,14 +248,11 @@ CUresult
 cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {
 	int phys;
-	CUresult r = device_lookup(dev, &phys);
+	CUresult r = device_query(dev, bytes, &phys);
 
-	if (r != CUDA_SUCCESS)
-		return r;
-	if (bytes == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	*bytes = state_capacity(phys);
-	return CUDA_SUCCESS;
+	if (r == CUDA_SUCCESS)
+		*bytes = state_capacity(phys);
+	return r;
 }
 
 /* Bus numbers follow the physical index: device 0 is 0000:01:00.0. */
@@ -262,11 +260,11 @@ CUresult
 cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
 {
 	int phys;
-	CUresult r = device_lookup(dev, &phys);
+	CUresult r = device_query(dev, pciBusId, &phys);
 
 	if (r != CUDA_SUCCESS)
 		return r;
-	if (pciBusId == NULL || len <= 0)
+	if (len <= 0)
 		return CUDA_ERROR_INVALID_VALUE;
 	snprintf(pciBusId, (size_t)len, "0000:%02x:00.0", phys + 1);
 	return CUDA_SUCCESS;
@@ -275,8 +273,7 @@ cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
 CUresult
 cuDeviceComputeCapability(int *major, int *minor, CUdevice dev)
 {
-	int phys;
-	CUresult r = device_lookup(dev, &phys);
+	CUresult r = device_check(dev);
 
 	if (r != CUDA_SUCCESS)
 		return r;
@@ -355,11 +352,11 @@ CUresult
 cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
 {
 	int phys;
-	CUresult r = device_lookup(dev, &phys);
+	CUresult r = device_query(dev, pi, &phys);
 
 	if (r != CUDA_SUCCESS)
 		return r;
-	if (pi == NULL || attrib < 1 || attrib >= CU_DEVICE_ATTRIBUTE_MAX)
+	if (attrib < 1 || attrib >= CU_DEVICE_ATTRIBUTE_MAX)
 		return CUDA_ERROR_INVALID_VALUE;
 	*pi = attribute_value(attrib, phys);
 	return CUDA_SUCCESS;

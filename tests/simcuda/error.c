@@ -186,25 +186,33 @@ error_find(CUresult error)
 	return NULL;
 }
 
-/* Like the real one: usable before cuInit; an unknown code is an error. */
-CUresult
-cuGetErrorName(CUresult error, const char **pStr)
+/*
+ * Like the real ones: usable before cuInit; an unknown code is an error
+ * and its text NULL.
+ */
+static CUresult
+error_text_get(CUresult error, const char **pStr, int want_desc)
 {
 	const struct error_text *e = error_find(error);
 
 	if (pStr == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
-	*pStr = e != NULL ? e->name : NULL;
-	return e != NULL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	if (e == NULL) {
+		*pStr = NULL;
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	*pStr = want_desc ? e->desc : e->name;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuGetErrorName(CUresult error, const char **pStr)
+{
+	return error_text_get(error, pStr, 0);
 }
 
 CUresult
 cuGetErrorString(CUresult error, const char **pStr)
 {
-	const struct error_text *e = error_find(error);
-
-	if (pStr == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	*pStr = e != NULL ? e->desc : NULL;
-	return e != NULL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	return error_text_get(error, pStr, 1);
 }

@@ -10,7 +10,7 @@
 #include "sim.h"
 
 struct CUevent_st {
-	struct CUctx_st	*ctx;
+	struct sim_handle h;
 	unsigned	flags;
 	int		recorded;
 	struct timespec	when;
@@ -18,14 +18,12 @@ struct CUevent_st {
 
 static struct ptrmap events;	/* live handles */
 
-#define KEY(e)	((uint64_t)(uintptr_t)(e))
-
 /* The lock is held. */
 CUresult
 event_check(CUevent e)
 {
-	return e != NULL && ptrmap_get(&events, KEY(e)) != NULL ?
-	    CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+	return handle_live(&events, e) ? CUDA_SUCCESS :
+	    CUDA_ERROR_INVALID_HANDLE;
 }
 
 static CUresult
@@ -57,44 +55,24 @@ cuEventCreate(CUevent *phEvent, unsigned int Flags)
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((e = calloc(1, sizeof(*e))) == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	e->ctx = ctx;
+	e->h.ctx = ctx;
 	e->flags = Flags;
-	sim_lock();
-	if (ptrmap_put(&events, KEY(e), e) < 0)
-		r = CUDA_ERROR_OUT_OF_MEMORY;
-	sim_unlock();
-	if (r != CUDA_SUCCESS) {
-		free(e);
+	if ((r = handle_add(&events, e)) != CUDA_SUCCESS)
 		return r;
-	}
 	*phEvent = e;
 	return CUDA_SUCCESS;
-}
-
-static CUresult
-event_destroy(CUevent hEvent)
-{
-	CUresult r = sim_ready();
-
-	if (r != CUDA_SUCCESS)
-		return r;
-	sim_lock();
-	if ((r = event_check(hEvent)) == CUDA_SUCCESS)
-		free(ptrmap_del(&events, KEY(hEvent)));
-	sim_unlock();
-	return r;
 }
 
 CUresult
 cuEventDestroy(CUevent hEvent)
 {
-	return event_destroy(hEvent);
+	return handle_destroy(&events, hEvent);
 }
 
 CUresult
 cuEventDestroy_v2(CUevent hEvent)
 {
-	return event_destroy(hEvent);
+	return handle_destroy(&events, hEvent);
 }
 
 static CUresult
@@ -123,8 +101,7 @@ cuEventRecord(CUevent hEvent, CUstream hStream)
 CUresult
 cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
 {
-	return event_record(hEvent, hStream != NULL ? hStream :
-	    CU_STREAM_PER_THREAD);
+	return event_record(hEvent, stream_ptsz(hStream));
 }
 
 /* Recorded or not, an event never has work pending. */
@@ -143,12 +120,10 @@ cuEventSynchronize(CUevent hEvent)
 static CUresult
 event_elapsed(float *pMilliseconds, CUevent hStart, CUevent hEnd)
 {
-	CUresult r = sim_ready();
+	CUresult r = sim_ready_out(pMilliseconds);
 
 	if (r != CUDA_SUCCESS)
 		return r;
-	if (pMilliseconds == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
 	sim_lock();
 	if ((r = event_check(hStart)) == CUDA_SUCCESS &&
 	    (r = event_check(hEnd)) == CUDA_SUCCESS) {
@@ -180,24 +155,11 @@ cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd)
 void
 event_release_ctx(struct CUctx_st *ctx)
 {
-	struct CUevent_st *e;
-	size_t pos = 0;
-
-	/* A delete moves entries about: walk again from the start. */
-	while ((e = ptrmap_next(&events, &pos, NULL)) != NULL)
-		if (e->ctx == ctx) {
-			free(ptrmap_del(&events, KEY(e)));
-			pos = 0;
-		}
+	handle_release_ctx(&events, ctx);
 }
 
 void
 event_forget(void)
 {
-	struct CUevent_st *e;
-	size_t pos = 0;
-
-	while ((e = ptrmap_next(&events, &pos, NULL)) != NULL)
-		free(e);
-	ptrmap_free(&events);
+	handle_forget(&events);
 }

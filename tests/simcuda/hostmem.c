@@ -82,19 +82,8 @@ cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
 CUresult
 cuMemFreeHost(void *p)
 {
-	struct sim_alloc *a;
-	CUresult r = sim_ready();
-
-	if (r != CUDA_SUCCESS)
-		return r;
-	sim_lock();
-	a = alloc_at((uint64_t)(uintptr_t)p);
-	if (a == NULL || a->kind != SIM_MEM_HOST)
-		r = CUDA_ERROR_INVALID_VALUE;
-	else
-		alloc_destroy(a);
-	sim_unlock();
-	return r;
+	return alloc_free((uint64_t)(uintptr_t)p, SIM_MEM_HOST,
+	    CUDA_ERROR_INVALID_VALUE);
 }
 
 /* Pinned memory containing p, or NULL; the lock is held. */
@@ -103,8 +92,8 @@ host_find(const void *p)
 {
 	struct sim_alloc *a = alloc_find((uint64_t)(uintptr_t)p);
 
-	return a != NULL && (a->kind == SIM_MEM_HOST ||
-	    a->kind == SIM_MEM_REGISTERED) ? a : NULL;
+	return a != NULL && (a->kind & (SIM_MEM_HOST | SIM_MEM_REGISTERED)) ?
+	    a : NULL;
 }
 
 /*
@@ -114,11 +103,11 @@ host_find(const void *p)
 CUresult
 cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)
 {
-	CUresult r = sim_ready();
+	CUresult r = sim_ready_out(pdptr);
 
 	if (r != CUDA_SUCCESS)
 		return r;
-	if (pdptr == NULL || Flags != 0)
+	if (Flags != 0)
 		return CUDA_ERROR_INVALID_VALUE;
 	sim_lock();
 	if (host_find(p) == NULL)
@@ -133,12 +122,10 @@ CUresult
 cuMemHostGetFlags(unsigned int *pFlags, void *p)
 {
 	struct sim_alloc *a;
-	CUresult r = sim_ready();
+	CUresult r = sim_ready_out(pFlags);
 
 	if (r != CUDA_SUCCESS)
 		return r;
-	if (pFlags == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
 	sim_lock();
 	if ((a = host_find(p)) == NULL)
 		r = CUDA_ERROR_INVALID_VALUE;
@@ -182,17 +169,6 @@ cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
 CUresult
 cuMemHostUnregister(void *p)
 {
-	struct sim_alloc *a;
-	CUresult r = sim_ready();
-
-	if (r != CUDA_SUCCESS)
-		return r;
-	sim_lock();
-	a = alloc_at((uint64_t)(uintptr_t)p);
-	if (a == NULL || a->kind != SIM_MEM_REGISTERED)
-		r = CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
-	else
-		alloc_destroy(a);
-	sim_unlock();
-	return r;
+	return alloc_free((uint64_t)(uintptr_t)p, SIM_MEM_REGISTERED,
+	    CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
 }

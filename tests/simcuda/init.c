@@ -35,6 +35,16 @@ sim_ready(void)
 	    CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
 }
 
+CUresult
+sim_ready_out(const void *out)
+{
+	CUresult r = sim_ready();
+
+	if (r != CUDA_SUCCESS)
+		return r;
+	return out != NULL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
 uint64_t
 sim_context_bytes(void)
 {

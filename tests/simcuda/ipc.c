@@ -5,27 +5,20 @@
  */
 #include "sim.h"
 
+/* What the real driver says where IPC is not supported. */
+static CUresult
+ipc_unsupported(const void *out)
+{
+	CUresult r = sim_ready_out(out);
+
+	return r != CUDA_SUCCESS ? r : CUDA_ERROR_NOT_SUPPORTED;
+}
+
 CUresult
 cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr)
 {
-	CUresult r = sim_ready();
-
 	(void)dptr;
-	if (r != CUDA_SUCCESS)
-		return r;
-	return pHandle == NULL ? CUDA_ERROR_INVALID_VALUE :
-	    CUDA_ERROR_NOT_SUPPORTED;
-}
-
-static CUresult
-ipc_open(CUdeviceptr *pdptr)
-{
-	CUresult r = sim_ready();
-
-	if (r != CUDA_SUCCESS)
-		return r;
-	return pdptr == NULL ? CUDA_ERROR_INVALID_VALUE :
-	    CUDA_ERROR_NOT_SUPPORTED;
+	return ipc_unsupported(pHandle);
 }
 
 CUresult
@@ -34,7 +27,7 @@ cuIpcOpenMemHandle(CUdeviceptr *pdptr, CUipcMemHandle handle,
 {
 	(void)handle;
 	(void)Flags;
-	return ipc_open(pdptr);
+	return ipc_unsupported(pdptr);
 }
 
 CUresult
@@ -43,7 +36,7 @@ cuIpcOpenMemHandle_v2(CUdeviceptr *pdptr, CUipcMemHandle handle,
 {
 	(void)handle;
 	(void)Flags;
-	return ipc_open(pdptr);
+	return ipc_unsupported(pdptr);
 }
 
 /* Nothing was ever opened. */

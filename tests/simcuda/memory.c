@@ -122,20 +122,8 @@ cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
 CUresult
 cuMemFree_v2(CUdeviceptr dptr)
 {
-	struct sim_alloc *a;
-	CUresult r = sim_ready();
-
-	if (r != CUDA_SUCCESS)
-		return r;
-	sim_lock();
-	a = alloc_at(dptr);
-	if (a == NULL || (a->kind != SIM_MEM_DEVICE &&
-	    a->kind != SIM_MEM_MANAGED))
-		r = CUDA_ERROR_INVALID_VALUE;
-	else
-		alloc_destroy(a);
-	sim_unlock();
-	return r;
+	return alloc_free(dptr, SIM_MEM_DEVICE | SIM_MEM_MANAGED,
+	    CUDA_ERROR_INVALID_VALUE);
 }
 
 CUresult

@@ -9,7 +9,7 @@
 static int
 is_device(const struct sim_alloc *a)
 {
-	return a->kind == SIM_MEM_DEVICE || a->kind == SIM_MEM_MANAGED;
+	return (a->kind & (SIM_MEM_DEVICE | SIM_MEM_MANAGED)) != 0;
 }
 
 /*
@@ -84,12 +84,10 @@ cuPointerGetAttribute(void *data, CUpointer_attribute attribute,
     CUdeviceptr ptr)
 {
 	struct sim_alloc *a;
-	CUresult r = sim_ready();
+	CUresult r = sim_ready_out(data);
 
 	if (r != CUDA_SUCCESS)
 		return r;
-	if (data == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
 	sim_lock();
 	a = alloc_find(ptr);
 	r = a != NULL ? attribute_get(data, attribute, a, ptr) :

@@ -30,6 +30,9 @@
 
 /* init.c */
 CUresult	sim_ready(void);	/* CUDA_ERROR_NOT_INITIALIZED before cuInit */
+/* The prologue of a query: sim_ready(), then CUDA_ERROR_INVALID_VALUE when
+ * out, where the answer goes, is NULL. */
+CUresult	sim_ready_out(const void *out);
 void		sim_lock(void);		/* the process-local lock */
 void		sim_unlock(void);
 uint64_t	sim_context_bytes(void);
@@ -46,6 +49,9 @@ void		state_forget(void);
 /* device.c */
 CUresult	device_init(void);
 int		device_phys(CUdevice dev);	/* physical index, or -1 */
+/* The prologue of a call on dev: sim_ready(), then
+ * CUDA_ERROR_INVALID_DEVICE for an ordinal this process does not see. */
+CUresult	device_check(CUdevice dev);
 
 /* context.c */
 struct CUctx_st {
@@ -63,12 +69,13 @@ struct CUctx_st {
 CUresult	ctx_current(struct CUctx_st **out);
 void		ctx_forget(void);
 
-/* alloc.c: the process's live allocations */
+/* alloc.c: the process's live allocations. Kinds are bits: a set of
+ * kinds is their OR. */
 enum {
 	SIM_MEM_DEVICE = 1,	/* cuMemAlloc, cuMemAllocPitch */
-	SIM_MEM_MANAGED,	/* cuMemAllocManaged */
-	SIM_MEM_HOST,		/* cuMemAllocHost, cuMemHostAlloc */
-	SIM_MEM_REGISTERED,	/* cuMemHostRegister: the caller's memory */
+	SIM_MEM_MANAGED = 2,	/* cuMemAllocManaged */
+	SIM_MEM_HOST = 4,	/* cuMemAllocHost, cuMemHostAlloc */
+	SIM_MEM_REGISTERED = 8,	/* cuMemHostRegister: caller's memory */
 };
 
 struct sim_alloc {
@@ -94,12 +101,38 @@ struct sim_alloc *alloc_at(uint64_t base);	/* by base address */
 struct sim_alloc *alloc_find(uint64_t addr);	/* containing addr */
 /* Unlink, uncharge and free a with its backing memory. */
 void		alloc_destroy(struct sim_alloc *a);
+/*
+ * The free calls: destroy the allocation based at base if its kind is one
+ * of kinds, else return bad. Checks sim_ready() and takes the lock itself.
+ */
+CUresult	alloc_free(uint64_t base, int kinds, CUresult bad);
 void		alloc_release_ctx(struct CUctx_st *ctx);
 unsigned long long alloc_next_id(void);
 void		alloc_forget(void);
 
+/*
+ * handle.c: streams and events, objects that begin with struct sim_handle,
+ * live while their address is a key of their ptrmap. Unless a comment
+ * says otherwise the lock is held.
+ */
+struct ptrmap;
+struct sim_handle {
+	struct CUctx_st	*ctx;		/* made in it, goes with it */
+};
+/* Add h, filled in; on failure h is freed. Takes the lock itself. */
+CUresult	handle_add(struct ptrmap *m, void *h);
+int		handle_live(const struct ptrmap *m, const void *h);
+/* Free h if live, else CUDA_ERROR_INVALID_HANDLE; checks sim_ready() and
+ * takes the lock itself. */
+CUresult	handle_destroy(struct ptrmap *m, void *h);
+void		handle_release_ctx(struct ptrmap *m, struct CUctx_st *ctx);
+void		handle_forget(struct ptrmap *m);	/* forked child */
+
 /* stream.c, event.c */
 CUresult	stream_check(CUstream s);	/* CUDA_ERROR_INVALID_HANDLE */
+/* The stream a _ptsz entry point runs on: s, or for NULL the per-thread
+ * default stream. */
+CUstream	stream_ptsz(CUstream s);
 void		stream_release_ctx(struct CUctx_st *ctx);
 void		stream_forget(void);
 CUresult	event_check(CUevent e);		/* CUDA_ERROR_INVALID_HANDLE */

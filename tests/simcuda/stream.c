@@ -9,14 +9,12 @@
 #include "sim.h"
 
 struct CUstream_st {
-	struct CUctx_st	*ctx;
+	struct sim_handle h;
 	unsigned	flags;
 	int		priority;
 };
 
 static struct ptrmap streams;	/* live handles */
-
-#define KEY(s)	((uint64_t)(uintptr_t)(s))
 
 /* The lock is held. */
 CUresult
@@ -24,8 +22,14 @@ stream_check(CUstream s)
 {
 	if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
 		return CUDA_SUCCESS;
-	return ptrmap_get(&streams, KEY(s)) != NULL ? CUDA_SUCCESS :
+	return handle_live(&streams, s) ? CUDA_SUCCESS :
 	    CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUstream
+stream_ptsz(CUstream s)
+{
+	return s != NULL ? s : CU_STREAM_PER_THREAD;
 }
 
 /* A stream given by the caller, or CUDA_ERROR_INVALID_HANDLE. */
@@ -57,18 +61,12 @@ stream_create(CUstream *phStream, unsigned int Flags, int priority)
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	s->ctx = ctx;
+	s->h.ctx = ctx;
 	s->flags = Flags;
 	/* Clamped to the range cuCtxGetStreamPriorityRange gives, [-5, 0]. */
 	s->priority = priority > 0 ? 0 : priority < -5 ? -5 : priority;
-	sim_lock();
-	if (ptrmap_put(&streams, KEY(s), s) < 0)
-		r = CUDA_ERROR_OUT_OF_MEMORY;
-	sim_unlock();
-	if (r != CUDA_SUCCESS) {
-		free(s);
+	if ((r = handle_add(&streams, s)) != CUDA_SUCCESS)
 		return r;
-	}
 	*phStream = s;
 	return CUDA_SUCCESS;
 }
@@ -86,32 +84,16 @@ cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags,
 	return stream_create(phStream, flags, priority);
 }
 
-static CUresult
-stream_destroy(CUstream hStream)
-{
-	CUresult r = sim_ready();
-
-	if (r != CUDA_SUCCESS)
-		return r;
-	sim_lock();
-	if (hStream == NULL || ptrmap_get(&streams, KEY(hStream)) == NULL)
-		r = CUDA_ERROR_INVALID_HANDLE;
-	else
-		free(ptrmap_del(&streams, KEY(hStream)));
-	sim_unlock();
-	return r;
-}
-
 CUresult
 cuStreamDestroy(CUstream hStream)
 {
-	return stream_destroy(hStream);
+	return handle_destroy(&streams, hStream);
 }
 
 CUresult
 cuStreamDestroy_v2(CUstream hStream)
 {
-	return stream_destroy(hStream);
+	return handle_destroy(&streams, hStream);
 }
 
 static CUresult
@@ -131,7 +113,7 @@ cuStreamSynchronize(CUstream hStream)
 CUresult
 cuStreamSynchronize_ptsz(CUstream hStream)
 {
-	return stream_idle(hStream != NULL ? hStream : CU_STREAM_PER_THREAD);
+	return stream_idle(stream_ptsz(hStream));
 }
 
 CUresult
@@ -143,7 +125,7 @@ cuStreamQuery(CUstream hStream)
 CUresult
 cuStreamQuery_ptsz(CUstream hStream)
 {
-	return stream_idle(hStream != NULL ? hStream : CU_STREAM_PER_THREAD);
+	return stream_idle(stream_ptsz(hStream));
 }
 
 /* An event has completed when recorded, so there is nothing to wait for. */
@@ -172,8 +154,7 @@ cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
 CUresult
 cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags)
 {
-	return stream_wait_event(hStream != NULL ? hStream :
-	    CU_STREAM_PER_THREAD, hEvent, Flags);
+	return stream_wait_event(stream_ptsz(hStream), hEvent, Flags);
 }
 
 static CUresult
@@ -199,8 +180,7 @@ cuStreamGetFlags(CUstream hStream, unsigned int *flags)
 CUresult
 cuStreamGetFlags_ptsz(CUstream hStream, unsigned int *flags)
 {
-	return stream_get_flags(hStream != NULL ? hStream :
-	    CU_STREAM_PER_THREAD, flags);
+	return stream_get_flags(stream_ptsz(hStream), flags);
 }
 
 static CUresult
@@ -226,8 +206,7 @@ cuStreamGetPriority(CUstream hStream, int *priority)
 CUresult
 cuStreamGetPriority_ptsz(CUstream hStream, int *priority)
 {
-	return stream_get_priority(hStream != NULL ? hStream :
-	    CU_STREAM_PER_THREAD, priority);
+	return stream_get_priority(stream_ptsz(hStream), priority);
 }
 
 /* Called without the lock: a callback may call the driver. */
@@ -257,8 +236,8 @@ CUresult
 cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback,
     void *userData, unsigned int flags)
 {
-	return stream_add_callback(hStream != NULL ? hStream :
-	    CU_STREAM_PER_THREAD, callback, userData, flags);
+	return stream_add_callback(stream_ptsz(hStream), callback, userData,
+	    flags);
 }
 
 static CUresult
@@ -284,32 +263,18 @@ cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
 CUresult
 cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void *userData)
 {
-	return launch_host_func(hStream != NULL ? hStream :
-	    CU_STREAM_PER_THREAD, fn, userData);
+	return launch_host_func(stream_ptsz(hStream), fn, userData);
 }
 
 /* The lock is held. */
 void
 stream_release_ctx(struct CUctx_st *ctx)
 {
-	struct CUstream_st *s;
-	size_t pos = 0;
-
-	/* A delete moves entries about: walk again from the start. */
-	while ((s = ptrmap_next(&streams, &pos, NULL)) != NULL)
-		if (s->ctx == ctx) {
-			free(ptrmap_del(&streams, KEY(s)));
-			pos = 0;
-		}
+	handle_release_ctx(&streams, ctx);
 }
 
 void
 stream_forget(void)
 {
-	struct CUstream_st *s;
-	size_t pos = 0;
-
-	while ((s = ptrmap_next(&streams, &pos, NULL)) != NULL)
-		free(s);
-	ptrmap_free(&streams);
+	handle_forget(&streams);
 }
