@@ -10,7 +10,6 @@ client=$top/tests/clients/cuclient_linked
 pids=()
 
 cleanup() {
-	for fd in 3 4 5; do eval "exec $fd>&-" 2>/dev/null || true; done
 	kill "${pids[@]}" 2>/dev/null || true
 	wait 2>/dev/null || true
 	rm -rf "$tmp" "/dev/shm/simcuda-$SIMCUDA_STATE"
@@ -20,14 +19,12 @@ trap cleanup EXIT
 say() { printf '\n\033[1m%s\033[0m\n' "$*"; }
 ctl() { echo "\$ gpufracctl $*"; "$top/tools/gpufracctl" "$@"; }
 
-# job NAME LIMIT FD COMMANDS...: a program holding its memory until released.
+# job NAME LIMIT COMMANDS...: a program holding its memory until SIGUSR1.
 job() {
-	local name=$1 limit=$2 fd=$3; shift 3
-	mkfifo "$tmp/$name.in"
+	local name=$1 limit=$2; shift 2
 	GPUFRAC_MEMORY_LIMIT=$limit LD_PRELOAD=$top/shim/libgpufrac.so \
-	    "$client" "$@" hold <"$tmp/$name.in" >"$tmp/$name.out" 2>&1 &
+	    "$client" "$@" hold >"$tmp/$name.out" 2>&1 &
 	pids+=($!)
-	eval "exec $fd>'$tmp/$name.in'"
 	until grep -q '^holding' "$tmp/$name.out"; do sleep 0.05; done
 	printf '%-8s limit %-5s %s\n' "$name" "$limit" \
 	    "$(grep -v holding "$tmp/$name.out" | tr '\n' ' ')"
@@ -48,9 +45,9 @@ until "$top/tools/gpufracctl" status >/dev/null 2>&1; do sleep 0.05; done
 ctl status
 
 say "Three unmodified CUDA programs, each preloaded with libgpufrac.so:"
-job trainer 8Gi 3 alloc 6Gi alloc 2Gi
-job notebook 4Gi 4 alloc 3Gi alloc 2Gi
-job batch 6Gi 5 alloc 4Gi alloc 1Gi
+job trainer 8Gi alloc 6Gi alloc 2Gi
+job notebook 4Gi alloc 3Gi alloc 2Gi
+job batch 6Gi alloc 4Gi alloc 1Gi
 echo "(err=2 is CUDA_ERROR_OUT_OF_MEMORY: notebook went past its own limit,"
 echo " batch's second request found the device full)"
 
@@ -59,7 +56,7 @@ ctl ps
 ctl allocs "${pids[1]}"
 
 say "trainer exits; its 8 GiB return to the pool at once:"
-exec 3>&-
+kill -USR1 "${pids[1]}"
 wait "${pids[1]}" || true
 ctl ps
 echo "\$ a new job (limit 6Gi) asks for 4 GiB"

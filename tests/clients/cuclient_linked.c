@@ -18,13 +18,14 @@
  *   total            cuDeviceTotalMem      -> "total N"
  *   verify           write a pattern into each allocation, read it back
  *   fork CMD         run one command in a forked child, then wait for it
- *   hold             print "holding", then block until stdin reaches EOF
+ *   hold             print "holding", then wait for SIGUSR1
  * Sizes use gpufrac's notation (512Mi, 1Gi). Exit status: 0, or 2 on a
  * usage or set-up error.
  */
 #define __CUDA_API_VERSION_INTERNAL
 #include <cuda.h>
 #include <dlfcn.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -285,12 +286,14 @@ run(char **argv)
 		return 1;
 	}
 	if (strcmp(cmd, "hold") == 0) {
-		char buf[64];
+		sigset_t usr1;
+		int sig;
 
+		sigemptyset(&usr1);
+		sigaddset(&usr1, SIGUSR1);
 		printf("holding\n");
 		fflush(stdout);
-		while (read(STDIN_FILENO, buf, sizeof(buf)) > 0)
-			;
+		sigwait(&usr1, &sig);
 		return 1;
 	}
 	if (strcmp(cmd, "fork") == 0 && argv[1]) {
@@ -321,7 +324,13 @@ int
 main(int argc, char **argv)
 {
 	const char *path = "linked";
+	sigset_t usr1;
 	int i = 1;
+
+	/* "hold" waits for SIGUSR1: keep it pending until then. */
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &usr1, NULL);
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc > 2 && strcmp(argv[1], "-p") == 0) {

@@ -13,7 +13,7 @@
 #   skip REASON           exit 77 with the reason
 #   finish                exit 0 if every check passed, 1 otherwise
 set -u
-# bash: the helpers use its named file descriptors and printf -v.
+# bash: the helpers use printf -v and indirect expansion.
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpufrac-test.XXXXXX")
 SHIM=$TOP/shim/libgpufrac.so
@@ -132,26 +132,23 @@ daemon_stop() {
 	DAEMON_PID=
 }
 
-# client_start NAME CMD...: run CMD in the background, stdin on a fifo, so
-# that a "hold" command in it blocks until client_release NAME; output in
-# $TMP/NAME.out and .err, pid in $PID_NAME. Waits until it holds.
+# client_start NAME CMD...: run CMD in the background and wait until it
+# prints "holding" (cuclient's hold command, which then waits for SIGUSR1);
+# output in $TMP/NAME.out and .err, pid in $PID_NAME.
 client_start() {
-	local name=$1 fd; shift
+	local name=$1; shift
 	# Run preloaded programs directly, not through the shell function, so
 	# that $! is the program's own pid.
 	[ "$1" = preload ] && { shift; set -- env "LD_PRELOAD=${SAN_RT:+$SAN_RT }$SHIM" "$@"; }
-	mkfifo "$TMP/$name.in"
-	"$@" <"$TMP/$name.in" >"$TMP/$name.out" 2>"$TMP/$name.err" &
+	"$@" </dev/null >"$TMP/$name.out" 2>"$TMP/$name.err" &
 	printf -v "PID_$name" %s $!
-	exec {fd}>"$TMP/$name.in"
-	printf -v "FD_$name" %s "$fd"
 	wait_for "$name reaches hold" 20 grep -q '^holding' "$TMP/$name.out"
 }
 
 # client_release NAME: let it go on past "hold" and wait for it to exit.
 client_release() {
-	local fdvar=FD_$1 pidvar=PID_$1
-	eval "exec ${!fdvar}>&-"
+	local pidvar=PID_$1
+	kill -USR1 "${!pidvar}"
 	wait "${!pidvar}"
 }
 
