@@ -9,17 +9,24 @@
 
 #include "proto.h"
 
+/* A fixed-size string field of a payload, which must hold a NUL. */
+struct msg_string {
+	size_t		off;
+	size_t		len;		/* 0: no such field */
+};
+
 struct msg_type {
 	uint16_t	type;
 	const char	*name;
 	size_t		size;
-	size_t		str_off;	/* offset of a string field in the payload */
-	size_t		str_len;	/* its size; 0 when there is none */
+	struct msg_string str[2];
 };
 
-#define T(t, s)		{ GF_MSG_##t, #t, sizeof(struct s), 0, 0 }
-#define TS(t, s, f)	{ GF_MSG_##t, #t, sizeof(struct s), \
-			  offsetof(struct s, f), sizeof(((struct s *)0)->f) }
+#define STR(s, f)	{ offsetof(struct s, f), sizeof(((struct s *)0)->f) }
+#define T0(t)		{ GF_MSG_##t, #t, 0, { { 0, 0 }, { 0, 0 } } }
+#define T(t, s)		{ GF_MSG_##t, #t, sizeof(struct s), { { 0, 0 }, { 0, 0 } } }
+#define TS(t, s, f)	{ GF_MSG_##t, #t, sizeof(struct s), { STR(s, f), { 0, 0 } } }
+#define TS2(t, s, f, g)	{ GF_MSG_##t, #t, sizeof(struct s), { STR(s, f), STR(s, g) } }
 
 /* Sorted by type. */
 static const struct msg_type types[] = {
@@ -29,22 +36,29 @@ static const struct msg_type types[] = {
 	T(COMMIT, gf_commit),
 	T(ROLLBACK, gf_rollback),
 	T(FREE, gf_free),
-	{ GF_MSG_STATUS_REQ, "STATUS_REQ", 0, 0, 0 },
-	{ GF_MSG_PS_REQ, "PS_REQ", 0, 0, 0 },
+	T0(STATUS_REQ),
+	T0(PS_REQ),
 	T(ALLOCS_REQ, gf_allocs_req),
+	T(EVENTS_REQ, gf_events_req),
+	T0(RELOAD_REQ),
 	T(HELLO_OK, gf_hello_ok),
 	T(DEVICE_INFO, gf_device_info),
 	T(GRANT, gf_grant),
 	T(DENY, gf_deny),
 	TS(ERROR, gf_error, msg),
 	TS(STATUS, gf_status, version),
-	{ GF_MSG_DEVICE_STATUS, "DEVICE_STATUS", sizeof(struct gf_device_status),
-	  offsetof(struct gf_device_status, name), GF_NAME_LEN },
+	TS(DEVICE_STATUS, gf_device_status, name),
 	T(DEVICE_END, gf_end),
 	TS(CLIENT, gf_client, group),
 	T(CLIENT_END, gf_end),
 	T(ALLOC, gf_alloc),
 	T(ALLOC_END, gf_end),
+	T(WAIT, gf_wait),
+	TS(GROUP_STATUS, gf_group_status, name),
+	T(GROUP_END, gf_end),
+	TS2(EVENT, gf_event, group, reason),
+	T(EVENT_END, gf_end),
+	T0(OK),
 };
 
 static const struct msg_type *
@@ -91,6 +105,7 @@ proto_check(const struct gf_msg *m, size_t n, const char **why)
 {
 	const struct msg_type *t;
 	const char *p;
+	int i;
 
 	if (n < sizeof(m->hdr)) {
 		*why = "packet shorter than the header";
@@ -119,10 +134,12 @@ proto_check(const struct gf_msg *m, size_t n, const char **why)
 		return -1;
 	}
 	p = (const char *)m->u.raw;
-	if (t->str_len && memchr(p + t->str_off, '\0', t->str_len) == NULL) {
-		*why = "string field is not terminated";
-		return -1;
-	}
+	for (i = 0; i < 2; i++)
+		if (t->str[i].len &&
+		    memchr(p + t->str[i].off, '\0', t->str[i].len) == NULL) {
+			*why = "string field is not terminated";
+			return -1;
+		}
 	return 0;
 }
 

@@ -12,18 +12,26 @@
  * Conversation of a CUDA process (the shim), after connect:
  *   HELLO            -> HELLO_OK                 once per connection
  *   DEVICE_OPEN      -> DEVICE_INFO | ERROR      once per device it uses
- *   RESERVE          -> GRANT | DENY             before each driver allocation
+ *   RESERVE          -> [WAIT] GRANT | DENY      before each driver allocation
  *   COMMIT                                       after the driver call succeeded
  *   ROLLBACK                                     after it failed
  *   FREE                                         after a successful free
  * COMMIT with reserved == 0 charges an allocation that already exists: the
  * shim re-registers its live allocations this way after a daemon restart.
+ * WAIT says the request is queued (the wait resolver): GRANT or DENY follows
+ * when it is served or within WAIT's timeout. Other requests of the same
+ * connection may be sent and answered meanwhile; replies carry their
+ * request's seq.
  *
  * Queries (gpufracctl): lists are streamed as N records and an END message
  * that carries N.
- *   STATUS_REQ       -> STATUS, DEVICE_STATUS x N, DEVICE_END
+ *   STATUS_REQ       -> STATUS, DEVICE_STATUS x N, DEVICE_END,
+ *                       GROUP_STATUS x M, GROUP_END  (one per group+device)
  *   PS_REQ           -> CLIENT x N, CLIENT_END   (one CLIENT per pid+device)
  *   ALLOCS_REQ       -> ALLOC x N, ALLOC_END | ERROR
+ *   EVENTS_REQ       -> EVENT x N, EVENT_END; with follow set, then EVENT
+ *                       as decisions happen, until the peer hangs up
+ *   RELOAD_REQ       -> OK | ERROR               (root and admin_group only)
  *
  * Replies echo the request's seq. Identity (pid, uid, gid, cgroup) is taken
  * from the kernel (SO_PEERCRED), never from a message.
@@ -68,6 +76,8 @@ enum {
 	GF_MSG_STATUS_REQ = 32,
 	GF_MSG_PS_REQ,
 	GF_MSG_ALLOCS_REQ,
+	GF_MSG_EVENTS_REQ,
+	GF_MSG_RELOAD_REQ,
 	/* daemon -> peer */
 	GF_MSG_HELLO_OK = 64,
 	GF_MSG_DEVICE_INFO,
@@ -81,6 +91,12 @@ enum {
 	GF_MSG_CLIENT_END,
 	GF_MSG_ALLOC,
 	GF_MSG_ALLOC_END,
+	GF_MSG_WAIT,
+	GF_MSG_GROUP_STATUS,
+	GF_MSG_GROUP_END,
+	GF_MSG_EVENT,
+	GF_MSG_EVENT_END,
+	GF_MSG_OK,
 };
 
 #define GF_UNSET		0xffffffffu	/* "not requested" in a u32 field */
@@ -119,7 +135,28 @@ enum {
 	GF_ERR_UNKNOWN_DEVICE,
 	GF_ERR_PERMISSION,
 	GF_ERR_STATE,		/* request not valid in this connection's state */
+	GF_ERR_CONFIG,		/* a reload found the configuration bad */
 };
+
+/* What happens to a preempted group's processes. */
+enum {
+	GF_PREEMPT_SWAP = 0,
+	GF_PREEMPT_KILL,
+	GF_PREEMPT_NONE,
+};
+
+/* Decisions the daemon reports as events. */
+enum {
+	GF_EV_GRANT = 1,
+	GF_EV_DENY,
+	GF_EV_WAIT,
+	GF_EV_WAKE,
+	GF_EV_TIMEOUT,
+	GF_EV_PREEMPT,
+	GF_EV_KILL,
+};
+
+#define GF_REASON_LEN		64
 
 enum {
 	GF_STATE_RUNNING = 0,
@@ -222,6 +259,8 @@ struct gf_client {
 	uint32_t	uid;
 	uint32_t	gid;
 	uint32_t	state;		/* GF_STATE_* */
+	int32_t		priority;	/* its group's */
+	uint32_t	zero;
 	char		group[GF_GROUP_LEN];
 	uint8_t		uuid[GF_UUID_LEN];
 	uint64_t	used;
@@ -241,6 +280,38 @@ struct gf_alloc {
 struct gf_end {
 	uint32_t	count;		/* records streamed before this */
 	uint32_t	zero;
+};
+
+struct gf_wait {
+	uint32_t	timeout_ms;	/* the longest the request will wait */
+	uint32_t	zero;
+};
+
+struct gf_events_req {
+	uint32_t	follow;		/* 1: keep streaming new events */
+	uint32_t	zero;
+};
+
+struct gf_group_status {
+	char		name[GF_GROUP_LEN];
+	uint8_t		uuid[GF_UUID_LEN];
+	uint64_t	limit;		/* the group's, on this device */
+	uint64_t	guarantee;
+	uint64_t	used;		/* by all its processes */
+	int32_t		priority;
+	uint32_t	resolver;	/* GF_RESOLVER_* */
+	uint32_t	on_preempt;	/* GF_PREEMPT_* */
+	uint32_t	nclients;
+};
+
+struct gf_event {
+	uint64_t	time_ms;	/* wall clock, ms since the epoch */
+	uint32_t	pid;
+	uint32_t	kind;		/* GF_EV_* */
+	char		group[GF_GROUP_LEN];
+	uint8_t		uuid[GF_UUID_LEN];
+	uint64_t	bytes;
+	char		reason[GF_REASON_LEN];	/* one line, for humans */
 };
 
 struct gf_error {
@@ -270,6 +341,10 @@ struct gf_msg {
 		struct gf_alloc		alloc;
 		struct gf_end		end;
 		struct gf_error		error;
+		struct gf_wait		wait;
+		struct gf_events_req	events_req;
+		struct gf_group_status	group_status;
+		struct gf_event		event;
 		uint8_t			raw[GF_MSG_MAX - sizeof(struct gf_hdr)];
 	} u;
 };
@@ -284,7 +359,9 @@ _Static_assert(sizeof(struct gf_commit) == 48, "gf_commit layout");
 _Static_assert(sizeof(struct gf_rollback) == 24, "gf_rollback layout");
 _Static_assert(sizeof(struct gf_status) == 40, "gf_status layout");
 _Static_assert(sizeof(struct gf_device_status) == 128, "gf_device_status layout");
-_Static_assert(sizeof(struct gf_client) == 88, "gf_client layout");
+_Static_assert(sizeof(struct gf_client) == 96, "gf_client layout");
+_Static_assert(sizeof(struct gf_group_status) == 88, "gf_group_status layout");
+_Static_assert(sizeof(struct gf_event) == 136, "gf_event layout");
 _Static_assert(sizeof(struct gf_alloc) == 48, "gf_alloc layout");
 _Static_assert(sizeof(struct gf_error) == 128, "gf_error layout");
 _Static_assert(sizeof(struct gf_msg) == GF_MSG_MAX, "gf_msg layout");
