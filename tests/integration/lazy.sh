@@ -11,11 +11,13 @@ probe_start() {
 	probe=$!
 	wait_for "the probe listens" 10 test -S "$GPUFRAC_SOCKET"
 }
-probe_count() {
+# probe_stop: stop it; it writes the count to $TMP/probe.out. (Not in a
+# command substitution: only this shell can wait for the probe.)
+probe_stop() {
 	kill -TERM "$probe"
 	wait "$probe"
-	sed -n 's/^connections: //p' "$TMP/probe.out"
 }
+probe_count() { sed -n 's/^connections: //p' "$TMP/probe.out"; }
 
 probe_start
 
@@ -28,11 +30,13 @@ check_eq "silently" "$(cat "$TMP/err")" ""
 out=$(GPUFRAC_DISABLE=1 GPUFRAC_MEMORY_LIMIT=1Gi preload "$C" alloc 2Gi 2>&1)
 check_eq "GPUFRAC_DISABLE=1 passes through" "$out" "alloc ok"
 
+probe_stop
 check_eq "none of them contacted the daemon" "$(probe_count)" 0
 
 # The control: a program that uses CUDA does.
 probe_start
 preload "$C" alloc 1Mi >/dev/null 2>&1
+probe_stop
 check "a CUDA program contacts the daemon" test "$(probe_count)" -ge 1
 
 rm -f "$GPUFRAC_SOCKET"
