@@ -1,7 +1,7 @@
 /*
  * The daemon's life cycle: start-up (devices, configuration, socket), a
- * reload that applies a new configuration entirely or not at all, and
- * shutdown.
+ * reload that applies a new configuration entirely or not at all, to the
+ * running clients as well, and shutdown.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,7 +10,9 @@
 
 #include "arbiter.h"
 #include "devices.h"
+#include "dispatch.h"
 #include "event.h"
+#include "groups.h"
 #include "log.h"
 #include "proto.h"
 #include "units.h"
@@ -59,6 +61,60 @@ check_error(config_report_fn *report, void *arg, const char *fmt, ...)
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	report(line, arg);
+}
+
+/* A guarantee above its group's limit on this device (a size and a share). */
+static int
+guarantee_within_limit(const struct ledger_device *d, uint64_t capacity,
+    const struct config_group *g, config_report_fn *report, void *arg)
+{
+	const struct group_policy *pol = &g->pol;
+	uint64_t gb = limit_resolve(pol->guarantee_kind, pol->guarantee_value,
+	    capacity);
+	uint64_t lb = limit_resolve(pol->limit_kind, pol->limit_value,
+	    capacity);
+	char ubuf[UUID_STR_LEN], gbuf[32], lbuf[32];
+
+	if (gb <= lb)
+		return 0;
+	check_error(report, arg, "%s: guarantee %s of group '%s' is more than "
+	    "its limit %s on %s (device %u)", g->guarantee_where,
+	    size_format(gb, gbuf, sizeof(gbuf)), pol->name,
+	    size_format(lb, lbuf, sizeof(lbuf)),
+	    uuid_format(d->uuid, ubuf, sizeof(ubuf)), d->index);
+	return 1;
+}
+
+/* The groups' guarantees on every device, with the new reserves. */
+static int
+guarantees_check(const struct ledger *l, const struct config *conf,
+    const uint64_t *reserves, config_report_fn *report, void *arg)
+{
+	size_t i, j, n = groups_count(conf);
+	struct group_policy *pols = calloc(n, sizeof(*pols));
+	char msg[1024];
+	int errors = 0;
+
+	if (pols == NULL) {
+		report("out of memory checking the configuration", arg);
+		return 1;
+	}
+	groups_policies(conf, pols);
+	for (i = 0; i < l->ndevices; i++) {
+		const struct ledger_device *d = &l->devices[i];
+		uint64_t capacity = d->total - reserves[i];
+
+		for (j = 0; j < conf->ngroups; j++)
+			errors += guarantee_within_limit(d, capacity,
+			    &conf->groups[j], report, arg);
+		if (ledger_guarantees_fit(d, capacity, pols, n, msg,
+		    sizeof(msg)) < 0) {
+			report(msg, arg);
+			errors++;
+		}
+	}
+	free(pols);
+	return errors;
 }
 
 int
@@ -112,34 +168,68 @@ arbiter_check(const struct ledger *l, const struct config *conf,
 		reserves[dev] = d->reserve;
 	}
 	free(claimed);
-	return errors;
+	if (errors > 0)
+		return errors;
+	return guarantees_check(l, conf, reserves, report, arg);
 }
+
+/* Where problems go: the log, and the first one into err if any. */
+struct report_to {
+	char		*err;
+	size_t		 errlen;
+	int		 n;
+};
 
 static void
 report_log(const char *line, void *arg)
 {
-	(void)arg;
+	struct report_to *r = arg;
+
 	log_errx("%s", line);
+	if (r != NULL && r->n++ == 0 && r->err != NULL)
+		snprintf(r->err, r->errlen, "%s", line);
+}
+
+/* ledger_groups_set's question, asked of the new configuration. */
+static size_t
+group_of(const struct ledger_client *c, void *arg)
+{
+	return groups_match(arg, c->cgroup, c->uid, c->gid);
+}
+
+/* The new groups, every client matched again: 0, or -1 (ENOMEM). */
+static int
+groups_apply(struct ledger *l, const struct config *conf)
+{
+	size_t n = groups_count(conf);
+	struct group_policy *pols = calloc(n, sizeof(*pols));
+	int rc;
+
+	if (pols == NULL)
+		return -1;
+	groups_policies(conf, pols);
+	rc = ledger_groups_set(l, pols, n, group_of, (void *)conf);
+	free(pols);
+	return rc;
 }
 
 /*
  * Check conf against the devices and put it in force, or leave everything
- * as it was. conf is taken over either way. Returns 0 or -1 (logged).
+ * as it was. conf is taken over either way. Returns 0 or -1 (reported).
  */
 static int
-arbiter_apply(struct arbiter *a, struct config *conf)
+arbiter_apply(struct arbiter *a, struct config *conf, struct report_to *rt)
 {
 	struct ledger *l = &a->ledger;
 	uint64_t *reserves = calloc(l->ndevices ? l->ndevices : 1,
 	    sizeof(*reserves));
 	size_t i;
 
-	if (reserves == NULL) {
-		log_errx("out of memory applying the configuration");
-		config_free(conf);
-		return -1;
-	}
-	if (arbiter_check(l, conf, reserves, report_log, NULL) > 0) {
+	if (reserves == NULL || arbiter_check(l, conf, reserves, report_log,
+	    rt) > 0 || groups_apply(l, conf) < 0) {
+		if (rt->n == 0)
+			report_log("out of memory applying the configuration",
+			    rt);
 		free(reserves);
 		config_free(conf);
 		return -1;
@@ -147,8 +237,6 @@ arbiter_apply(struct arbiter *a, struct config *conf)
 	for (i = 0; i < l->ndevices; i++)
 		ledger_set_reserve(l, i, reserves[i]);
 	free(reserves);
-	ledger_set_default_limit(l, conf->default_limit_kind,
-	    conf->default_limit_value);
 	log_setlevel(conf->log_level);
 	config_free(&a->conf);
 	a->conf = *conf;
@@ -158,15 +246,16 @@ arbiter_apply(struct arbiter *a, struct config *conf)
 int
 arbiter_start(struct arbiter *a, struct config *conf, const char *lib)
 {
+	struct report_to rt = { NULL, 0, 0 };
 	struct device_desc *devs;
 	uint32_t swap;
 	int i, n;
 
 	config_init(&a->conf);
-	ledger_init(&a->ledger);
 	control_init(&a->control, a->loop, a);
 	a->start_ms = event_now_ms();
-	if ((n = devices_discover(lib, &devs, &swap)) < 0) {
+	if (ledger_init(&a->ledger) < 0 ||
+	    (n = devices_discover(lib, &devs, &swap)) < 0) {
 		log_errx("out of memory listing the devices");
 		config_free(conf);
 		return -1;
@@ -180,7 +269,7 @@ arbiter_start(struct arbiter *a, struct config *conf, const char *lib)
 			return -1;
 		}
 	free(devs);
-	if (arbiter_apply(a, conf) < 0) {
+	if (arbiter_apply(a, conf, &rt) < 0) {
 		log_errx("the configuration does not fit this machine");
 		return -1;
 	}
@@ -188,22 +277,24 @@ arbiter_start(struct arbiter *a, struct config *conf, const char *lib)
 	    a->conf.socket_mode);
 }
 
-void
-arbiter_reload(struct arbiter *a)
+int
+arbiter_reload(struct arbiter *a, struct conn *self, char *err,
+    size_t errlen)
 {
+	struct report_to rt = { err, errlen, 0 };
 	unsigned old_mode = a->conf.socket_mode;
 	struct config c;
 
 	config_init(&c);
 	if (arbiter_read_config(&c, a->conf_path, a->conf_optional,
-	    a->socket_arg, report_log, NULL) > 0) {
+	    a->socket_arg, report_log, &rt) > 0) {
 		config_free(&c);
 		log_errx("keeping the configuration in force");
-		return;
+		return -1;
 	}
-	if (arbiter_apply(a, &c) < 0) {
+	if (arbiter_apply(a, &c, &rt) < 0) {
 		log_errx("keeping the configuration in force");
-		return;
+		return -1;
 	}
 	/* The socket stays where it is until a restart. */
 	if (a->control.fd >= 0 &&
@@ -215,7 +306,11 @@ arbiter_reload(struct arbiter *a)
 	}
 	if (a->conf.socket_mode != old_mode)
 		control_chmod(&a->control, a->conf.socket_mode);
-	log_info("configuration reloaded from '%s'", a->conf_path);
+	log_info("configuration reloaded from '%s': %zu group%s besides "
+	    "'default'", a->conf_path, a->conf.ngroups,
+	    a->conf.ngroups == 1 ? "" : "s");
+	dispatch_limits_notify(a, self);
+	return 0;
 }
 
 void

@@ -1,7 +1,7 @@
 /*
  * The daemon's state and its life cycle: the configuration in force, the
- * ledger of devices and clients, the control socket. Start-up, SIGHUP
- * reload (all or nothing) and shutdown.
+ * ledger of devices, groups and clients, the control socket. Start-up,
+ * reload (SIGHUP or RELOAD_REQ; all or nothing) and shutdown.
  */
 #ifndef GF_DAEMON_ARBITER_H
 #define GF_DAEMON_ARBITER_H
@@ -12,6 +12,7 @@
 #include "control.h"
 #include "ledger.h"
 
+struct conn;
 struct event_loop;
 
 struct arbiter {
@@ -36,8 +37,12 @@ int	arbiter_read_config(struct config *c, const char *path, int optional,
 /*
  * Check conf against the ledger's devices: every [device] names one that
  * exists (else a warning) and no more than once, and its reserve fits the
- * device's total. Fills reserves[i] for each ledger device. Returns the
- * number of errors, each passed to report as "FILE:LINE: message".
+ * device's total; on each device, with the new reserves, no group's
+ * guarantee exceeds its limit and the guarantees add up to no more than
+ * the shareable capacity. Fills reserves[i] for each ledger device.
+ * Returns the number of errors, each passed to report as "FILE:LINE:
+ * message" (a sum of guarantees, which no one line makes, without
+ * "FILE:LINE: ").
  */
 int	arbiter_check(const struct ledger *l, const struct config *conf,
 	    uint64_t *reserves, config_report_fn *report, void *arg);
@@ -50,8 +55,15 @@ int	arbiter_check(const struct ledger *l, const struct config *conf,
  */
 int	arbiter_start(struct arbiter *a, struct config *conf, const char *lib);
 
-/* SIGHUP: read the configuration again; apply it only if it is valid. */
-void	arbiter_reload(struct arbiter *a);
+/*
+ * SIGHUP or RELOAD_REQ: read the configuration again and apply it only if
+ * it is valid, to the running clients too: each is matched to its group
+ * again, and told of a changed limit (dispatch_limits_notify; self is the
+ * connection that asked, or NULL). Returns 0, or -1 with the first problem
+ * in err (errlen bytes; err may be NULL), every problem logged.
+ */
+int	arbiter_reload(struct arbiter *a, struct conn *self, char *err,
+	    size_t errlen);
 
 /* Close every connection, remove the socket, free the state. */
 void	arbiter_stop(struct arbiter *a);

@@ -1,7 +1,8 @@
 /*
  * Reading gpufrac.conf and its drop-ins with inih. inih splits keys from
  * values and strips comments; this file feeds it lines, owns the sections,
- * and checks every key and value, reporting "FILE:LINE: message".
+ * and checks the keys and values of [daemon] and [device] (config_group.c
+ * those of [group]), reporting "FILE:LINE: message".
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -16,61 +17,43 @@
 #include <sys/stat.h>
 
 #include "config.h"
+#include "config_parse.h"
 #include "log.h"
 #include "proto.h"
 #include "units.h"
 #include "uuid.h"
 
-#define MAX_ERRORS	20	/* per file: past this it is not a config file */
-#define SECTION_LEN	256
-
-enum {
-	SEC_NONE = 0,		/* before the first section */
-	SEC_DAEMON,
-	SEC_DEVICE,
-	SEC_BAD,		/* reported; its keys are skipped */
+/* A value of an enumerated key, and whether the daemon can do it yet. */
+struct choice {
+	const char	*name;
+	int		 supported;
 };
 
-/* A key already set in this file, for duplicate detection. */
-struct seen {
-	char		*id;		/* "SECTION-ID\nkey" */
-	unsigned	 line;
+/*
+ * What the daemon can do so far: the one place that enables a resolver or
+ * an on_preempt action. The configuration refuses the others.
+ */
+static const struct choice resolvers[] = {
+	[GF_RESOLVER_FAIL] = { "fail", 1 },
+	[GF_RESOLVER_WAIT] = { "wait", 0 },
+	[GF_RESOLVER_PREEMPT] = { "preempt", 0 },
+	[GF_RESOLVER_SWAP] = { "swap", 0 },
+}, preempts[] = {
+	[GF_PREEMPT_SWAP] = { "swap", 0 },
+	[GF_PREEMPT_KILL] = { "kill", 1 },
+	[GF_PREEMPT_NONE] = { "none", 1 },
 };
 
-/* The state of reading one file. */
-struct parse {
-	struct config	*conf;
-	const char	*file;
-	FILE		*fp;
-	char		*buf;		/* getline's */
-	size_t		 bufsize;
-	unsigned	 line;		/* the line inih is looking at */
-	int		 section;	/* SEC_* */
-	char		 section_id[SECTION_LEN];	/* canonical */
-	char		 section_text[SECTION_LEN];	/* as written */
-	size_t		 device;	/* in conf->devices, for SEC_DEVICE */
-	struct seen	*seen;
-	size_t		 nseen;
-	int		 nerrors;
-	config_report_fn *report;
-	void		*arg;
-};
-
-static const char *const resolver_names[] = {
-	[GF_RESOLVER_FAIL] = "fail",
-	[GF_RESOLVER_WAIT] = "wait",
-	[GF_RESOLVER_PREEMPT] = "preempt",
-	[GF_RESOLVER_SWAP] = "swap",
-};
+#define NRESOLVERS	(sizeof(resolvers) / sizeof(resolvers[0]))
+#define NPREEMPTS	(sizeof(preempts) / sizeof(preempts[0]))
 
 int
 config_resolver_parse(const char *s)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(resolver_names) / sizeof(resolver_names[0]);
-	    i++)
-		if (strcmp(s, resolver_names[i]) == 0)
+	for (i = 0; i < NRESOLVERS; i++)
+		if (strcmp(s, resolvers[i].name) == 0)
 			return (int)i;
 	return -1;
 }
@@ -78,9 +61,52 @@ config_resolver_parse(const char *s)
 const char *
 config_resolver_name(uint32_t resolver)
 {
-	if (resolver >= sizeof(resolver_names) / sizeof(resolver_names[0]))
-		return "?";
-	return resolver_names[resolver];
+	return resolver < NRESOLVERS ? resolvers[resolver].name : "?";
+}
+
+int
+config_resolver_supported(uint32_t resolver)
+{
+	return resolver < NRESOLVERS && resolvers[resolver].supported;
+}
+
+int
+config_preempt_parse(const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < NPREEMPTS; i++)
+		if (strcmp(s, preempts[i].name) == 0)
+			return (int)i;
+	return -1;
+}
+
+const char *
+config_preempt_name(uint32_t action)
+{
+	return action < NPREEMPTS ? preempts[action].name : "?";
+}
+
+int
+config_preempt_supported(uint32_t action)
+{
+	return action < NPREEMPTS && preempts[action].supported;
+}
+
+void
+config_default_policy(const struct config *c, struct group_policy *p)
+{
+	memset(p, 0, sizeof(*p));
+	proto_strlcpy(p->name, POLICY_DEFAULT_GROUP, sizeof(p->name));
+	p->per_process = 1;
+	p->limit_kind = c->default_limit_kind;
+	p->limit_value = c->default_limit_value;
+	p->guarantee_kind = GF_LIMIT_BYTES;
+	p->resolver = c->default_resolver;
+	p->on_preempt = GF_PREEMPT_KILL;
+	p->wait_timeout_ms = c->wait_timeout_ms;
+	p->kill_grace_ms = POLICY_KILL_GRACE_MS;
+	p->client_may_raise = c->client_may_raise;
 }
 
 void
@@ -108,10 +134,14 @@ config_free(struct config *c)
 	free(c->devices);
 	c->devices = NULL;
 	c->ndevices = 0;
+	for (i = 0; i < c->ngroups; i++)
+		config_group_free(&c->groups[i]);
+	free(c->groups);
+	c->groups = NULL;
+	c->ngroups = 0;
 }
 
-/* Report "FILE:LINE: message" for the line being read. */
-static void __attribute__((format(printf, 2, 3)))
+void
 parse_error(struct parse *p, const char *fmt, ...)
 {
 	char msg[512], line[PATH_MAX + sizeof(msg) + 32];
@@ -138,8 +168,7 @@ file_error(const char *what, const char *path, int errnum,
 	return 1;
 }
 
-/* "FILE:LINE" of the current line, malloc'd (NULL on ENOMEM). */
-static char *
+char *
 parse_where(const struct parse *p)
 {
 	char *s;
@@ -271,11 +300,12 @@ section_begin(struct parse *p, char *s)
 
 		return sec < 0 ? SEC_BAD : sec;
 	}
-	if (wlen == 5 && strncmp(name, "group", 5) == 0)
-		parse_error(p, "section '[%s]' is not supported yet",
-		    p->section_text);
-	else
-		parse_error(p, "unknown section '[%s]'", p->section_text);
+	if (wlen == 5 && strncmp(name, "group", 5) == 0) {
+		int sec = section_group(p, arg);
+
+		return sec < 0 ? SEC_BAD : sec;
+	}
+	parse_error(p, "unknown section '[%s]'", p->section_text);
 	return SEC_BAD;
 }
 
@@ -482,34 +512,117 @@ key_default_limit(struct parse *p, const char *key, const char *v)
 	}
 }
 
+/* "supported: fail, ..." for an error message. */
+static char *
+supported_list(const struct choice *t, size_t n, char *buf, size_t size)
+{
+	size_t i, len;
+
+	snprintf(buf, size, "supported:");
+	for (i = 0; i < n; i++) {
+		if (!t[i].supported)
+			continue;
+		len = strlen(buf);
+		snprintf(buf + len, size - len, "%s %s",
+		    buf[len - 1] == ':' ? "" : ",", t[i].name);
+	}
+	return buf;
+}
+
+int
+parse_resolver(struct parse *p, const char *key, const char *v,
+    uint32_t *out)
+{
+	int r = config_resolver_parse(v);
+	char list[64];
+
+	if (r < 0) {
+		parse_error(p, "unknown resolver '%s' for '%s' (expected "
+		    "fail, wait, preempt or swap)", v, key);
+		return -1;
+	}
+	if (!config_resolver_supported((uint32_t)r)) {
+		parse_error(p, "resolver '%s' is not supported yet for '%s' "
+		    "(%s)", v, key, supported_list(resolvers, NRESOLVERS,
+		    list, sizeof(list)));
+		return -1;
+	}
+	*out = (uint32_t)r;
+	return 0;
+}
+
+int
+parse_preempt(struct parse *p, const char *key, const char *v, uint32_t *out)
+{
+	int a = config_preempt_parse(v);
+	char list[64];
+
+	if (a < 0) {
+		parse_error(p, "unknown action '%s' for '%s' (expected kill, "
+		    "none or swap)", v, key);
+		return -1;
+	}
+	if (!config_preempt_supported((uint32_t)a)) {
+		parse_error(p, "action '%s' is not supported yet for '%s' "
+		    "(%s)", v, key, supported_list(preempts, NPREEMPTS, list,
+		    sizeof(list)));
+		return -1;
+	}
+	*out = (uint32_t)a;
+	return 0;
+}
+
+int
+parse_duration(struct parse *p, const char *key, const char *v,
+    uint64_t *out)
+{
+	uint64_t ms;
+
+	if (duration_parse(v, &ms) < 0) {
+		parse_error(p, "bad duration for '%s': '%s' (expected e.g. "
+		    "30s, 500ms or 2m)", key, v);
+		return -1;
+	}
+	if (ms > UINT32_MAX) {
+		parse_error(p, "bad duration for '%s': '%s' (at most %llums)",
+		    key, v, (unsigned long long)UINT32_MAX);
+		return -1;
+	}
+	*out = ms;
+	return 0;
+}
+
+int
+parse_yesno(struct parse *p, const char *key, const char *v, int *out)
+{
+	if (strcmp(v, "yes") == 0)
+		*out = 1;
+	else if (strcmp(v, "no") == 0)
+		*out = 0;
+	else {
+		parse_error(p, "bad value for '%s': '%s' (expected yes or no)",
+		    key, v);
+		return -1;
+	}
+	return 0;
+}
+
 static void
 key_default_resolver(struct parse *p, const char *key, const char *v)
 {
-	int r = config_resolver_parse(v);
-
-	if (r < 0)
-		parse_error(p, "unknown resolver '%s' for '%s' (expected "
-		    "fail, wait, preempt or swap)", v, key);
-	else if (r != GF_RESOLVER_FAIL)
-		parse_error(p, "resolver '%s' is not supported yet for '%s' "
-		    "(only 'fail' is)", v, key);
-	else
-		p->conf->default_resolver = (uint32_t)r;
+	(void)parse_resolver(p, key, v, &p->conf->default_resolver);
 }
 
 static void
 key_wait_timeout(struct parse *p, const char *key, const char *v)
 {
-	uint64_t ms;
+	(void)parse_duration(p, key, v, &p->conf->wait_timeout_ms);
+}
 
-	if (duration_parse(v, &ms) < 0)
-		parse_error(p, "bad duration for '%s': '%s' (expected e.g. "
-		    "30s, 500ms or 2m)", key, v);
-	else if (ms > UINT32_MAX)
-		parse_error(p, "bad duration for '%s': '%s' (at most %llums)",
-		    key, v, (unsigned long long)UINT32_MAX);
-	else
-		p->conf->wait_timeout_ms = ms;
+static void
+key_client_may_raise(struct parse *p, const char *key, const char *v)
+{
+	(void)parse_yesno(p, key, v, &p->conf->client_may_raise);
 }
 
 static void
@@ -547,7 +660,17 @@ static const struct key keys[] = {
 	{ SEC_DAEMON, "default_limit", key_default_limit },
 	{ SEC_DAEMON, "default_resolver", key_default_resolver },
 	{ SEC_DAEMON, "wait_timeout", key_wait_timeout },
+	{ SEC_DAEMON, "client_may_raise", key_client_may_raise },
 	{ SEC_DEVICE, "reserve", key_reserve },
+	{ SEC_GROUP, "match", key_match },
+	{ SEC_GROUP, "limit", key_limit },
+	{ SEC_GROUP, "guarantee", key_guarantee },
+	{ SEC_GROUP, "priority", key_priority },
+	{ SEC_GROUP, "resolver", key_resolver },
+	{ SEC_GROUP, "wait_timeout", key_group_wait_timeout },
+	{ SEC_GROUP, "on_preempt", key_on_preempt },
+	{ SEC_GROUP, "kill_grace", key_kill_grace },
+	{ SEC_GROUP, "client_may_raise", key_group_may_raise },
 };
 
 /*
@@ -694,5 +817,8 @@ config_load(struct config *c, const char *path, int optional,
 	if ((size_t)snprintf(dir, sizeof(dir), "%s.d", path) >= sizeof(dir))
 		return errors + file_error("read directory", path,
 		    ENAMETOOLONG, report, arg);
-	return errors + dropins_load(c, dir, report, arg);
+	errors += dropins_load(c, dir, report, arg);
+	if (errors > 0)
+		return errors;
+	return config_groups_finish(c, report, arg);
 }

@@ -1,8 +1,9 @@
 /*
- * gpufrac.conf: the [daemon] and [device X] sections, read with inih from
- * the main file and then every *.conf in its ".d" directory, into a fresh
- * struct config. Checks only what the file itself says; what depends on the
- * machine (does device 3 exist, does a reserve fit it) is the caller's.
+ * gpufrac.conf: the [daemon], [device X] and [group NAME] sections, read
+ * with inih from the main file and then every *.conf in its ".d" directory,
+ * into a fresh struct config. Checks only what the files themselves say;
+ * what depends on the machine (does device 3 exist, does a reserve fit it,
+ * do the guarantees fit a device) is the caller's.
  */
 #ifndef GF_DAEMON_CONFIG_H
 #define GF_DAEMON_CONFIG_H
@@ -13,6 +14,8 @@
 #include <sys/un.h>
 
 #include "gpufrac/proto.h"
+#include "match.h"
+#include "policy.h"
 
 #define CONFIG_PATH_DEFAULT	"/etc/gpufrac/gpufrac.conf"
 #define CONFIG_SOCKET_LEN	sizeof(((struct sockaddr_un *)0)->sun_path)
@@ -29,6 +32,18 @@ struct config_device {
 	char		*reserve_where;	/* "FILE:LINE" of reserve, if set */
 };
 
+/* One [group NAME] section (merged over all files, like [device]). */
+struct config_group {
+	struct group_policy pol;	/* defaults filled in after loading */
+	struct match_rule *rules;	/* any of them puts a process in */
+	size_t		nrules;
+	char		*where;		/* "FILE:LINE" of the section header */
+	char		*guarantee_where; /* "FILE:LINE" of guarantee, if set */
+	int		limit_set;	/* else [daemon] default_limit */
+	int		resolver_set;	/* else [daemon] default_resolver */
+	int		wait_timeout_set; /* else [daemon] wait_timeout */
+};
+
 struct config {
 	char		socket[CONFIG_SOCKET_LEN];
 	unsigned	socket_mode;
@@ -40,8 +55,11 @@ struct config {
 	uint64_t	default_limit_value;
 	uint32_t	default_resolver;	/* GF_RESOLVER_* */
 	uint64_t	wait_timeout_ms;
+	int		client_may_raise;	/* of the group "default" */
 	struct config_device *devices;
 	size_t		ndevices;
+	struct config_group *groups;	/* in order of first appearance */
+	size_t		ngroups;
 };
 
 /*
@@ -61,8 +79,12 @@ void	config_free(struct config *c);
  * file a key set twice is an error. With optional, a path that does not
  * exist means built-in defaults (its drop-ins are still read). Every
  * problem goes to report; warnings (an admin_group that does not exist) go
- * to the log. Returns the number of errors: 0 means c is complete. On
- * errors c holds a partial result that the caller frees and discards.
+ * to the log. When the files are free of errors, what only all of them
+ * together say is checked last: every group has a rule, its guarantee is
+ * within its limit where both are of one kind, percentage guarantees add
+ * up to at most 100%; a group's unset keys take [daemon]'s values.
+ * Returns the number of errors: 0 means c is complete. On errors c holds a
+ * partial result that the caller frees and discards.
  */
 int	config_load(struct config *c, const char *path, int optional,
 	    config_report_fn *report, void *arg);
@@ -71,5 +93,17 @@ int	config_load(struct config *c, const char *path, int optional,
 int	config_resolver_parse(const char *s);
 /* The name of a resolver, "?" if out of range. */
 const char *config_resolver_name(uint32_t resolver);
+/*
+ * Whether the daemon can apply a resolver yet: the one place that says so.
+ * A configuration naming one it cannot is refused.
+ */
+int	config_resolver_supported(uint32_t resolver);
+/* The same for on_preempt actions (GF_PREEMPT_*). */
+int	config_preempt_parse(const char *s);
+const char *config_preempt_name(uint32_t action);
+int	config_preempt_supported(uint32_t action);
+
+/* The policy of the implicit group "default", from [daemon]. */
+void	config_default_policy(const struct config *c, struct group_policy *p);
 
 #endif

@@ -1,17 +1,20 @@
 /*
  * Message handling: which messages a connection may send in which state,
  * the shim's conversation against the ledger, collisions handed to the
- * resolver, and the streamed replies to queries.
+ * resolver, the streamed replies to queries, admin commands, and limit
+ * updates pushed to clients after a reload.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "admin.h"
 #include "arbiter.h"
 #include "control.h"
 #include "dispatch.h"
 #include "event.h"
+#include "groups.h"
 #include "ledger.h"
 #include "log.h"
 #include "proto.h"
@@ -75,11 +78,28 @@ on_hello(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		snprintf(why, whylen, "out of memory for a new client");
 		return -1;
 	}
-	log_info("client pid %u (uid %u) connected, cgroup '%s'", c->pid,
-	    c->uid, c->cgroup);
+	ledger_client_group(&a->ledger, c->client, groups_match(&a->conf,
+	    c->cgroup, c->uid, c->gid));
+	log_info("client pid %u (uid %u) connected, cgroup '%s', group '%s'",
+	    c->pid, c->uid, c->cgroup,
+	    a->ledger.groups[c->client->group].pol.name);
 	memset(&ok, 0, sizeof(ok));
 	ok.pid = c->pid;
 	return reply(c, GF_MSG_HELLO_OK, m->hdr.seq, &ok, why, whylen);
+}
+
+/* What a client is told of dev: DEVICE_INFO, now its last word. */
+static void
+device_info(const struct arbiter *a, struct ledger_client *lc, size_t dev,
+    struct gf_device_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	memcpy(info->uuid, a->ledger.devices[dev].uuid, GF_UUID_LEN);
+	info->limit = lc->usage[dev].limit;
+	info->capacity = a->ledger.devices[dev].capacity;
+	info->used = lc->usage[dev].used;
+	lc->usage[dev].limit_sent = info->limit;
+	lc->usage[dev].capacity_sent = info->capacity;
 }
 
 static int
@@ -108,11 +128,7 @@ on_device_open(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	}
 	ledger_open(&a->ledger, c->client, (size_t)dev, o->limit_kind,
 	    o->limit_value);
-	memset(&info, 0, sizeof(info));
-	memcpy(info.uuid, o->uuid, GF_UUID_LEN);
-	info.limit = c->client->usage[dev].limit;
-	info.capacity = a->ledger.devices[dev].capacity;
-	info.used = c->client->usage[dev].used;
+	device_info(a, c->client, (size_t)dev, &info);
 	log_debug("pid %u opens %s as ordinal %u: limit %llu", c->pid, ubuf,
 	    o->ordinal, (unsigned long long)info.limit);
 	return reply(c, GF_MSG_DEVICE_INFO, m->hdr.seq, &info, why, whylen);
@@ -131,6 +147,21 @@ collision_resolve(struct arbiter *a, struct conn *c, size_t dev,
 	(void)dev;
 	(void)size;
 	return GF_DENY_DEVICE_FULL;
+}
+
+static const char *
+deny_why(int rc)
+{
+	switch (rc) {
+	case LEDGER_LIMIT:
+		return "beyond its limit";
+	case LEDGER_GROUP_LIMIT:
+		return "beyond its group's limit";
+	case LEDGER_COLLISION:
+		return "the device is full";
+	default:
+		return "device not open";
+	}
 }
 
 static int
@@ -160,6 +191,7 @@ on_reserve(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		return reply(c, GF_MSG_GRANT, m->hdr.seq, &grant, why,
 		    whylen);
 	case LEDGER_LIMIT:
+	case LEDGER_GROUP_LIMIT:
 		deny.reason = GF_DENY_LIMIT;
 		break;
 	case LEDGER_COLLISION:
@@ -173,8 +205,8 @@ on_reserve(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		deny.used = u->used;
 		deny.limit = u->limit;
 	}
-	log_debug("pid %u: reserve of %llu bytes denied (reason %u)", c->pid,
-	    (unsigned long long)r->size, deny.reason);
+	log_debug("pid %u: reserve of %llu bytes denied (%s)", c->pid,
+	    (unsigned long long)r->size, deny_why(rc));
 	return reply(c, GF_MSG_DENY, m->hdr.seq, &deny, why, whylen);
 }
 
@@ -232,6 +264,56 @@ on_free(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	return 0;
 }
 
+/* One GROUP_STATUS: of group g on device dev, or (dev < 0) of none. */
+static int
+group_record(const struct ledger *l, struct conn *c, uint32_t seq,
+    const struct ledger_group *g, int dev, char *why, size_t whylen)
+{
+	struct gf_group_status r;
+
+	memset(&r, 0, sizeof(r));
+	proto_strlcpy(r.name, g->pol.name, sizeof(r.name));
+	r.priority = g->pol.priority;
+	r.resolver = g->pol.resolver;
+	r.on_preempt = g->pol.on_preempt;
+	if (dev >= 0) {
+		memcpy(r.uuid, l->devices[dev].uuid, GF_UUID_LEN);
+		r.limit = g->share[dev].limit;
+		r.guarantee = g->share[dev].guarantee;
+		r.used = g->share[dev].used;
+		r.nclients = g->share[dev].nclients;
+	} else
+		r.nclients = g->nmembers;
+	return reply(c, GF_MSG_GROUP_STATUS, seq, &r, why, whylen);
+}
+
+/*
+ * Every group on every device, members or not; without devices, one
+ * record per group (no uuid) so that the groups still show.
+ */
+static int
+status_groups(const struct ledger *l, struct conn *c, uint32_t seq,
+    char *why, size_t whylen)
+{
+	struct gf_end end;
+	uint32_t count = 0;
+	size_t i, d;
+
+	for (i = 0; i < l->ngroups; i++) {
+		for (d = 0; d < l->ndevices; d++, count++)
+			if (group_record(l, c, seq, &l->groups[i], (int)d, why,
+			    whylen) < 0)
+				return -1;
+		if (l->ndevices == 0 && group_record(l, c, seq,
+		    &l->groups[i], -1, why, whylen) < 0)
+			return -1;
+		count += l->ndevices == 0;
+	}
+	memset(&end, 0, sizeof(end));
+	end.count = count;
+	return reply(c, GF_MSG_GROUP_END, seq, &end, why, whylen);
+}
+
 static int
 on_status_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
     char *why, size_t whylen)
@@ -269,7 +351,9 @@ on_status_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	}
 	memset(&end, 0, sizeof(end));
 	end.count = (uint32_t)l->ndevices;
-	return reply(c, GF_MSG_DEVICE_END, m->hdr.seq, &end, why, whylen);
+	if (reply(c, GF_MSG_DEVICE_END, m->hdr.seq, &end, why, whylen) < 0)
+		return -1;
+	return status_groups(l, c, m->hdr.seq, why, whylen);
 }
 
 /* One CLIENT record: of device dev, or (dev < 0) of no device. */
@@ -277,6 +361,7 @@ static int
 ps_record(const struct arbiter *a, struct conn *c, uint32_t seq,
     const struct ledger_client *lc, int dev, char *why, size_t whylen)
 {
+	const struct ledger_group *g = &a->ledger.groups[lc->group];
 	struct gf_client r;
 
 	memset(&r, 0, sizeof(r));
@@ -284,12 +369,13 @@ ps_record(const struct arbiter *a, struct conn *c, uint32_t seq,
 	r.uid = lc->uid;
 	r.gid = lc->gid;
 	r.state = lc->state;
-	proto_strlcpy(r.group, lc->group, sizeof(r.group));
-	r.guarantee = lc->guarantee;
+	r.priority = g->pol.priority;
+	proto_strlcpy(r.group, g->pol.name, sizeof(r.group));
 	if (dev >= 0) {
 		memcpy(r.uuid, a->ledger.devices[dev].uuid, GF_UUID_LEN);
 		r.used = lc->usage[dev].used;
 		r.limit = lc->usage[dev].limit;
+		r.guarantee = g->share[dev].guarantee;
 	}
 	return reply(c, GF_MSG_CLIENT, seq, &r, why, whylen);
 }
@@ -403,6 +489,26 @@ on_allocs_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	return reply(c, GF_MSG_ALLOC_END, m->hdr.seq, &end, why, whylen);
 }
 
+static int
+on_reload_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
+    char *why, size_t whylen)
+{
+	char msg[GF_ERRMSG_LEN] = "";
+
+	if (!admin_allowed(&a->conf, c->fd, c->pid, c->uid, c->gid)) {
+		admin_denied_msg(&a->conf, "reload", msg, sizeof(msg));
+		log_warnx("pid %u (uid %u) asked for a reload: refused",
+		    c->pid, c->uid);
+		return reply_error(c, m->hdr.seq, GF_ERR_PERMISSION, msg, why,
+		    whylen);
+	}
+	log_info("pid %u (uid %u) asked for a reload", c->pid, c->uid);
+	if (arbiter_reload(a, c, msg, sizeof(msg)) < 0)
+		return reply_error(c, m->hdr.seq, GF_ERR_CONFIG, msg, why,
+		    whylen);
+	return reply(c, GF_MSG_OK, m->hdr.seq, NULL, why, whylen);
+}
+
 struct handler {
 	uint16_t	 type;
 	int		 state;		/* ANY, FRESH or CLIENT */
@@ -419,6 +525,7 @@ static const struct handler handlers[] = {
 	{ GF_MSG_STATUS_REQ, ANY, on_status_req },
 	{ GF_MSG_PS_REQ, ANY, on_ps_req },
 	{ GF_MSG_ALLOCS_REQ, ANY, on_allocs_req },
+	{ GF_MSG_RELOAD_REQ, ANY, on_reload_req },
 };
 
 int
@@ -448,4 +555,45 @@ dispatch_msg(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	(void)reply_error(c, m->hdr.seq, GF_ERR_STATE, reason, why, whylen);
 	snprintf(why, whylen, "%s", reason);
 	return -1;
+}
+
+/*
+ * Tell c of every open device whose limit (or shareable capacity, which
+ * bounds what cuMemGetInfo shows) changed since it was told.
+ */
+static int
+notify_one(struct arbiter *a, struct conn *c)
+{
+	struct gf_device_info info;
+	struct ledger_usage *u;
+	char lbuf[32], cbuf[32];
+	size_t i;
+
+	for (i = 0; i < a->ledger.ndevices; i++) {
+		u = &c->client->usage[i];
+		if (!u->opened || (u->limit == u->limit_sent &&
+		    a->ledger.devices[i].capacity == u->capacity_sent))
+			continue;
+		log_info("pid %u: limit on device %u now %s (capacity %s)",
+		    c->pid, a->ledger.devices[i].index, size_format(u->limit,
+		    lbuf, sizeof(lbuf)), size_format(a->ledger.devices[i].capacity,
+		    cbuf, sizeof(cbuf)));
+		device_info(a, c->client, i, &info);
+		if (conn_send(c, GF_MSG_DEVICE_INFO, 0, &info) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+void
+dispatch_limits_notify(struct arbiter *a, struct conn *self)
+{
+	struct conn *c, *next;
+
+	for (c = TAILQ_FIRST(&a->control.conns); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		if (c->client == NULL || notify_one(a, c) == 0 || c == self)
+			continue;
+		control_close(c, c->err);
+	}
 }

@@ -1,8 +1,9 @@
 /*
  * What the daemon does with each message: the shim's conversation (HELLO,
- * DEVICE_OPEN, RESERVE, COMMIT, ROLLBACK, FREE) against the ledger, and the
- * queries (STATUS, PS, ALLOCS) from anyone. Replies go to the connection's
- * output queue (conn_send).
+ * DEVICE_OPEN, RESERVE, COMMIT, ROLLBACK, FREE) against the ledger, the
+ * queries (STATUS, PS, ALLOCS) from anyone, and admin commands (RELOAD)
+ * from root and admin_group. Replies go to the connection's output queue
+ * (conn_send).
  */
 #ifndef GF_DAEMON_DISPATCH_H
 #define GF_DAEMON_DISPATCH_H
@@ -22,5 +23,13 @@ struct conn;
  */
 int	dispatch_msg(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	    char *why, size_t whylen);
+
+/*
+ * After a reload: send each client an unsolicited DEVICE_INFO (seq 0) for
+ * every open device whose limit or capacity is no longer what it was last
+ * told. A connection that cannot take it is closed, except self (the one
+ * whose message is being handled, or NULL), which its handler closes.
+ */
+void	dispatch_limits_notify(struct arbiter *a, struct conn *self);
 
 #endif

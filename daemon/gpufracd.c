@@ -152,7 +152,7 @@ signal_event(struct event_loop *loop, int fd, int mask, void *arg)
 		switch (si.ssi_signo) {
 		case SIGHUP:
 			log_info("SIGHUP: reloading the configuration");
-			arbiter_reload(arg);
+			(void)arbiter_reload(arg, NULL, NULL, 0);
 			break;
 		case SIGTERM:
 		case SIGINT:

@@ -1,8 +1,10 @@
 /*
- * The ledger's arithmetic: limits, reserves, commits, rollbacks, releases
- * and the return of a departed client's charge, all clamped at zero.
+ * The ledger's arithmetic: limits of clients and groups, reserves,
+ * commits, rollbacks, releases and the return of a departed client's
+ * charge, all clamped at zero.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +12,7 @@
 #include "log.h"
 #include "proto.h"
 #include "units.h"
+#include "uuid.h"
 
 /* a - b, or 0 and a log line if b > a: a broken invariant must not wrap. */
 static uint64_t
@@ -31,30 +34,109 @@ add_saturated(uint64_t a, uint64_t b)
 	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
 }
 
+static struct ledger_share *
+share_of(struct ledger *l, const struct ledger_client *c, size_t dev)
+{
+	return &l->groups[c->group].share[dev];
+}
+
 /* Charge n more to c on dev, or return n of its charge. */
 static void
 charge(struct ledger *l, struct ledger_client *c, size_t dev, uint64_t n)
 {
+	struct ledger_share *sh = share_of(l, c, dev);
+
 	c->usage[dev].used = add_saturated(c->usage[dev].used, n);
+	sh->used = add_saturated(sh->used, n);
 	l->devices[dev].used = add_saturated(l->devices[dev].used, n);
 }
 
 static void
 discharge(struct ledger *l, struct ledger_client *c, size_t dev, uint64_t n)
 {
+	struct ledger_share *sh = share_of(l, c, dev);
+
 	c->usage[dev].used = sub_clamped(c->usage[dev].used, n,
 	    "charge", c->pid);
+	sh->used = sub_clamped(sh->used, n, "group charge", c->pid);
 	l->devices[dev].used = sub_clamped(l->devices[dev].used, n,
 	    "device charge", c->pid);
 }
 
-void
+/* c joins or leaves its group's tallies (sign +1 or -1). */
+static void
+group_tally(struct ledger *l, const struct ledger_client *c, int sign)
+{
+	struct ledger_group *g = &l->groups[c->group];
+	size_t i;
+
+	g->nmembers += (uint32_t)sign;
+	for (i = 0; i < l->ndevices; i++) {
+		struct ledger_share *sh = &g->share[i];
+
+		if (sign > 0) {
+			sh->used = add_saturated(sh->used, c->usage[i].used);
+			sh->nclients += c->usage[i].opened ? 1 : 0;
+			continue;
+		}
+		sh->used = sub_clamped(sh->used, c->usage[i].used,
+		    "group charge", c->pid);
+		if (c->usage[i].opened && sh->nclients > 0)
+			sh->nclients--;
+	}
+}
+
+static void
+groups_free(struct ledger_group *groups, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(groups[i].share);
+	free(groups);
+}
+
+/* n groups with pols, their shares zero for ndevices; NULL on ENOMEM. */
+static struct ledger_group *
+groups_new(const struct group_policy *pols, size_t n, size_t ndevices)
+{
+	struct ledger_group *groups = calloc(n, sizeof(*groups));
+	size_t i;
+
+	if (groups == NULL)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		groups[i].pol = pols[i];
+		groups[i].share = calloc(ndevices ? ndevices : 1,
+		    sizeof(*groups[i].share));
+		if (groups[i].share == NULL) {
+			groups_free(groups, n);
+			return NULL;
+		}
+	}
+	return groups;
+}
+
+int
 ledger_init(struct ledger *l)
 {
+	struct group_policy def;
+
 	memset(l, 0, sizeof(*l));
-	l->default_kind = GF_LIMIT_PERCENT;
-	l->default_value = 10000;
 	TAILQ_INIT(&l->clients);
+	memset(&def, 0, sizeof(def));
+	proto_strlcpy(def.name, LEDGER_GROUP_DEFAULT, sizeof(def.name));
+	def.per_process = 1;
+	def.limit_kind = GF_LIMIT_PERCENT;
+	def.limit_value = 10000;
+	def.guarantee_kind = GF_LIMIT_BYTES;
+	def.resolver = GF_RESOLVER_FAIL;
+	def.on_preempt = GF_PREEMPT_KILL;
+	def.kill_grace_ms = POLICY_KILL_GRACE_MS;
+	if ((l->groups = groups_new(&def, 1, 0)) == NULL)
+		return -1;
+	l->ngroups = 1;
+	return 0;
 }
 
 void
@@ -64,9 +146,42 @@ ledger_free(struct ledger *l)
 
 	while ((c = TAILQ_FIRST(&l->clients)) != NULL)
 		ledger_client_drop(l, c);
+	groups_free(l->groups, l->ngroups);
+	l->groups = NULL;
+	l->ngroups = 0;
 	free(l->devices);
 	l->devices = NULL;
 	l->ndevices = 0;
+}
+
+/* Room in every group for one more device's share. */
+static int
+shares_grow(struct ledger *l)
+{
+	struct ledger_share *sh;
+	size_t i;
+
+	for (i = 0; i < l->ngroups; i++) {
+		sh = realloc(l->groups[i].share, (l->ndevices + 1) *
+		    sizeof(*sh));
+		if (sh == NULL)
+			return -1;
+		memset(&sh[l->ndevices], 0, sizeof(*sh));
+		l->groups[i].share = sh;
+	}
+	return 0;
+}
+
+/* A group's limit and guarantee on dev, from its policy. */
+static void
+share_resolve(struct ledger *l, struct ledger_group *g, size_t dev)
+{
+	uint64_t cap = l->devices[dev].capacity;
+
+	g->share[dev].limit = limit_resolve(g->pol.limit_kind,
+	    g->pol.limit_value, cap);
+	g->share[dev].guarantee = limit_resolve(g->pol.guarantee_kind,
+	    g->pol.guarantee_value, cap);
 }
 
 int
@@ -74,11 +189,14 @@ ledger_device_add(struct ledger *l, const uint8_t uuid[GF_UUID_LEN],
     uint32_t index, const char *name, uint64_t total, uint32_t swap_support)
 {
 	struct ledger_device *d;
+	size_t i;
 
 	if (l->nclients > 0) {
 		errno = EBUSY;
 		return -1;
 	}
+	if (shares_grow(l) < 0)
+		return -1;
 	d = realloc(l->devices, (l->ndevices + 1) * sizeof(*d));
 	if (d == NULL)
 		return -1;
@@ -91,7 +209,10 @@ ledger_device_add(struct ledger *l, const uint8_t uuid[GF_UUID_LEN],
 	d->swap_support = swap_support;
 	d->total = total;
 	d->capacity = total;
-	return (int)l->ndevices++;
+	l->ndevices++;
+	for (i = 0; i < l->ngroups; i++)
+		share_resolve(l, &l->groups[i], l->ndevices - 1);
+	return (int)l->ndevices - 1;
 }
 
 int
@@ -106,30 +227,51 @@ ledger_device_find(const struct ledger *l, const uint8_t uuid[GF_UUID_LEN])
 }
 
 uint64_t
-ledger_limit(const struct ledger *l, size_t dev, uint32_t kind,
+ledger_limit(const struct ledger *l, size_t group, size_t dev, uint32_t kind,
     uint64_t value)
 {
+	const struct ledger_group *g = &l->groups[group];
 	uint64_t cap = l->devices[dev].capacity;
-	uint64_t def = limit_resolve(l->default_kind, l->default_value, cap);
-	uint64_t req;
+	uint64_t glimit = limit_resolve(g->pol.limit_kind, g->pol.limit_value,
+	    cap);
+	uint64_t req, most;
 
 	if (kind == GF_LIMIT_NONE)
-		return def;
+		return glimit;
 	req = limit_resolve(kind, value, cap);
-	return req < def ? req : def;
+	most = g->pol.client_may_raise ? cap : glimit;
+	return req < most ? req : most;
 }
 
-/* Recompute the effective limit of every client that opened dev. */
+/* Recompute the effective limit of c on every device it opened. */
+static void
+client_limits_update(struct ledger *l, struct ledger_client *c)
+{
+	size_t i;
+
+	for (i = 0; i < l->ndevices; i++) {
+		struct ledger_usage *u = &c->usage[i];
+
+		if (u->opened)
+			u->limit = ledger_limit(l, c->group, i, u->req_kind,
+			    u->req_value);
+	}
+}
+
+/* Recompute every group's share and every client's limit on dev. */
 static void
 limits_update(struct ledger *l, size_t dev)
 {
 	struct ledger_client *c;
+	size_t i;
 
+	for (i = 0; i < l->ngroups; i++)
+		share_resolve(l, &l->groups[i], dev);
 	TAILQ_FOREACH(c, &l->clients, entry) {
 		struct ledger_usage *u = &c->usage[dev];
 
 		if (u->opened)
-			u->limit = ledger_limit(l, dev, u->req_kind,
+			u->limit = ledger_limit(l, c->group, dev, u->req_kind,
 			    u->req_value);
 	}
 }
@@ -149,10 +291,64 @@ ledger_set_default_limit(struct ledger *l, uint32_t kind, uint64_t value)
 {
 	size_t i;
 
-	l->default_kind = kind;
-	l->default_value = value;
+	l->groups[0].pol.limit_kind = kind;
+	l->groups[0].pol.limit_value = value;
 	for (i = 0; i < l->ndevices; i++)
 		limits_update(l, i);
+}
+
+int
+ledger_groups_set(struct ledger *l, const struct group_policy *pols,
+    size_t n, ledger_group_fn *group_of, void *arg)
+{
+	struct ledger_group *groups = groups_new(pols, n, l->ndevices);
+	struct ledger_client *c;
+	size_t i;
+
+	if (groups == NULL)
+		return -1;
+	groups_free(l->groups, l->ngroups);
+	l->groups = groups;
+	l->ngroups = n;
+	TAILQ_FOREACH(c, &l->clients, entry) {
+		c->group = group_of(c, arg);
+		if (c->group >= n)
+			c->group = 0;
+		group_tally(l, c, +1);
+	}
+	for (i = 0; i < l->ndevices; i++)
+		limits_update(l, i);
+	return 0;
+}
+
+int
+ledger_guarantees_fit(const struct ledger_device *d, uint64_t capacity,
+    const struct group_policy *pols, size_t n, char *msg, size_t msglen)
+{
+	char ubuf[UUID_STR_LEN], list[512], sbuf[32], cbuf[32];
+	uint64_t sum = 0, g;
+	size_t i, len;
+
+	list[0] = '\0';
+	for (i = 0; i < n; i++) {
+		g = limit_resolve(pols[i].guarantee_kind,
+		    pols[i].guarantee_value, capacity);
+		if (g == 0)
+			continue;
+		sum = add_saturated(sum, g);
+		len = strlen(list);
+		snprintf(list + len, sizeof(list) - len, "%s%s %s",
+		    len ? ", " : "", pols[i].name,
+		    size_format(g, sbuf, sizeof(sbuf)));
+	}
+	if (sum <= capacity)
+		return 0;
+	snprintf(msg, msglen, "guarantees on %s (device %u) add up to %s, "
+	    "more than its %s shareable capacity: %s",
+	    uuid_format(d->uuid, ubuf, sizeof(ubuf)), d->index,
+	    size_format(sum, sbuf, sizeof(sbuf)),
+	    size_format(capacity, cbuf, sizeof(cbuf)), list);
+	return -1;
 }
 
 struct ledger_client *
@@ -175,11 +371,23 @@ ledger_client_new(struct ledger *l, uint32_t pid, uint32_t uid, uint32_t gid,
 	c->uid = uid;
 	c->gid = gid;
 	c->state = GF_STATE_RUNNING;
-	proto_strlcpy(c->group, LEDGER_GROUP_DEFAULT, sizeof(c->group));
+	c->group = 0;
+	l->groups[0].nmembers++;
 	ptrmap_init(&c->allocs);
 	TAILQ_INSERT_TAIL(&l->clients, c, entry);
 	l->nclients++;
 	return c;
+}
+
+void
+ledger_client_group(struct ledger *l, struct ledger_client *c, size_t group)
+{
+	if (group >= l->ngroups || group == c->group)
+		return;
+	group_tally(l, c, -1);
+	c->group = group;
+	group_tally(l, c, +1);
+	client_limits_update(l, c);
 }
 
 void
@@ -188,6 +396,7 @@ ledger_client_drop(struct ledger *l, struct ledger_client *c)
 	struct ledger_alloc *a;
 	size_t i, pos = 0;
 
+	group_tally(l, c, -1);
 	for (i = 0; i < l->ndevices; i++) {
 		struct ledger_device *d = &l->devices[i];
 
@@ -239,10 +448,22 @@ ledger_open(struct ledger *l, struct ledger_client *c, size_t dev,
 	if (!u->opened) {
 		u->opened = 1;
 		l->devices[dev].nclients++;
+		share_of(l, c, dev)->nclients++;
 	}
 	u->req_kind = kind;
 	u->req_value = value;
-	u->limit = ledger_limit(l, dev, kind, value);
+	u->limit = ledger_limit(l, c->group, dev, kind, value);
+}
+
+/* Whether c's requests on dev are held to its group's shared limit. */
+static int
+group_limit_applies(const struct ledger *l, const struct ledger_client *c,
+    size_t dev)
+{
+	const struct group_policy *pol = &l->groups[c->group].pol;
+
+	return !pol->per_process && !(pol->client_may_raise &&
+	    c->usage[dev].req_kind != GF_LIMIT_NONE);
 }
 
 int
@@ -251,12 +472,18 @@ ledger_reserve(struct ledger *l, struct ledger_client *c, size_t dev,
 {
 	struct ledger_usage *u = &c->usage[dev];
 	struct ledger_device *d = &l->devices[dev];
+	struct ledger_share *sh;
 	uint64_t after;
 
 	if (!u->opened)
 		return LEDGER_NOT_OPEN;
 	if (__builtin_add_overflow(u->used, size, &after) || after > u->limit)
 		return LEDGER_LIMIT;
+	sh = share_of(l, c, dev);
+	if (group_limit_applies(l, c, dev) &&
+	    (__builtin_add_overflow(sh->used, size, &after) ||
+	    after > sh->limit))
+		return LEDGER_GROUP_LIMIT;
 	if (__builtin_add_overflow(d->used, size, &after) ||
 	    after > d->capacity)
 		return LEDGER_COLLISION;

@@ -1,12 +1,15 @@
 /*
- * The ledger: each device's shareable capacity and each client's charge on
- * it, with the allocation records behind every charge. Pure arithmetic: no
- * I/O besides log lines about broken invariants, no clock (callers pass the
- * time), no sockets, no policy (a collision is reported, not resolved).
+ * The ledger: each device's shareable capacity, the groups of clients and
+ * their limits, and each client's charge on each device, with the
+ * allocation records behind every charge. Pure arithmetic: no I/O besides
+ * log lines about broken invariants, no clock (callers pass the time), no
+ * sockets, no policy beyond limits (a collision is reported, not
+ * resolved; which group a client belongs to is the caller's to say).
  *
  * Invariants, per client and device:
  *   usage.used   == usage.pending + sum of the client's allocation sizes
  *   device.used  == sum over clients of usage.used
+ *   group.usage[dev].used == sum over the group's clients of usage.used
  * Nothing ever wraps below zero: a subtraction that would (a broken
  * invariant, or a client returning more than it holds) is clamped at zero
  * and logged.
@@ -19,9 +22,10 @@
 #include <sys/queue.h>
 
 #include "gpufrac/proto.h"
+#include "policy.h"
 #include "ptrmap.h"
 
-#define LEDGER_GROUP_DEFAULT	"default"
+#define LEDGER_GROUP_DEFAULT	POLICY_DEFAULT_GROUP
 
 struct ledger_device {
 	uint8_t		uuid[GF_UUID_LEN];
@@ -50,8 +54,24 @@ struct ledger_usage {
 	uint32_t	req_kind;	/* the limit it asked for: GF_LIMIT_* */
 	uint64_t	req_value;
 	uint64_t	limit;		/* effective limit, bytes */
+	uint64_t	limit_sent;	/* what the client was last told: */
+	uint64_t	capacity_sent;	/* DEVICE_INFO's limit and capacity */
 	uint64_t	used;		/* pending + committed allocations */
 	uint64_t	pending;	/* reserved, not yet committed */
+};
+
+/* A group's standing on one device. */
+struct ledger_share {
+	uint64_t	limit;		/* the group's (per_process: each's) */
+	uint64_t	guarantee;
+	uint64_t	used;		/* by all its clients */
+	uint32_t	nclients;	/* its clients that opened the device */
+};
+
+struct ledger_group {
+	struct group_policy pol;
+	struct ledger_share *share;	/* one per device */
+	uint32_t	nmembers;	/* its clients */
 };
 
 struct ledger_client {
@@ -61,8 +81,7 @@ struct ledger_client {
 	uint32_t	gid;
 	uint32_t	state;		/* GF_STATE_* */
 	char		*cgroup;	/* "/user.slice/...", or "" if unknown */
-	char		group[GF_GROUP_LEN];
-	uint64_t	guarantee;
+	size_t		group;		/* index into ledger.groups */
 	struct ledger_usage *usage;	/* one per device */
 	struct ptrmap	allocs;		/* ptr -> struct ledger_alloc */
 };
@@ -72,8 +91,8 @@ TAILQ_HEAD(ledger_clients, ledger_client);
 struct ledger {
 	struct ledger_device *devices;
 	size_t		ndevices;
-	uint32_t	default_kind;	/* default_limit: GF_LIMIT_* */
-	uint64_t	default_value;
+	struct ledger_group *groups;	/* [0]: where new clients start */
+	size_t		ngroups;
 	struct ledger_clients clients;	/* in order of arrival */
 	size_t		nclients;
 };
@@ -82,13 +101,20 @@ struct ledger {
 enum {
 	LEDGER_GRANT = 0,
 	LEDGER_LIMIT,		/* beyond the client's own limit */
-	LEDGER_COLLISION,	/* within the limit, the device is full */
+	LEDGER_GROUP_LIMIT,	/* beyond its group's shared limit */
+	LEDGER_COLLISION,	/* within the limits, the device is full */
 	LEDGER_NOT_OPEN,	/* the client has not opened the device */
 };
 
-/* An empty ledger whose default limit is 100% of each device. */
-void	ledger_init(struct ledger *l);
-/* Drops every client, then the devices. */
+/* Which group a client belongs to, for ledger_groups_set. */
+typedef size_t	ledger_group_fn(const struct ledger_client *c, void *arg);
+
+/*
+ * An empty ledger with one group, "default": 100% of each device per
+ * process, no guarantee, priority 0, fail. Returns 0, or -1 (ENOMEM).
+ */
+int	ledger_init(struct ledger *l);
+/* Drops every client, then the groups and the devices. */
 void	ledger_free(struct ledger *l);
 
 /*
@@ -104,28 +130,53 @@ int	ledger_device_find(const struct ledger *l,
 	    const uint8_t uuid[GF_UUID_LEN]);
 
 /*
- * Configuration. Both recompute every client's effective limit; a client
- * already above its new limit keeps what it holds and gets no more. A
- * reserve above the device's total is clamped to it (callers validate).
+ * Configuration. Each recomputes the limits it affects; a client already
+ * above its new limit keeps what it holds and gets no more. A reserve
+ * above the device's total is clamped to it (callers validate).
  */
 void	ledger_set_reserve(struct ledger *l, size_t dev, uint64_t reserve);
+/* The limit of group 0 ("default"). */
 void	ledger_set_default_limit(struct ledger *l, uint32_t kind,
 	    uint64_t value);
 
 /*
- * The effective limit on dev of a client asking for (kind, value):
- * min(what it asks for, default_limit), both resolved against the device's
- * capacity; GF_LIMIT_NONE asks for nothing.
+ * Replace the groups with n new ones (pols[0] first: where new clients
+ * start), put every client in group group_of(client, arg) (an index into
+ * pols; out of range means 0), and recompute every share and limit.
+ * Returns 0, or -1 (ENOMEM) with nothing changed.
  */
-uint64_t ledger_limit(const struct ledger *l, size_t dev, uint32_t kind,
-	    uint64_t value);
+int	ledger_groups_set(struct ledger *l, const struct group_policy *pols,
+	    size_t n, ledger_group_fn *group_of, void *arg);
 
 /*
- * A new client in group "default", state running, guarantee 0. cgroup is
- * copied (NULL = unknown). Returns NULL on ENOMEM.
+ * The effective limit on dev of a client of group asking for (kind,
+ * value), resolved against the device's capacity: the group's limit if it
+ * asks for nothing (GF_LIMIT_NONE), else what it asks for, no more than
+ * the group's limit, or with the group's client_may_raise no more than
+ * the capacity.
+ */
+uint64_t ledger_limit(const struct ledger *l, size_t group, size_t dev,
+	    uint32_t kind, uint64_t value);
+
+/*
+ * Whether the guarantees of the groups pols[0..n) fit capacity, the
+ * shareable bytes of device d (its total less a reserve that may not be
+ * in force yet). Returns 0, or -1 with one line in msg naming the device
+ * and each group's guarantee.
+ */
+int	ledger_guarantees_fit(const struct ledger_device *d,
+	    uint64_t capacity, const struct group_policy *pols, size_t n,
+	    char *msg, size_t msglen);
+
+/*
+ * A new client in group 0, state running. cgroup is copied (NULL =
+ * unknown). Returns NULL on ENOMEM.
  */
 struct ledger_client *ledger_client_new(struct ledger *l, uint32_t pid,
 	    uint32_t uid, uint32_t gid, const char *cgroup);
+/* Move c to group (an index into l->groups), charges and limits too. */
+void	ledger_client_group(struct ledger *l, struct ledger_client *c,
+	    size_t group);
 /* Return the client's whole charge on every device and free it. */
 void	ledger_client_drop(struct ledger *l, struct ledger_client *c);
 /* The first client with pid after `after` (NULL: from the start), or NULL. */
@@ -140,8 +191,11 @@ void	ledger_open(struct ledger *l, struct ledger_client *c, size_t dev,
 	    uint32_t kind, uint64_t value);
 
 /*
- * Charge size on dev to c if it is within c's limit and fits the device;
- * returns LEDGER_GRANT (charged, as pending) or why not (nothing charged).
+ * Charge size on dev to c if it is within c's limit, then its group's
+ * shared limit (unless the group's limit is per process, or c asked for
+ * its own limit in a group whose clients may raise it), and fits the
+ * device; returns LEDGER_GRANT (charged, as pending) or why not (nothing
+ * charged).
  */
 int	ledger_reserve(struct ledger *l, struct ledger_client *c, size_t dev,
 	    uint64_t size);

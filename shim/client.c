@@ -1,7 +1,8 @@
 /*
- * The daemon client: the connection to gpufracd and its monitor thread,
- * per-device state, reserve / commit / rollback / free, local enforcement
- * while the daemon is away, re-registration on reconnect, fork handling.
+ * The daemon client: the connection to gpufracd and its watcher thread,
+ * request/reply matching on it, per-device state, reserve / commit /
+ * rollback / free, local enforcement while the daemon is away,
+ * re-registration on reconnect, fork handling.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,13 +30,14 @@
 #define CLIENT_TIMEOUT_MS	5000	/* a reply, or a send that cannot go */
 #define CLIENT_RETRY_MIN_MS	100	/* reconnection: first retry ... */
 #define CLIENT_RETRY_MAX_MS	500	/* ... backing off to this */
+#define CLIENT_QUIET_MS		10	/* the watcher leaves callers reading */
 #define CLIENT_WHY_LEN		(GF_ERRMSG_LEN + 80)
 
 struct client_device {
 	int		uuid_known;
 	uint8_t		uuid[GF_UUID_LEN];
 	int		in_use;		/* opened on every new connection */
-	unsigned	open_gen;	/* connection it was opened on; 0: none */
+	unsigned	open_gen;	/* connection its DEVICE_OPEN went to */
 	int		have_limit;	/* limit came from the daemon */
 	uint64_t	limit;		/* the daemon's last word on the limit */
 	int		have_capacity;
@@ -47,21 +49,57 @@ struct client_device {
 	int		said_total;
 };
 
+enum {
+	CALL_PENDING = 0,
+	CALL_DONE,			/* *reply holds the answer */
+	CALL_LOST,			/* the connection went first */
+};
+
 /*
- * The client lock serialises everything below. client_fd is closed by the
- * monitor thread once it watches it (or by whoever made it, if the
- * handshake fails, or by a fork child): others only shut it down, which
- * wakes the monitor.
+ * One request on the shared connection that waits for its reply: a slot
+ * on the caller's stack, in client_calls from its send until it is
+ * answered, lost or given up.
+ */
+struct client_call {
+	struct client_call *next;
+	uint32_t	seq;
+	uint16_t	type;
+	int		dev;		/* whose limit its reply states; -1 */
+	int		state;		/* CALL_* */
+	unsigned	gen;		/* the connection it went to */
+	int64_t		deadline;	/* now_ms() clock */
+	uint32_t	wait_ms;	/* WAIT's timeout; GF_UNSET: no WAIT */
+	struct gf_msg	*reply;
+	pthread_cond_t	cv;		/* answered, lost, or the token is free */
+};
+
+/*
+ * The client lock serialises the state below and every send on the
+ * connection; nobody holds it while waiting for a reply (see "calls").
+ * client_fd is closed only while nobody reads it: by the watcher thread
+ * once it watches it, or by whoever made it if the handshake fails, or by
+ * a fork child; others only shut it down, which wakes every reader.
+ *
+ * The free lock is held across the driver's free and the FREE message,
+ * and by a commit: see client_free.
+ *
+ * Lock order: free lock, client lock, the allocation table's lock.
  */
 static pthread_mutex_t client_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t client_free_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_condattr_t client_condattr;	/* CLOCK_MONOTONIC */
 static int client_fd = -1;
 static int client_up;			/* requests go to the daemon */
-static unsigned client_gen;		/* bumped by every connection attempt */
+static unsigned client_gen;		/* bumped by every connection */
 static uint32_t client_seq;		/* atomic: HELLO is sent unlocked */
 static int client_tried;		/* the first attempt has been made */
 static int client_monitor_running;
 static int client_said_unreachable;
 static struct client_device client_devs[SHIM_MAX_DEVICES];
+static struct client_call *client_calls; /* waiting for their replies */
+static int client_reading;		/* the reader token is taken */
+static int client_watcher_waits;	/* for the token, on client_token_cv */
+static pthread_cond_t client_token_cv = PTHREAD_COND_INITIALIZER;
 
 static uint64_t
 sat_add(uint64_t a, uint64_t b)
@@ -84,7 +122,7 @@ now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* ---- one exchange on a socket ---------------------------------------- */
+/* ---- packets on a socket --------------------------------------------- */
 
 /* Wait for events on fd until deadline: 1 ready, 0 timed out, -1 error. */
 static int
@@ -98,6 +136,8 @@ client_poll(int fd, short events, int64_t deadline)
 
 		if (left <= 0)
 			return 0;
+		if (left > INT32_MAX)
+			left = INT32_MAX;
 		if ((n = poll(&p, 1, (int)left)) > 0)
 			return 1;	/* HUP and ERR too: send/recv says */
 		if (n == 0)
@@ -109,15 +149,19 @@ client_poll(int fd, short events, int64_t deadline)
 
 /*
  * Send one message on the non-blocking fd, waiting for room if need be;
- * *seqp (if not NULL) gets the seq it carries.
+ * *seqp (if not NULL) gets the seq it carries, never 0 (which marks what
+ * the daemon says unasked).
  */
 static int
 client_send(int fd, uint16_t type, const void *payload, uint32_t *seqp,
     char *why, size_t whylen)
 {
 	int64_t deadline = now_ms() + CLIENT_TIMEOUT_MS;
-	uint32_t seq = __atomic_add_fetch(&client_seq, 1, __ATOMIC_RELAXED);
+	uint32_t seq;
 
+	while ((seq = __atomic_add_fetch(&client_seq, 1,
+	    __ATOMIC_RELAXED)) == 0)
+		;
 	if (seqp != NULL)
 		*seqp = seq;
 	while (proto_send(fd, type, seq, payload) < 0) {
@@ -136,50 +180,42 @@ client_send(int fd, uint16_t type, const void *payload, uint32_t *seqp,
 	return 0;
 }
 
-/*
- * Send a request and wait at most timeout_ms for the reply that echoes its
- * seq; stale replies (to a request that timed out) are dropped.
- */
+/* Receive one packet without blocking: 1, 0 nothing there, -1 failed. */
 static int
-client_exchange(int fd, uint16_t type, const void *payload,
-    struct gf_msg *reply, int timeout_ms, char *why, size_t whylen)
+client_recv(int fd, struct gf_msg *m, char *why, size_t whylen)
 {
-	int64_t deadline;
-	uint32_t seq;
 	const char *bad;
 	int r;
 
-	if (client_send(fd, type, payload, &seq, why, whylen) < 0)
-		return -1;
-	deadline = now_ms() + timeout_ms;
+	if ((r = proto_recv(fd, m, MSG_DONTWAIT, &bad)) == 1)
+		return 1;
+	if (r == 0)
+		snprintf(why, whylen, "connection closed by gpufracd");
+	else if (r == -2)
+		snprintf(why, whylen, "malformed message: %s", bad);
+	else if (errno == EAGAIN || errno == EWOULDBLOCK)
+		return 0;
+	else
+		snprintf(why, whylen, "cannot receive: %s", strerror(errno));
+	return -1;
+}
+
+/* Wait until deadline for one packet: 1, 0 timed out, -1 failed. */
+static int
+client_read(int fd, struct gf_msg *m, int64_t deadline, char *why,
+    size_t whylen)
+{
+	int r;
+
 	for (;;) {
 		if ((r = client_poll(fd, POLLIN, deadline)) <= 0) {
-			if (r == 0)
-				snprintf(why, whylen, "no reply to %s within "
-				    "%d s", proto_type_name(type),
-				    timeout_ms / 1000);
-			else
+			if (r < 0)
 				snprintf(why, whylen, "poll: %s",
 				    strerror(errno));
-			return -1;
+			return r;
 		}
-		r = proto_recv(fd, reply, MSG_DONTWAIT, &bad);
-		if (r == 1 && reply->hdr.seq == seq)
-			return 0;
-		if (r == 1)
-			log_debug("dropping a stale %s from gpufracd",
-			    proto_type_name(reply->hdr.type));
-		else if (r == 0) {
-			snprintf(why, whylen, "connection closed by gpufracd");
-			return -1;
-		} else if (r == -2) {
-			snprintf(why, whylen, "malformed reply: %s", bad);
-			return -1;
-		} else if (errno != EAGAIN && errno != EWOULDBLOCK) {
-			snprintf(why, whylen, "cannot receive: %s",
-			    strerror(errno));
-			return -1;
-		}
+		if ((r = client_recv(fd, m, why, whylen)) != 0)
+			return r;
 	}
 }
 
@@ -196,6 +232,43 @@ client_unexpected(const struct gf_msg *m, uint16_t request, char *why,
 		    proto_type_name(m->hdr.type), proto_type_name(request));
 }
 
+static void	client_unsolicited(const struct gf_msg *m);
+
+/*
+ * A request and its reply on a connection not shared yet (the handshake
+ * and re-registration of a new one). What the daemon says unasked
+ * meanwhile is applied if the caller holds the client lock (locked), else
+ * dropped: before HELLO_OK there is nothing it could say.
+ */
+static int
+client_exchange(int fd, uint16_t type, const void *payload,
+    struct gf_msg *reply, int locked, char *why, size_t whylen)
+{
+	int64_t deadline;
+	uint32_t seq;
+	int r;
+
+	if (client_send(fd, type, payload, &seq, why, whylen) < 0)
+		return -1;
+	deadline = now_ms() + CLIENT_TIMEOUT_MS;
+	for (;;) {
+		if ((r = client_read(fd, reply, deadline, why, whylen)) <= 0) {
+			if (r == 0)
+				snprintf(why, whylen, "no reply to %s within "
+				    "%d s", proto_type_name(type),
+				    CLIENT_TIMEOUT_MS / 1000);
+			return -1;
+		}
+		if (reply->hdr.seq == seq)
+			return 0;
+		if (reply->hdr.seq == 0 && locked)
+			client_unsolicited(reply);
+		else
+			log_debug("dropping a stale %s from gpufracd",
+			    proto_type_name(reply->hdr.type));
+	}
+}
+
 /* ---- connection state ------------------------------------------------ */
 
 static void
@@ -209,18 +282,39 @@ client_say_unreachable(const char *why)
 		    "last known limit locally", shim_env.socket, why);
 }
 
-/* The connection failed: stop using it and let the monitor replace it. */
+/*
+ * Close a lost connection if nobody reads it and no watcher will: the
+ * watcher closes its own. Lock held.
+ */
+static void
+client_close_lost(void)
+{
+	if (!client_up && client_fd >= 0 && !client_reading &&
+	    !client_monitor_running) {
+		close(client_fd);
+		client_fd = -1;
+	}
+}
+
+/*
+ * The connection failed: stop using it, fail every call waiting on it, and
+ * let the watcher replace it. Lock held.
+ */
 static void
 client_lost(const char *why)
 {
+	struct client_call *c;
+
 	if (!client_up)
 		return;
 	client_up = 0;
 	shutdown(client_fd, SHUT_RDWR);
-	if (!client_monitor_running) {
-		close(client_fd);
-		client_fd = -1;
+	for (c = client_calls; c != NULL; c = c->next) {
+		c->state = CALL_LOST;
+		pthread_cond_signal(&c->cv);
 	}
+	client_calls = NULL;
+	client_close_lost();
 	client_say_unreachable(why);
 }
 
@@ -300,52 +394,340 @@ client_device_limit(int dev)
 	return limit_resolve(req->kind, req->value, total);
 }
 
-/* DEVICE_OPEN on fd for connection gen. -1 only when the exchange fails. */
-static int
-client_device_open(int fd, unsigned gen, int dev, char *why, size_t whylen)
+/*
+ * What a message from the daemon says about dev's limit and capacity.
+ * Applied as the message is read, under the lock, so that a later word
+ * (a limit update after a reload) is never overwritten by an earlier one.
+ */
+static void
+client_device_note(int dev, const struct gf_msg *m)
 {
 	struct client_device *d = &client_devs[dev];
-	const struct limit_one *req = &shim_env.limit.dev[dev];
-	char ubuf[UUID_STR_LEN];
-	struct gf_device_open o;
-	struct gf_msg m;
 
-	memset(&o, 0, sizeof(o));
-	memcpy(o.uuid, d->uuid, GF_UUID_LEN);
-	o.ordinal = (uint32_t)dev;
-	o.limit_kind = req->kind;
-	o.limit_value = req->value;
-	if (client_exchange(fd, GF_MSG_DEVICE_OPEN, &o, &m, CLIENT_TIMEOUT_MS,
-	    why, whylen) < 0)
-		return -1;
-	switch (m.hdr.type) {
+	switch (m->hdr.type) {
 	case GF_MSG_DEVICE_INFO:
-		if (memcmp(m.u.device_info.uuid, d->uuid, GF_UUID_LEN) != 0) {
+		if (memcmp(m->u.device_info.uuid, d->uuid, GF_UUID_LEN) != 0)
+			return;		/* the caller says what is wrong */
+		d->have_limit = 1;
+		d->limit = m->u.device_info.limit;
+		d->have_capacity = 1;
+		d->capacity = m->u.device_info.capacity;
+		break;
+	case GF_MSG_GRANT:
+		d->have_limit = 1;
+		d->limit = m->u.grant.limit;
+		break;
+	case GF_MSG_DENY:
+		if (m->u.deny.reason != GF_DENY_UNKNOWN_DEVICE) {
+			d->have_limit = 1;
+			d->limit = m->u.deny.limit;
+		}
+		break;
+	}
+}
+
+/*
+ * A message the daemon sent unasked (seq 0). DEVICE_INFO restates a
+ * device's limit and capacity, after a reload changed them; anything else
+ * is not for this version of the shim. Lock held.
+ */
+static void
+client_unsolicited(const struct gf_msg *m)
+{
+	const struct gf_device_info *di = &m->u.device_info;
+	char ubuf[UUID_STR_LEN], b1[16], b2[16];
+	int dev, known = 0;
+
+	if (m->hdr.type != GF_MSG_DEVICE_INFO) {
+		log_debug("ignoring an unsolicited %s from gpufracd",
+		    proto_type_name(m->hdr.type));
+		return;
+	}
+	uuid_format(di->uuid, ubuf, sizeof(ubuf));
+	for (dev = 0; dev < SHIM_MAX_DEVICES; dev++) {
+		if (!client_devs[dev].uuid_known || memcmp(client_devs[dev].uuid,
+		    di->uuid, GF_UUID_LEN) != 0)
+			continue;
+		known = 1;
+		client_device_note(dev, m);
+		log_info("gpufracd set the limit on device %d (%s) to %s, "
+		    "capacity %s", dev, ubuf, size_format(di->limit, b1,
+		    sizeof(b1)), size_format(di->capacity, b2, sizeof(b2)));
+	}
+	if (!known)
+		log_debug("ignoring a limit for device %s, which this process "
+		    "does not use", ubuf);
+}
+
+/* ---- calls: requests and their replies on the shared connection -------
+ *
+ * A caller registers a slot (struct client_call) and sends its request
+ * under the client lock; whichever thread reads the reply fills the slot.
+ * One thread at a time reads the socket, the holder of the reader token:
+ * a caller whose reply has not come takes the token if it is free and
+ * waits in poll() for its own reply, handing others theirs on the way
+ * (client_lead); while another holds it, the caller sleeps on its slot's
+ * condition variable. Freeing the token wakes the callers still waiting,
+ * and one of them takes it over (leader/follower). The watcher thread
+ * reads too, without blocking, when the socket is readable and the token
+ * is free: so what the daemon says unasked is read even when the process
+ * asks nothing, and never a reply from under its caller. A lone caller
+ * reads its reply itself, as cheaply as a plain exchange.
+ *
+ * Every reply comes within 5 s, except that WAIT (the daemon queued a
+ * RESERVE) extends that RESERVE's deadline to WAIT's timeout plus 5 s.
+ * A deadline missed, a packet that fails proto_check, or a closed socket
+ * is a lost connection.
+ */
+
+/* Hand a packet read from the connection to whom it is for. Lock held. */
+static void
+client_dispatch(const struct gf_msg *m)
+{
+	struct client_call **pp, *c;
+
+	if (m->hdr.seq == 0) {
+		client_unsolicited(m);
+		return;
+	}
+	for (pp = &client_calls; (c = *pp) != NULL; pp = &c->next)
+		if (c->seq == m->hdr.seq)
+			break;
+	if (c == NULL) {
+		log_debug("dropping a stale %s from gpufracd",
+		    proto_type_name(m->hdr.type));
+		return;
+	}
+	if (m->hdr.type == GF_MSG_WAIT && c->type == GF_MSG_RESERVE) {
+		c->wait_ms = m->u.wait.timeout_ms;
+		c->deadline = now_ms() + (int64_t)c->wait_ms +
+		    CLIENT_TIMEOUT_MS;
+		log_info("gpufracd queued a reservation on device %d: waiting "
+		    "up to %u ms", c->dev, c->wait_ms);
+		return;
+	}
+	if (c->dev >= 0)
+		client_device_note(c->dev, m);
+	*c->reply = *m;
+	c->state = CALL_DONE;
+	*pp = c->next;
+	pthread_cond_signal(&c->cv);
+}
+
+/* The reader token was put down: wake whoever may want it. Lock held. */
+static void
+client_token_free(void)
+{
+	struct client_call *c;
+
+	for (c = client_calls; c != NULL; c = c->next)
+		pthread_cond_signal(&c->cv);
+	if (client_watcher_waits)
+		pthread_cond_signal(&client_token_cv);
+	client_close_lost();
+}
+
+/*
+ * With the token: read the connection until c is answered, lost, or its
+ * deadline passes. Lock held, released while reading.
+ */
+static void
+client_lead(struct client_call *c)
+{
+	char why[CLIENT_WHY_LEN];
+	struct gf_msg m;
+	int64_t deadline;
+	int fd = client_fd, r;
+
+	client_reading = 1;
+	while (c->state == CALL_PENDING) {
+		deadline = c->deadline;
+		pthread_mutex_unlock(&client_lock);
+		r = client_read(fd, &m, deadline, why, sizeof(why));
+		pthread_mutex_lock(&client_lock);
+		if (r == 0 && now_ms() >= c->deadline)
+			break;		/* the caller times it out */
+		if (r < 0) {
+			client_lost(why);
+			break;
+		}
+		if (r == 1)
+			client_dispatch(&m);
+	}
+	client_reading = 0;
+	client_token_free();
+}
+
+/* Why c timed out. */
+static void
+client_call_late(const struct client_call *c, char *why, size_t whylen)
+{
+	if (c->wait_ms == GF_UNSET)
+		snprintf(why, whylen, "no reply to %s within %d s",
+		    proto_type_name(c->type), CLIENT_TIMEOUT_MS / 1000);
+	else
+		snprintf(why, whylen, "no GRANT or DENY within %d s of the "
+		    "end of a %u ms wait", CLIENT_TIMEOUT_MS / 1000, c->wait_ms);
+}
+
+/* Wait for c's reply (lock held): 0 answered, -1 lost or timed out. */
+static int
+client_call_wait(struct client_call *c)
+{
+	char why[CLIENT_WHY_LEN];
+	struct client_call **pp;
+	struct timespec ts;
+
+	for (;;) {
+		if (c->state == CALL_DONE)
+			return 0;
+		if (c->state == CALL_LOST)
+			return -1;
+		if (now_ms() >= c->deadline)
+			break;
+		if (!client_reading) {
+			client_lead(c);
+			continue;
+		}
+		ts.tv_sec = c->deadline / 1000;
+		ts.tv_nsec = (long)(c->deadline % 1000) * 1000000;
+		pthread_cond_timedwait(&c->cv, &client_lock, &ts);
+	}
+	for (pp = &client_calls; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	client_call_late(c, why, sizeof(why));
+	client_lost(why);
+	return -1;
+}
+
+/*
+ * Send a request on the live connection and wait for its reply, which
+ * states dev's limit (-1: none). Lock held on entry and return, released
+ * while waiting: the caller must expect any state to have changed. Returns
+ * 0 with *reply and *gen (the connection that answered), or -1 when the
+ * connection failed or was lost meanwhile (already reported).
+ */
+static int
+client_call(uint16_t type, int dev, const void *payload,
+    struct gf_msg *reply, unsigned *gen)
+{
+	char why[CLIENT_WHY_LEN];
+	struct client_call c;
+	int r;
+
+	c.type = type;
+	c.dev = dev;
+	c.state = CALL_PENDING;
+	c.gen = client_gen;
+	c.wait_ms = GF_UNSET;
+	c.reply = reply;
+	if (client_send(client_fd, type, payload, &c.seq, why,
+	    sizeof(why)) < 0) {
+		client_lost(why);
+		return -1;
+	}
+	c.deadline = now_ms() + CLIENT_TIMEOUT_MS;
+	pthread_cond_init(&c.cv, &client_condattr);
+	c.next = client_calls;
+	client_calls = &c;
+	r = client_call_wait(&c);
+	pthread_cond_destroy(&c.cv);
+	*gen = c.gen;
+	return r;
+}
+
+/* ---- opening devices -------------------------------------------------- */
+
+static void
+client_device_open_msg(int dev, struct gf_device_open *o)
+{
+	const struct limit_one *req = &shim_env.limit.dev[dev];
+
+	memset(o, 0, sizeof(*o));
+	memcpy(o->uuid, client_devs[dev].uuid, GF_UUID_LEN);
+	o->ordinal = (uint32_t)dev;
+	o->limit_kind = req->kind;
+	o->limit_value = req->value;
+}
+
+/*
+ * The daemon's answer m to DEVICE_OPEN of dev, whose limit, if any, is
+ * noted already. -1 (why set) when it is no answer to that.
+ */
+static int
+client_device_opened(int dev, const struct gf_msg *m, char *why,
+    size_t whylen)
+{
+	struct client_device *d = &client_devs[dev];
+	char ubuf[UUID_STR_LEN];
+
+	uuid_format(d->uuid, ubuf, sizeof(ubuf));
+	switch (m->hdr.type) {
+	case GF_MSG_DEVICE_INFO:
+		if (memcmp(m->u.device_info.uuid, d->uuid, GF_UUID_LEN) != 0) {
 			snprintf(why, whylen, "DEVICE_INFO names another "
 			    "device");
 			return -1;
 		}
-		d->open_gen = gen;
-		d->have_limit = 1;
-		d->limit = m.u.device_info.limit;
-		d->have_capacity = 1;
-		d->capacity = m.u.device_info.capacity;
 		log_debug("device %d (%s): limit %llu, capacity %llu", dev,
-		    uuid_format(d->uuid, ubuf, sizeof(ubuf)),
-		    (unsigned long long)d->limit,
-		    (unsigned long long)d->capacity);
+		    ubuf, (unsigned long long)m->u.device_info.limit,
+		    (unsigned long long)m->u.device_info.capacity);
 		return 0;
 	case GF_MSG_ERROR:
 		/* Its RESERVEs will be denied: the daemon decides. */
-		d->open_gen = gen;
 		if (shim_once(&d->said_refused))
 			log_errx("gpufracd refused device %d (%s): %s", dev,
-			    uuid_format(d->uuid, ubuf, sizeof(ubuf)), m.u.error.msg);
+			    ubuf, m->u.error.msg);
 		return 0;
 	default:
-		client_unexpected(&m, GF_MSG_DEVICE_OPEN, why, whylen);
+		client_unexpected(m, GF_MSG_DEVICE_OPEN, why, whylen);
 		return -1;
 	}
+}
+
+/* DEVICE_OPEN on fd, a connection not shared yet. Lock held. */
+static int
+client_device_open_new(int fd, unsigned gen, int dev, char *why,
+    size_t whylen)
+{
+	struct gf_device_open o;
+	struct gf_msg m;
+
+	client_device_open_msg(dev, &o);
+	if (client_exchange(fd, GF_MSG_DEVICE_OPEN, &o, &m, 1, why,
+	    whylen) < 0)
+		return -1;
+	client_device_note(dev, &m);
+	if (client_device_opened(dev, &m, why, whylen) < 0)
+		return -1;
+	client_devs[dev].open_gen = gen;
+	return 0;
+}
+
+/*
+ * DEVICE_OPEN on the live connection. Requests sent after it are served
+ * after it, so dev counts as opened from the moment it is sent: another
+ * thread's RESERVE need not wait for its reply. Lock held, released while
+ * waiting.
+ */
+static void
+client_device_open_live(int dev)
+{
+	char why[CLIENT_WHY_LEN];
+	struct gf_device_open o;
+	struct gf_msg m;
+	unsigned gen;
+
+	client_device_open_msg(dev, &o);
+	client_devs[dev].open_gen = client_gen;
+	if (client_call(GF_MSG_DEVICE_OPEN, dev, &o, &m, &gen) < 0)
+		return;
+	if (client_device_opened(dev, &m, why, sizeof(why)) < 0 &&
+	    gen == client_gen)
+		client_lost(why);
 }
 
 /* Make dev known (UUID) and opened on the live connection; -1: unaccounted. */
@@ -353,15 +735,12 @@ static int
 client_device_prepare(int dev)
 {
 	struct client_device *d = &client_devs[dev];
-	char why[CLIENT_WHY_LEN];
 
 	if (!d->uuid_known && client_device_uuid(dev) < 0)
 		return -1;
 	d->in_use = 1;
-	if (client_up && d->open_gen != client_gen &&
-	    client_device_open(client_fd, client_gen, dev, why,
-	    sizeof(why)) < 0)
-		client_lost(why);
+	if (client_up && d->open_gen != client_gen)
+		client_device_open_live(dev);
 	return 0;
 }
 
@@ -413,8 +792,7 @@ client_hello(int fd, char *why, size_t whylen)
 	h.priority = shim_env.priority;
 	h.resolver = shim_env.resolver;
 	h.wait_timeout_ms = shim_env.wait_timeout_ms;
-	if (client_exchange(fd, GF_MSG_HELLO, &h, &m, CLIENT_TIMEOUT_MS, why,
-	    whylen) < 0)
+	if (client_exchange(fd, GF_MSG_HELLO, &h, &m, 0, why, whylen) < 0)
 		return -1;
 	if (m.hdr.type != GF_MSG_HELLO_OK) {
 		client_unexpected(&m, GF_MSG_HELLO, why, whylen);
@@ -427,8 +805,9 @@ client_hello(int fd, char *why, size_t whylen)
  * Make fd, introduced, this process's connection: DEVICE_OPEN for every
  * device in use and COMMIT{reserved 0} for every live allocation, so that a
  * restarted daemon knows each of them exactly once (an allocation being
- * made meanwhile waits for the lock and commits with reserved 0 after,
- * its RESERVE having gone to an earlier connection). Lock held.
+ * committed meanwhile waits for the lock and commits with reserved 0 after,
+ * its RESERVE having gone to an earlier connection). Lock held throughout:
+ * the exchanges are bounded by the reply timeout, as every one is.
  */
 static int
 client_register(int fd, unsigned *nrereg, char *why, size_t whylen)
@@ -442,7 +821,7 @@ client_register(int fd, unsigned *nrereg, char *why, size_t whylen)
 	gen = client_gen;
 	for (dev = 0; dev < SHIM_MAX_DEVICES; dev++)
 		if (client_devs[dev].in_use &&
-		    client_device_open(fd, gen, dev, why, whylen) < 0)
+		    client_device_open_new(fd, gen, dev, why, whylen) < 0)
 			return -1;
 	if (alloc_table_walk(client_rereg_one, &rr) != 0)
 		return -1;
@@ -479,7 +858,7 @@ client_start(void)
 	client_monitor_start();
 }
 
-/* A later attempt, from the monitor thread. */
+/* A later attempt, from the watcher thread. */
 static int
 client_reconnect(void)
 {
@@ -514,22 +893,77 @@ out_close:
 	return -1;
 }
 
-/* Block until the connection on fd is gone (POLLHUP), then close it. */
+/* ---- the watcher ------------------------------------------------------ */
+
+/*
+ * Take the token and read what is there without blocking. Returns how many
+ * packets it read (a failure counts as one: the socket said something).
+ * Lock held, released while reading.
+ */
+static int
+client_drain(int fd)
+{
+	char why[CLIENT_WHY_LEN];
+	struct gf_msg m;
+	int n = 0, r;
+
+	client_reading = 1;
+	for (;;) {
+		pthread_mutex_unlock(&client_lock);
+		r = client_recv(fd, &m, why, sizeof(why));
+		pthread_mutex_lock(&client_lock);
+		if (r == 0)
+			break;
+		n++;
+		if (r < 0) {
+			client_lost(why);
+			break;
+		}
+		client_dispatch(&m);
+	}
+	client_reading = 0;
+	client_token_free();
+	return n;
+}
+
+/*
+ * Watch the live connection fd until it is lost, reading whatever arrives
+ * while nobody else reads, then close it. It never sleeps holding the
+ * reader token: a caller must not wait for the watcher to hand it over.
+ *
+ * While callers read the socket themselves, each reply would wake the
+ * watcher too, for nothing, adding to every request's latency. So once it
+ * finds a caller reading, the watcher stops watching for input (HUP still
+ * wakes it) for CLIENT_QUIET_MS: what arrives unasked meanwhile is read by
+ * the next caller, or when it looks again; an idle process's watcher
+ * sleeps until something arrives.
+ */
 static void
 client_watch(int fd)
 {
-	struct pollfd p = { .fd = fd, .events = 0 };
+	struct pollfd p = { .fd = fd };
+	int quiet = 0, n;
 
-	/* events = 0: only HUP/ERR wake us; replies stay for the requester */
-	while (poll(&p, 1, -1) < 0)
-		if (errno != EINTR)
-			poll(NULL, 0, CLIENT_RETRY_MIN_MS);
 	pthread_mutex_lock(&client_lock);
-	if (client_fd == fd) {
-		client_lost("connection closed by gpufracd");
-		close(fd);
-		client_fd = -1;
+	while (client_up) {
+		pthread_mutex_unlock(&client_lock);
+		p.events = quiet ? 0 : POLLIN;
+		n = poll(&p, 1, quiet ? CLIENT_QUIET_MS : -1);
+		if (n < 0 && errno != EINTR)
+			poll(NULL, 0, CLIENT_RETRY_MIN_MS);
+		pthread_mutex_lock(&client_lock);
+		if (n == 0)
+			quiet = 0;
+		else if (n > 0 && client_up)
+			quiet = client_reading || client_drain(fd) == 0;
 	}
+	while (client_reading) {
+		client_watcher_waits = 1;
+		pthread_cond_wait(&client_token_cv, &client_lock);
+	}
+	client_watcher_waits = 0;
+	close(fd);
+	client_fd = -1;
 	pthread_mutex_unlock(&client_lock);
 }
 
@@ -558,7 +992,7 @@ client_monitor(void *arg)
 	return NULL;
 }
 
-/* The monitor thread, with every signal blocked: they are the program's. */
+/* The watcher thread, with every signal blocked: they are the program's. */
 static void
 client_monitor_start(void)
 {
@@ -590,6 +1024,7 @@ client_monitor_start(void)
 static void
 client_fork_prepare(void)
 {
+	pthread_mutex_lock(&client_free_lock);
 	pthread_mutex_lock(&client_lock);
 	alloc_table_fork_prepare();
 }
@@ -599,12 +1034,15 @@ client_fork_parent(void)
 {
 	alloc_table_fork_parent();
 	pthread_mutex_unlock(&client_lock);
+	pthread_mutex_unlock(&client_free_lock);
 }
 
 /*
  * The child is a new client: it closes (never shuts down, which would cut
  * the parent off) its copy of the parent's connection, owns no device
  * memory, and connects lazily as its own client on its first CUDA use.
+ * The parent's other threads, their calls and whatever reader token one
+ * of them held, do not exist here.
  */
 static void
 client_fork_child(void)
@@ -617,8 +1055,13 @@ client_fork_child(void)
 	client_tried = 0;
 	client_monitor_running = 0;
 	client_said_unreachable = 0;
+	client_calls = NULL;
+	client_reading = 0;
+	client_watcher_waits = 0;
+	pthread_cond_init(&client_token_cv, NULL);
 	memset(client_devs, 0, sizeof(client_devs));
 	pthread_mutex_unlock(&client_lock);
+	pthread_mutex_unlock(&client_free_lock);
 }
 
 void
@@ -626,6 +1069,8 @@ client_init(void)
 {
 	int e;
 
+	pthread_condattr_init(&client_condattr);
+	pthread_condattr_setclock(&client_condattr, CLOCK_MONOTONIC);
 	if ((e = pthread_atfork(client_fork_prepare, client_fork_parent,
 	    client_fork_child)) != 0)
 		log_errx("cannot install fork handlers: %s", strerror(e));
@@ -633,50 +1078,32 @@ client_init(void)
 
 /* ---- accounting ------------------------------------------------------ */
 
-/* How long a RESERVE may take: a wait resolver may hold it back. */
-static int
-client_reserve_timeout(void)
-{
-	uint32_t w = shim_env.wait_timeout_ms;
-
-	if (w == GF_UNSET)
-		return CLIENT_TIMEOUT_MS;
-	if (w > (uint32_t)(INT32_MAX - CLIENT_TIMEOUT_MS))
-		return INT32_MAX;
-	return CLIENT_TIMEOUT_MS + (int)w;
-}
-
-/* Ask the daemon. 1 with *res when it answered, 0 when it could not. */
+/*
+ * Ask the daemon, which may queue the request (WAIT) before it answers.
+ * 1 with *res when it answered, 0 when it could not. Lock held, released
+ * while waiting.
+ */
 static int
 client_reserve_remote(int dev, uint64_t size, uint32_t kind,
     struct client_ticket *t, CUresult *res)
 {
-	struct client_device *d = &client_devs[dev];
 	char why[CLIENT_WHY_LEN], b1[16], b2[16], b3[16];
 	struct gf_reserve q;
 	struct gf_msg m;
+	unsigned gen;
 
 	memset(&q, 0, sizeof(q));
-	memcpy(q.uuid, d->uuid, GF_UUID_LEN);
+	memcpy(q.uuid, client_devs[dev].uuid, GF_UUID_LEN);
 	q.size = size;
 	q.kind = kind;
-	if (client_exchange(client_fd, GF_MSG_RESERVE, &q, &m,
-	    client_reserve_timeout(), why, sizeof(why)) < 0) {
-		client_lost(why);
+	if (client_call(GF_MSG_RESERVE, dev, &q, &m, &gen) < 0)
 		return 0;
-	}
 	switch (m.hdr.type) {
 	case GF_MSG_GRANT:
-		d->have_limit = 1;
-		d->limit = m.u.grant.limit;
-		t->gen = client_gen;
+		t->gen = gen;
 		*res = CUDA_SUCCESS;
 		return 1;
 	case GF_MSG_DENY:
-		if (m.u.deny.reason != GF_DENY_UNKNOWN_DEVICE) {
-			d->have_limit = 1;
-			d->limit = m.u.deny.limit;
-		}
 		*res = m.u.deny.cuda_error != 0 ?
 		    (CUresult)m.u.deny.cuda_error : CUDA_ERROR_OUT_OF_MEMORY;
 		log_info("gpufracd denied %s on device %d (reason %u): %s of "
@@ -686,7 +1113,8 @@ client_reserve_remote(int dev, uint64_t size, uint32_t kind,
 		return 1;
 	default:
 		client_unexpected(&m, GF_MSG_RESERVE, why, sizeof(why));
-		client_lost(why);
+		if (gen == client_gen)
+			client_lost(why);
 		return 0;
 	}
 }
@@ -742,16 +1170,19 @@ client_commit(const struct client_ticket *t, uint64_t ptr, uint64_t size)
 	static int said;
 	char why[CLIENT_WHY_LEN];
 	struct gf_commit c;
+	int r = 0;
 
 	if (t->dev < 0)
 		return 0;
+	/* After any free of the same address still on its way: client_free. */
+	pthread_mutex_lock(&client_free_lock);
 	pthread_mutex_lock(&client_lock);
 	if (alloc_table_add(ptr, size, t->kind, t->dev) < 0) {
-		pthread_mutex_unlock(&client_lock);
 		if (shim_once(&said))
 			log_errx("cannot record an allocation: out of memory; "
 			    "failing it");
-		return -1;
+		r = -1;
+		goto out;
 	}
 	client_devs[t->dev].pending = sat_sub(client_devs[t->dev].pending,
 	    t->size);
@@ -768,8 +1199,10 @@ client_commit(const struct client_ticket *t, uint64_t ptr, uint64_t size)
 		    sizeof(why)) < 0)
 			client_lost(why);
 	}
+out:
 	pthread_mutex_unlock(&client_lock);
-	return 0;
+	pthread_mutex_unlock(&client_free_lock);
+	return r;
 }
 
 void
@@ -795,10 +1228,14 @@ client_rollback(const struct client_ticket *t)
 }
 
 /*
- * The client lock is held across the driver's free: once the driver has the
- * address back it may hand it to another thread's allocation, whose table
- * entry and COMMIT must come after this one's removal and FREE. The cost:
- * other threads' allocations wait while cuMemFree synchronises.
+ * Once the driver has an address back it may hand it to another thread's
+ * allocation, whose table entry and COMMIT must come after this free's
+ * removal and FREE. So the free lock is held from the driver's free to the
+ * FREE message, and a commit takes it first. It is not the client lock:
+ * an allocation waiting for its RESERVE's reply (a queued one may wait
+ * long, for this very free) holds no lock at all, and other threads'
+ * reservations go on while cuMemFree synchronises. The cost: a commit in
+ * another thread waits for a free in progress.
  */
 CUresult
 client_free(CUdeviceptr ptr, CUresult (*real_free)(CUdeviceptr))
@@ -808,16 +1245,21 @@ client_free(CUdeviceptr ptr, CUresult (*real_free)(CUdeviceptr))
 	struct gf_free f;
 	CUresult r;
 
-	pthread_mutex_lock(&client_lock);
+	pthread_mutex_lock(&client_free_lock);
 	r = real_free(ptr);
-	if (r == CUDA_SUCCESS && alloc_table_remove(ptr, &e) && client_up) {
-		memset(&f, 0, sizeof(f));
-		f.ptr = ptr;
-		if (client_send(client_fd, GF_MSG_FREE, &f, NULL, why,
-		    sizeof(why)) < 0)
-			client_lost(why);
+	if (r == CUDA_SUCCESS) {
+		/* Table and message together: client_register walks one. */
+		pthread_mutex_lock(&client_lock);
+		if (alloc_table_remove(ptr, &e) && client_up) {
+			memset(&f, 0, sizeof(f));
+			f.ptr = ptr;
+			if (client_send(client_fd, GF_MSG_FREE, &f, NULL, why,
+			    sizeof(why)) < 0)
+				client_lost(why);
+		}
+		pthread_mutex_unlock(&client_lock);
 	}
-	pthread_mutex_unlock(&client_lock);
+	pthread_mutex_unlock(&client_free_lock);
 	return r;
 }
 

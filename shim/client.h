@@ -4,9 +4,13 @@
  * per-device view a program is shown, local enforcement while the daemon
  * cannot be reached, reconnection and fork safety.
  *
- * All of it is serialised by one client lock; a request and its reply are
- * one exchange under that lock, answered within 5 s or the daemon is taken
- * to be unreachable. Device ordinals are as this process sees them.
+ * Thread-safe. Requests from several threads share the connection: replies
+ * are matched by seq, and no lock is held while a thread waits for its
+ * reply, so a reservation the daemon queues (WAIT) holds back only the
+ * thread that asked. Every reply comes within 5 s (a queued reservation:
+ * within the wait the daemon announced, plus 5 s) or the daemon is taken
+ * to be unreachable. What the daemon says unasked (a new limit) is applied
+ * as it arrives. Device ordinals are as this process sees them.
  */
 #ifndef GF_SHIM_CLIENT_H
 #define GF_SHIM_CLIENT_H
@@ -35,7 +39,8 @@ void	client_init(void);
 
 /*
  * Charge size bytes of kind on device dev before the driver allocates them.
- * The first call of the process connects to the daemon. Returns
+ * The first call of the process connects to the daemon. May block while
+ * the daemon queues the request. Returns
  * CUDA_SUCCESS with *t to settle (t->dev < 0: the memory is not accounted,
  * e.g. the device has no UUID), or the CUresult to return instead of
  * calling the driver (CUDA_ERROR_OUT_OF_MEMORY when denied).
@@ -56,7 +61,9 @@ void	client_rollback(const struct client_ticket *t);
 
 /*
  * Free ptr with real_free and, when it succeeds and ptr is in the table,
- * tell the daemon. Returns real_free's result.
+ * tell the daemon. A commit of the same address, which the driver may hand
+ * out again once real_free returns, waits until the FREE is sent. Returns
+ * real_free's result.
  */
 CUresult client_free(CUdeviceptr ptr, CUresult (*real_free)(CUdeviceptr));
 

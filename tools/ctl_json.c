@@ -1,6 +1,7 @@
 /*
- * gpufracctl's JSON output: every query's result as one line, with string
- * escaping that yields valid JSON whatever bytes the daemon sent.
+ * gpufracctl's JSON output: every query's result as one line (an event
+ * list as one line per event), with string escaping that yields valid JSON
+ * whatever bytes the daemon sent.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -83,6 +84,39 @@ json_uuid(FILE *fp, const uint8_t uuid[GF_UUID_LEN])
 		fprintf(fp, "\"%s\"", uuid_format(uuid, s, sizeof(s)));
 }
 
+static void
+json_device(FILE *fp, const struct ctl_status *st,
+    const struct gf_device_status *dev)
+{
+	fprintf(fp, "{\"index\":%" PRIu32 ",\"uuid\":", dev->index);
+	json_uuid(fp, dev->uuid);
+	fputs(",\"name\":", fp);
+	ctl_json_string(fp, dev->name, sizeof(dev->name));
+	fprintf(fp, ",\"total_bytes\":%" PRIu64 ",\"reserve_bytes\":%"
+	    PRIu64 ",\"capacity_bytes\":%" PRIu64 ",\"used_bytes\":%"
+	    PRIu64 ",\"clients\":%" PRIu32 ",\"swap\":%s",
+	    dev->total, dev->reserve, dev->capacity, dev->used,
+	    dev->nclients, dev->swap_support ? "true" : "false");
+	fprintf(fp, ",\"guaranteed_bytes\":%" PRIu64 ",\"free_bytes\":%"
+	    PRIu64 "}", ctl_status_guaranteed(st, dev->uuid),
+	    ctl_free_bytes(dev->capacity, dev->used));
+}
+
+static void
+json_group(FILE *fp, const struct gf_group_status *g)
+{
+	fputs("{\"name\":", fp);
+	ctl_json_string(fp, g->name, sizeof(g->name));
+	fputs(",\"device\":", fp);
+	json_uuid(fp, g->uuid);
+	fprintf(fp, ",\"limit_bytes\":%" PRIu64 ",\"guarantee_bytes\":%"
+	    PRIu64 ",\"used_bytes\":%" PRIu64 ",\"priority\":%" PRId32
+	    ",\"resolver\":\"%s\",\"on_preempt\":\"%s\",\"clients\":%"
+	    PRIu32 "}", g->limit, g->guarantee, g->used, g->priority,
+	    ctl_resolver_name(g->resolver), ctl_preempt_name(g->on_preempt),
+	    g->nclients);
+}
+
 void
 ctl_json_status(FILE *fp, const struct ctl_status *st)
 {
@@ -95,19 +129,15 @@ ctl_json_status(FILE *fp, const struct ctl_status *st)
 	    ",\"clients\":%" PRIu32 "},\"devices\":[", d->pid, d->uptime_ms,
 	    d->nclients);
 	for (i = 0; i < st->ndevices; i++) {
-		const struct gf_device_status *dev = &st->devices[i];
-
-		fprintf(fp, "%s{\"index\":%" PRIu32 ",\"uuid\":",
-		    i ? "," : "", dev->index);
-		json_uuid(fp, dev->uuid);
-		fputs(",\"name\":", fp);
-		ctl_json_string(fp, dev->name, sizeof(dev->name));
-		fprintf(fp, ",\"total_bytes\":%" PRIu64
-		    ",\"reserve_bytes\":%" PRIu64 ",\"capacity_bytes\":%" PRIu64
-		    ",\"used_bytes\":%" PRIu64 ",\"clients\":%" PRIu32
-		    ",\"swap\":%s}", dev->total, dev->reserve, dev->capacity,
-		    dev->used, dev->nclients,
-		    dev->swap_support ? "true" : "false");
+		if (i > 0)
+			fputc(',', fp);
+		json_device(fp, st, &st->devices[i]);
+	}
+	fputs("],\"groups\":[", fp);
+	for (i = 0; i < st->ngroups; i++) {
+		if (i > 0)
+			fputc(',', fp);
+		json_group(fp, &st->groups[i]);
 	}
 	fputs("]}\n", fp);
 }
@@ -129,7 +159,8 @@ json_client(FILE *fp, const struct gf_client *clients, size_t n)
 	fprintf(fp, "{\"pid\":%" PRIu32 ",\"uid\":%" PRIu32 ",\"group\":",
 	    c->pid, c->uid);
 	ctl_json_string(fp, c->group, sizeof(c->group));
-	fprintf(fp, ",\"state\":\"%s\",\"devices\":[", ctl_state_name(state));
+	fprintf(fp, ",\"priority\":%" PRId32 ",\"state\":\"%s\","
+	    "\"devices\":[", c->priority, ctl_state_name(state));
 	for (i = 0; i < n; i++) {
 		c = &clients[i];
 		if (uuid_is_zero(c->uuid))
@@ -176,4 +207,24 @@ ctl_json_allocs(FILE *fp, uint32_t pid, const struct gf_alloc *allocs,
 		fprintf(fp, ",\"age_ms\":%" PRIu64 "}", a->age_ms);
 	}
 	fputs("]}\n", fp);
+}
+
+void
+ctl_json_event(FILE *fp, const struct gf_event *ev)
+{
+	fprintf(fp, "{\"time_ms\":%" PRIu64 ",\"event\":\"%s\",\"pid\":%"
+	    PRIu32 ",\"group\":", ev->time_ms, ctl_event_name(ev->kind),
+	    ev->pid);
+	ctl_json_string(fp, ev->group, sizeof(ev->group));
+	fputs(",\"device\":", fp);
+	json_uuid(fp, ev->uuid);
+	fprintf(fp, ",\"bytes\":%" PRIu64 ",\"reason\":", ev->bytes);
+	ctl_json_string(fp, ev->reason, sizeof(ev->reason));
+	fputs("}\n", fp);
+}
+
+void
+ctl_json_reload(FILE *fp)
+{
+	fputs("{\"reloaded\":true}\n", fp);
 }

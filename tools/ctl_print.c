@@ -4,6 +4,7 @@
  */
 #include <inttypes.h>
 #include <string.h>
+#include <time.h>
 
 #include "ctl_print.h"
 #include "ctl_table.h"
@@ -34,6 +35,74 @@ ctl_kind_name(uint32_t kind)
 	};
 
 	return kind < NITEMS(names) && names[kind] ? names[kind] : "unknown";
+}
+
+const char *
+ctl_resolver_name(uint32_t resolver)
+{
+	static const char *const names[] = {
+		[GF_RESOLVER_FAIL] = "fail",
+		[GF_RESOLVER_WAIT] = "wait",
+		[GF_RESOLVER_PREEMPT] = "preempt",
+		[GF_RESOLVER_SWAP] = "swap",
+	};
+
+	return resolver < NITEMS(names) && names[resolver] ? names[resolver] :
+	    "unknown";
+}
+
+const char *
+ctl_preempt_name(uint32_t on_preempt)
+{
+	static const char *const names[] = {
+		[GF_PREEMPT_SWAP] = "swap",
+		[GF_PREEMPT_KILL] = "kill",
+		[GF_PREEMPT_NONE] = "none",
+	};
+
+	return on_preempt < NITEMS(names) && names[on_preempt] ?
+	    names[on_preempt] : "unknown";
+}
+
+const char *
+ctl_event_name(uint32_t kind)
+{
+	static const char *const names[] = {
+		[GF_EV_GRANT] = "grant",
+		[GF_EV_DENY] = "deny",
+		[GF_EV_WAIT] = "wait",
+		[GF_EV_WAKE] = "wake",
+		[GF_EV_TIMEOUT] = "timeout",
+		[GF_EV_PREEMPT] = "preempt",
+		[GF_EV_KILL] = "kill",
+	};
+
+	return kind < NITEMS(names) && names[kind] ? names[kind] : "unknown";
+}
+
+uint64_t
+ctl_status_guaranteed(const struct ctl_status *st,
+    const uint8_t uuid[GF_UUID_LEN])
+{
+	uint64_t sum = 0;
+	size_t i;
+
+	for (i = 0; i < st->ngroups; i++) {
+		const struct gf_group_status *g = &st->groups[i];
+
+		if (memcmp(g->uuid, uuid, GF_UUID_LEN) != 0)
+			continue;
+		/* saturate: a daemon's nonsense must not wrap around */
+		sum = g->guarantee > UINT64_MAX - sum ? UINT64_MAX :
+		    sum + g->guarantee;
+	}
+	return sum;
+}
+
+uint64_t
+ctl_free_bytes(uint64_t limit, uint64_t used)
+{
+	return used < limit ? limit - used : 0;
 }
 
 char *
@@ -83,32 +152,27 @@ duration_format(uint64_t ms, char *buf, size_t size)
 	return buf;
 }
 
-void
-ctl_print_status(FILE *fp, const struct ctl_status *st)
+static void
+status_devices(FILE *fp, const struct ctl_status *st)
 {
 	static const struct ctl_column cols[] = {
-		{ "INDEX", 1 }, { "UUID", 0 }, { "NAME", 0 }, { "TOTAL", 1 },
-		{ "RESERVE", 1 }, { "SHAREABLE", 1 }, { "USED", 1 },
-		{ "CLIENTS", 1 }, { "SWAP", 0 },
+		{ "INDEX", 1 }, { "UUID", 0 }, { "TOTAL", 1 },
+		{ "RESERVE", 1 }, { "CAPACITY", 1 }, { "GUARANTEED", 1 },
+		{ "USED", 1 }, { "FREE", 1 }, { "CLIENTS", 1 }, { "SWAP", 0 },
+		{ "NAME", 0 },
 	};
-	const struct gf_status *d = &st->daemon;
-	char version[GF_VERSION_LEN], up[32];
 	struct ctl_table t;
 	size_t i;
 
-	fprintf(fp, "gpufracd %s, pid %" PRIu32 ", up %s, %" PRIu32
-	    " client%s\n\n",
-	    ctl_printable(d->version, sizeof(d->version), version,
-	    sizeof(version)), d->pid, duration_format(d->uptime_ms, up,
-	    sizeof(up)), d->nclients, d->nclients == 1 ? "" : "s");
 	ctl_table_init(&t, cols, NITEMS(cols));
 	for (i = 0; i < st->ndevices; i++) {
 		const struct gf_device_status *dev = &st->devices[i];
 		char index[16], uuid[UUID_STR_LEN], name[GF_NAME_LEN];
-		char total[32], reserve[32], capacity[32], used[32];
-		char clients[16];
-		const char *row[] = { index, uuid, name, total, reserve,
-		    capacity, used, clients, dev->swap_support ? "yes" : "no" };
+		char total[32], reserve[32], capacity[32], guaranteed[32];
+		char used[32], avail[32], clients[16];
+		const char *row[] = { index, uuid, total, reserve, capacity,
+		    guaranteed, used, avail, clients,
+		    dev->swap_support ? "yes" : "no", name };
 
 		snprintf(index, sizeof(index), "%" PRIu32, dev->index);
 		uuid_format(dev->uuid, uuid, sizeof(uuid));
@@ -117,7 +181,11 @@ ctl_print_status(FILE *fp, const struct ctl_status *st)
 		size_format(dev->total, total, sizeof(total));
 		size_format(dev->reserve, reserve, sizeof(reserve));
 		size_format(dev->capacity, capacity, sizeof(capacity));
+		size_format(ctl_status_guaranteed(st, dev->uuid), guaranteed,
+		    sizeof(guaranteed));
 		size_format(dev->used, used, sizeof(used));
+		size_format(ctl_free_bytes(dev->capacity, dev->used), avail,
+		    sizeof(avail));
 		snprintf(clients, sizeof(clients), "%" PRIu32, dev->nclients);
 		ctl_table_add(&t, row, NITEMS(row));
 	}
@@ -125,13 +193,70 @@ ctl_print_status(FILE *fp, const struct ctl_status *st)
 	ctl_table_free(&t);
 }
 
+static void
+status_groups(FILE *fp, const struct ctl_status *st)
+{
+	static const struct ctl_column cols[] = {
+		{ "GROUP", 0 }, { "DEVICE", 0 }, { "LIMIT", 1 },
+		{ "GUARANTEE", 1 }, { "USED", 1 }, { "FREE", 1 },
+		{ "PRIORITY", 1 }, { "RESOLVER", 0 }, { "CLIENTS", 1 },
+	};
+	struct ctl_table t;
+	size_t i;
+
+	ctl_table_init(&t, cols, NITEMS(cols));
+	for (i = 0; i < st->ngroups; i++) {
+		const struct gf_group_status *g = &st->groups[i];
+		char name[GF_GROUP_LEN], uuid[UUID_STR_LEN], limit[32];
+		char guarantee[32], used[32], avail[32], priority[16];
+		char clients[16];
+		const char *row[] = { name, uuid, limit, guarantee, used,
+		    avail, priority, ctl_resolver_name(g->resolver),
+		    clients };
+
+		ctl_printable(g->name, sizeof(g->name), name, sizeof(name));
+		if (name[0] == '\0')
+			strcpy(name, "-");
+		if (uuid_is_zero(g->uuid))
+			strcpy(uuid, "-");
+		else
+			uuid_format(g->uuid, uuid, sizeof(uuid));
+		size_format(g->limit, limit, sizeof(limit));
+		size_format(g->guarantee, guarantee, sizeof(guarantee));
+		size_format(g->used, used, sizeof(used));
+		size_format(ctl_free_bytes(g->limit, g->used), avail,
+		    sizeof(avail));
+		snprintf(priority, sizeof(priority), "%" PRId32, g->priority);
+		snprintf(clients, sizeof(clients), "%" PRIu32, g->nclients);
+		ctl_table_add(&t, row, NITEMS(row));
+	}
+	ctl_table_print(&t, fp);
+	ctl_table_free(&t);
+}
+
+void
+ctl_print_status(FILE *fp, const struct ctl_status *st)
+{
+	const struct gf_status *d = &st->daemon;
+	char version[GF_VERSION_LEN], up[32];
+
+	fprintf(fp, "gpufracd %s, pid %" PRIu32 ", up %s, %" PRIu32
+	    " client%s\n\n",
+	    ctl_printable(d->version, sizeof(d->version), version,
+	    sizeof(version)), d->pid, duration_format(d->uptime_ms, up,
+	    sizeof(up)), d->nclients, d->nclients == 1 ? "" : "s");
+	status_devices(fp, st);
+	fputc('\n', fp);
+	status_groups(fp, st);
+}
+
 void
 ctl_print_ps(FILE *fp, const struct gf_client *clients, size_t n)
 {
 	static const struct ctl_column cols[] = {
-		{ "PID", 1 }, { "UID", 1 }, { "GROUP", 0 }, { "DEVICE", 0 },
-		{ "USED", 1 }, { "LIMIT", 1 }, { "GUARANTEE", 1 },
-		{ "STATE", 0 },
+		{ "PID", 1 }, { "UID", 1 }, { "GROUP", 0 },
+		{ "PRIORITY", 1 }, { "DEVICE", 0 }, { "USED", 1 },
+		{ "LIMIT", 1 }, { "GUARANTEE", 1 }, { "STATE", 0 },
 	};
 	struct ctl_table t;
 	size_t i;
@@ -139,13 +264,14 @@ ctl_print_ps(FILE *fp, const struct gf_client *clients, size_t n)
 	ctl_table_init(&t, cols, NITEMS(cols));
 	for (i = 0; i < n; i++) {
 		const struct gf_client *c = &clients[i];
-		char pid[16], uid[16], group[GF_GROUP_LEN];
+		char pid[16], uid[16], group[GF_GROUP_LEN], priority[16];
 		char uuid[UUID_STR_LEN], used[32], limit[32], guarantee[32];
-		const char *row[] = { pid, uid, group, uuid, used, limit,
-		    guarantee, ctl_state_name(c->state) };
+		const char *row[] = { pid, uid, group, priority, uuid, used,
+		    limit, guarantee, ctl_state_name(c->state) };
 
 		snprintf(pid, sizeof(pid), "%" PRIu32, c->pid);
 		snprintf(uid, sizeof(uid), "%" PRIu32, c->uid);
+		snprintf(priority, sizeof(priority), "%" PRId32, c->priority);
 		ctl_printable(c->group, sizeof(c->group), group,
 		    sizeof(group));
 		if (group[0] == '\0')
@@ -196,5 +322,77 @@ ctl_print_allocs(FILE *fp, const struct gf_alloc *allocs, size_t n)
 		ctl_table_add(&t, row, NITEMS(row));
 	}
 	ctl_table_print(&t, fp);
+	ctl_table_free(&t);
+}
+
+/* Local time of day with milliseconds: "14:03:27.512". */
+static char *
+clock_format(uint64_t ms, char *buf, size_t size)
+{
+	time_t sec = (time_t)(ms / 1000);
+	struct tm tm;
+
+	if (localtime_r(&sec, &tm) == NULL) {
+		snprintf(buf, size, "-");
+		return buf;
+	}
+	snprintf(buf, size, "%02d:%02d:%02d.%03u", tm.tm_hour, tm.tm_min,
+	    tm.tm_sec, (unsigned)(ms % 1000));
+	return buf;
+}
+
+void
+ctl_print_events_init(struct ctl_table *t, int follow)
+{
+	static const struct ctl_column cols[] = {
+		{ "TIME", 0 }, { "EVENT", 0 }, { "PID", 1 }, { "GROUP", 0 },
+		{ "DEVICE", 0 }, { "SIZE", 1 }, { "REASON", 0 },
+	};
+	/* "14:03:27.512", "timeout", a pid_max pid, a short name, a uuid,
+	 * "1023.9MiB" */
+	static const size_t widths[] = { 12, 7, 7, 12, UUID_STR_LEN - 1, 9 };
+	size_t i;
+
+	tzset();
+	ctl_table_init(t, cols, NITEMS(cols));
+	if (follow)
+		for (i = 0; i < NITEMS(widths); i++)
+			ctl_table_widen(t, i, widths[i]);
+}
+
+void
+ctl_print_event(struct ctl_table *t, const struct gf_event *ev)
+{
+	char when[32], pid[16], group[GF_GROUP_LEN], uuid[UUID_STR_LEN];
+	char size[32], reason[GF_REASON_LEN];
+	const char *row[] = { when, ctl_event_name(ev->kind), pid, group,
+	    uuid, size, reason };
+
+	clock_format(ev->time_ms, when, sizeof(when));
+	snprintf(pid, sizeof(pid), "%" PRIu32, ev->pid);
+	ctl_printable(ev->group, sizeof(ev->group), group, sizeof(group));
+	if (group[0] == '\0')
+		strcpy(group, "-");
+	if (uuid_is_zero(ev->uuid))
+		strcpy(uuid, "-");
+	else
+		uuid_format(ev->uuid, uuid, sizeof(uuid));
+	size_format(ev->bytes, size, sizeof(size));
+	ctl_printable(ev->reason, sizeof(ev->reason), reason, sizeof(reason));
+	if (reason[0] == '\0')
+		strcpy(reason, "-");
+	ctl_table_add(t, row, NITEMS(row));
+}
+
+void
+ctl_print_events(FILE *fp, const struct gf_event *events, size_t n)
+{
+	struct ctl_table t;
+	size_t i;
+
+	ctl_print_events_init(&t, 0);
+	for (i = 0; i < n; i++)
+		ctl_print_event(&t, &events[i]);
+	ctl_table_flush(&t, fp);
 	ctl_table_free(&t);
 }

@@ -1,6 +1,6 @@
 /*
- * gpufracctl's human output: the tables of status, ps and allocs, and the
- * names and formats that the JSON output shares with them.
+ * gpufracctl's human output: the tables of status, ps, allocs and events,
+ * and the names and figures that the JSON output shares with them.
  */
 #ifndef GF_CTL_PRINT_H
 #define GF_CTL_PRINT_H
@@ -10,16 +10,41 @@
 #include <stdio.h>
 
 #include "ctl_query.h"
+#include "ctl_table.h"
 
+/* The device table (with each device's guarantees), then the groups. */
 void	ctl_print_status(FILE *fp, const struct ctl_status *st);
 /* clients sorted by pid, as ctl_query_ps returns them */
 void	ctl_print_ps(FILE *fp, const struct gf_client *clients, size_t n);
 void	ctl_print_allocs(FILE *fp, const struct gf_alloc *allocs, size_t n);
+void	ctl_print_events(FILE *fp, const struct gf_event *events, size_t n);
+
+/*
+ * The events table row by row, for following: rows added with
+ * ctl_print_event are printed by ctl_table_flush. With follow, columns
+ * start as wide as their usual content, so that streamed rows line up.
+ * The table is the caller's to ctl_table_free.
+ */
+void	ctl_print_events_init(struct ctl_table *t, int follow);
+void	ctl_print_event(struct ctl_table *t, const struct gf_event *ev);
 
 /* "running", "waiting", "swapped", or "unknown". */
 const char *ctl_state_name(uint32_t state);
 /* "mem", "pitch", "managed", or "unknown". */
 const char *ctl_kind_name(uint32_t kind);
+/* "fail", "wait", "preempt", "swap", or "unknown". */
+const char *ctl_resolver_name(uint32_t resolver);
+/* "swap", "kill", "none", or "unknown". */
+const char *ctl_preempt_name(uint32_t on_preempt);
+/* "grant", "deny", "wait", "wake", "timeout", "preempt", "kill", or
+ * "unknown". */
+const char *ctl_event_name(uint32_t kind);
+
+/* The sum of the guarantees of the groups on device uuid. */
+uint64_t ctl_status_guaranteed(const struct ctl_status *st,
+	    const uint8_t uuid[GF_UUID_LEN]);
+/* limit - used, or 0 when used is over the limit. */
+uint64_t ctl_free_bytes(uint64_t limit, uint64_t used);
 
 /*
  * Copy the string in s (at most len bytes, NUL-terminated or not) into buf

@@ -1,11 +1,14 @@
 /*
  * gpufracctl's queries: one connection per request, a reply read with a
  * timeout, streamed records checked against their END count, then sorted.
+ * Following events, the wait has no timeout and ends on SIGINT or SIGTERM.
  */
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -22,7 +25,16 @@
 struct conv {
 	const char	*path;
 	int		 fd;
+	int		 sigfd;		/* signals that end the wait, or -1 */
 	uint32_t	 seq;
+};
+
+/* How waiting for the next message of a reply ended. */
+enum {
+	CONV_MSG,		/* one came, valid and for this request */
+	CONV_FAILED,		/* said on stderr */
+	CONV_HANGUP,		/* the daemon closed the connection */
+	CONV_SIGNAL,		/* sigfd became readable */
 };
 
 static int
@@ -32,6 +44,7 @@ conv_open(struct conv *c, const char *path, uint16_t type,
 	char err[SOCK_ERR_LEN];
 
 	c->path = path;
+	c->sigfd = -1;
 	c->seq = (uint32_t)getpid();
 	if ((c->fd = sock_connect(path, err, sizeof(err))) < 0) {
 		if (errno == ENOENT || errno == ECONNREFUSED)
@@ -57,6 +70,7 @@ conv_refused(const struct conv *c, const struct gf_error *e)
 		[GF_ERR_UNKNOWN_DEVICE] = "unknown device",
 		[GF_ERR_PERMISSION] = "permission denied",
 		[GF_ERR_STATE] = "request not valid in this state",
+		[GF_ERR_CONFIG] = "the configuration is not valid",
 	};
 	char msg[GF_ERRMSG_LEN];
 
@@ -80,64 +94,109 @@ conv_unexpected(const struct conv *c, const struct gf_msg *m)
 }
 
 /*
- * The next message of the reply, waiting at most CTL_TIMEOUT_MS for it.
- * An ERROR, silence, a closed connection or a bad packet is reported here.
+ * Wait for the socket (at most timeout_ms, or forever when it is -1) or for
+ * sigfd. Returns 1 when the socket is readable, 0 on timeout, CONV_SIGNAL,
+ * or -1 (said).
  */
 static int
-conv_recv(const struct conv *c, struct gf_msg *m)
+conv_wait(const struct conv *c, int timeout_ms)
 {
-	struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+	struct pollfd pfd[2] = {
+		{ .fd = c->fd, .events = POLLIN },
+		{ .fd = c->sigfd, .events = POLLIN },
+	};
+	int r;
+
+	do
+		r = poll(pfd, c->sigfd >= 0 ? 2 : 1, timeout_ms);
+	while (r < 0 && errno == EINTR);
+	if (r < 0) {
+		log_err("cannot wait for '%s'", c->path);
+		return -1;
+	}
+	if (r == 0)
+		return 0;
+	if (c->sigfd >= 0 && pfd[1].revents)
+		return CONV_SIGNAL;
+	return 1;
+}
+
+/*
+ * The next message of the reply, waiting at most timeout_ms for it (-1:
+ * forever). An ERROR, silence or a bad packet is reported here; a hang-up
+ * is the caller's to report, since only it knows whether one was due.
+ */
+static int
+conv_next(const struct conv *c, struct gf_msg *m, int timeout_ms)
+{
 	const char *why = "";
 	int r;
 
 	for (;;) {
-		r = poll(&pfd, 1, CTL_TIMEOUT_MS);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			log_err("cannot wait for '%s'", c->path);
-			return -1;
-		}
+		r = conv_wait(c, timeout_ms);
+		if (r < 0)
+			return CONV_FAILED;
+		if (r == CONV_SIGNAL)
+			return CONV_SIGNAL;
 		if (r == 0) {
 			log_errx("no reply from '%s' within %d seconds "
 			    "(is gpufracd stuck?)", c->path,
 			    CTL_TIMEOUT_MS / 1000);
-			return -1;
+			return CONV_FAILED;
 		}
 		r = proto_recv(c->fd, m, MSG_DONTWAIT, &why);
 		if (r == 1)
 			break;
-		if (r == 0) {
-			log_errx("'%s' closed the connection before the "
-			    "reply was complete", c->path);
-			return -1;
-		}
+		if (r == 0)
+			return CONV_HANGUP;
 		if (r == -2) {
 			log_errx("malformed reply from '%s': %s", c->path,
 			    why);
-			return -1;
+			return CONV_FAILED;
 		}
 		if (errno != EAGAIN && errno != EWOULDBLOCK) {
 			log_err("cannot read from '%s'", c->path);
-			return -1;
+			return CONV_FAILED;
 		}
 	}
 	if (m->hdr.seq != c->seq) {
 		log_errx("malformed reply from '%s': %s answers request %u, "
 		    "not %u", c->path, proto_type_name(m->hdr.type),
 		    m->hdr.seq, c->seq);
-		return -1;
+		return CONV_FAILED;
 	}
 	if (m->hdr.type == GF_MSG_ERROR) {
 		conv_refused(c, &m->u.error);
+		return CONV_FAILED;
+	}
+	return CONV_MSG;
+}
+
+/*
+ * The next message of a reply that is not complete yet: 0, -1 (said), or
+ * 1 when a stop signal came first (only where c->sigfd is set).
+ */
+static int
+conv_recv(const struct conv *c, struct gf_msg *m)
+{
+	switch (conv_next(c, m, CTL_TIMEOUT_MS)) {
+	case CONV_MSG:
+		return 0;
+	case CONV_SIGNAL:
+		return 1;
+	case CONV_HANGUP:
+		log_errx("'%s' closed the connection before the reply was "
+		    "complete", c->path);
+		return -1;
+	default:
 		return -1;
 	}
-	return 0;
 }
 
 /*
  * Collect rec messages up to the end message and check its count. *out is
- * a malloc'd array of n payloads of rec's size, NULL when n is 0.
+ * a malloc'd array of n payloads of rec's size, NULL when n is 0. Returns
+ * 0, -1 (said), or 1 when a stop signal came first (nothing kept).
  */
 static int
 conv_list(const struct conv *c, uint16_t rec, uint16_t end, void **out,
@@ -146,10 +205,13 @@ conv_list(const struct conv *c, uint16_t rec, uint16_t end, void **out,
 	size_t size = (size_t)proto_payload_size(rec), n = 0, cap = 0;
 	unsigned char *recs = NULL;
 	struct gf_msg m;
+	int r;
 
 	for (;;) {
-		if (conv_recv(c, &m) < 0)
-			goto out_free;
+		if ((r = conv_recv(c, &m)) != 0) {
+			free(recs);
+			return r;
+		}
 		if (m.hdr.type == end)
 			break;
 		if (m.hdr.type != rec) {
@@ -222,12 +284,42 @@ alloc_cmp(const void *a, const void *b)
 	return memcmp(x->uuid, y->uuid, GF_UUID_LEN);
 }
 
+/* A device's position in the sorted devices of st, or ndevices. */
+static size_t
+device_pos(const struct ctl_status *st, const uint8_t uuid[GF_UUID_LEN])
+{
+	size_t i;
+
+	for (i = 0; i < st->ndevices; i++)
+		if (memcmp(st->devices[i].uuid, uuid, GF_UUID_LEN) == 0)
+			break;
+	return i;
+}
+
+/* By name, then device as the devices are listed, then uuid. */
+static int
+group_cmp(const void *a, const void *b, void *arg)
+{
+	const struct gf_group_status *x = a, *y = b;
+	const struct ctl_status *st = arg;
+	size_t px, py;
+	int r;
+
+	if ((r = strncmp(x->name, y->name, sizeof(x->name))) != 0)
+		return r;
+	px = device_pos(st, x->uuid);
+	py = device_pos(st, y->uuid);
+	if (px != py)
+		return px < py ? -1 : 1;
+	return memcmp(x->uuid, y->uuid, GF_UUID_LEN);
+}
+
 int
 ctl_query_status(const char *path, struct ctl_status *st)
 {
 	struct conv c;
 	struct gf_msg m;
-	void *devices;
+	void *recs;
 	int rc = -1;
 
 	memset(st, 0, sizeof(*st));
@@ -240,17 +332,32 @@ ctl_query_status(const char *path, struct ctl_status *st)
 		goto out_close;
 	}
 	st->daemon = m.u.status;
-	if (conv_list(&c, GF_MSG_DEVICE_STATUS, GF_MSG_DEVICE_END, &devices,
+	if (conv_list(&c, GF_MSG_DEVICE_STATUS, GF_MSG_DEVICE_END, &recs,
 	    &st->ndevices) < 0)
 		goto out_close;
-	st->devices = devices;
+	st->devices = recs;
+	if (conv_list(&c, GF_MSG_GROUP_STATUS, GF_MSG_GROUP_END, &recs,
+	    &st->ngroups) < 0)
+		goto out_close;
+	st->groups = recs;
 	if (st->ndevices > 1)
 		qsort(st->devices, st->ndevices, sizeof(*st->devices),
 		    device_cmp);
+	if (st->ngroups > 1)
+		qsort_r(st->groups, st->ngroups, sizeof(*st->groups),
+		    group_cmp, st);
 	rc = 0;
 out_close:
 	close(c.fd);
 	return rc;
+}
+
+void
+ctl_status_free(struct ctl_status *st)
+{
+	free(st->devices);
+	free(st->groups);
+	memset(st, 0, sizeof(*st));
 }
 
 int
@@ -296,5 +403,152 @@ ctl_query_allocs(const char *path, uint32_t pid, struct gf_alloc **allocs,
 	rc = 0;
 out_close:
 	close(c.fd);
+	return rc;
+}
+
+int
+ctl_query_events(const char *path, struct gf_event **events, size_t *n)
+{
+	struct gf_events_req req = { .follow = 0 };
+	struct conv c;
+	void *recs;
+	int rc = -1;
+
+	*events = NULL;
+	*n = 0;
+	if (conv_open(&c, path, GF_MSG_EVENTS_REQ, &req) < 0)
+		return -1;
+	if (conv_list(&c, GF_MSG_EVENT, GF_MSG_EVENT_END, &recs, n) < 0)
+		goto out_close;
+	*events = recs;
+	rc = 0;
+out_close:
+	close(c.fd);
+	return rc;
+}
+
+int
+ctl_query_reload(const char *path)
+{
+	struct conv c;
+	struct gf_msg m;
+	int rc = -1;
+
+	if (conv_open(&c, path, GF_MSG_RELOAD_REQ, NULL) < 0)
+		return -1;
+	if (conv_recv(&c, &m) < 0)
+		goto out_close;
+	if (m.hdr.type != GF_MSG_OK) {
+		conv_unexpected(&c, &m);
+		goto out_close;
+	}
+	rc = 0;
+out_close:
+	close(c.fd);
+	return rc;
+}
+
+/*
+ * Block SIGINT and SIGTERM and have them readable on a signalfd instead,
+ * so that no signal can slip in between a check and a wait. old gets the
+ * mask to restore.
+ */
+static int
+stop_signals_open(sigset_t *old)
+{
+	sigset_t set;
+	int fd;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	if (sigprocmask(SIG_BLOCK, &set, old) < 0) {
+		log_err("cannot block SIGINT and SIGTERM");
+		return -1;
+	}
+	if ((fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
+		log_err("cannot watch SIGINT and SIGTERM");
+		sigprocmask(SIG_SETMASK, old, NULL);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Consume what came on fd, so that unblocking does not deliver it. errno
+ * is kept for the caller, who may still report a failed write.
+ */
+static void
+stop_signals_close(int fd, const sigset_t *old)
+{
+	struct signalfd_siginfo si;
+	int saved = errno;
+
+	while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+		;
+	close(fd);
+	sigprocmask(SIG_SETMASK, old, NULL);
+	errno = saved;
+}
+
+/*
+ * The records of a followed EVENTS_REQ: EVENTs, one EVENT_END that counts
+ * those before it, then EVENTs until the daemon hangs up. Returns 0 on a
+ * stop signal, -1 otherwise.
+ */
+static int
+conv_follow(const struct conv *c, const struct ctl_events_cb *cb)
+{
+	struct gf_msg m;
+	void *recs;
+	size_t n;
+	int r;
+
+	if ((r = conv_list(c, GF_MSG_EVENT, GF_MSG_EVENT_END, &recs, &n)) != 0)
+		return r > 0 ? 0 : -1;
+	r = cb->backlog(recs, n, cb->arg);
+	free(recs);
+	if (r < 0)
+		return -1;
+	for (;;) {
+		switch (conv_next(c, &m, -1)) {
+		case CONV_MSG:
+			break;
+		case CONV_SIGNAL:
+			return 0;
+		case CONV_HANGUP:
+			log_errx("'%s' closed the connection (gpufracd "
+			    "stopped?)", c->path);
+			return -1;
+		default:
+			return -1;
+		}
+		if (m.hdr.type != GF_MSG_EVENT) {
+			conv_unexpected(c, &m);
+			return -1;
+		}
+		if (cb->event(&m.u.event, cb->arg) < 0)
+			return -1;
+	}
+}
+
+int
+ctl_query_events_follow(const char *path, const struct ctl_events_cb *cb)
+{
+	struct gf_events_req req = { .follow = 1 };
+	struct conv c;
+	sigset_t old;
+	int sigfd, rc;
+
+	if ((sigfd = stop_signals_open(&old)) < 0)
+		return -1;
+	if (conv_open(&c, path, GF_MSG_EVENTS_REQ, &req) < 0) {
+		stop_signals_close(sigfd, &old);
+		return -1;
+	}
+	c.sigfd = sigfd;
+	rc = conv_follow(&c, cb);
+	close(c.fd);
+	stop_signals_close(sigfd, &old);
 	return rc;
 }

@@ -85,6 +85,34 @@ ctl_table_print(const struct ctl_table *t, FILE *fp)
 }
 
 void
+ctl_table_widen(struct ctl_table *t, size_t col, size_t width)
+{
+	if (col >= t->ncols)
+		fatalx("widening column %zu of %zu", col, t->ncols);
+	if (width > t->width[col])
+		t->width[col] = width;
+}
+
+void
+ctl_table_flush(struct ctl_table *t, FILE *fp)
+{
+	const char *head[CTL_TABLE_MAX_COLS];
+	size_t i;
+
+	if (!t->head_done) {
+		for (i = 0; i < t->ncols; i++)
+			head[i] = t->cols[i].head;
+		row_print(t, fp, head);
+		t->head_done = 1;
+	}
+	for (i = 0; i < t->nrows; i++)
+		row_print(t, fp, (const char *const *)&t->cells[i * t->ncols]);
+	for (i = 0; i < t->nrows * t->ncols; i++)
+		free(t->cells[i]);
+	t->nrows = 0;
+}
+
+void
 ctl_table_free(struct ctl_table *t)
 {
 	size_t i;

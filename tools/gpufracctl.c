@@ -5,15 +5,18 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ctl_json.h"
 #include "ctl_print.h"
 #include "ctl_query.h"
+#include "ctl_table.h"
 #include "log.h"
 #include "sock.h"
 
@@ -23,26 +26,47 @@ enum {
 	EXIT_USAGE = 2,
 };
 
-struct cmd {
-	const char	*name;
-	const char	*arg;		/* its one argument, or NULL */
-	const char	*help;
-	int		(*run)(const char *path, const char *arg, int json);
+/* The command line, past the options. */
+struct args {
+	const char	*path;		/* the daemon's socket */
+	const char	*arg;		/* the command's one argument, or NULL */
+	int		 json;		/* --json */
+	int		 follow;	/* --follow */
 };
 
-static int	cmd_status(const char *, const char *, int);
-static int	cmd_ps(const char *, const char *, int);
-static int	cmd_allocs(const char *, const char *, int);
-static int	cmd_help(const char *, const char *, int);
+/* What a command accepts besides --json. */
+#define CMD_ARG		0x1		/* one argument */
+#define CMD_FOLLOW	0x2		/* --follow */
+
+struct cmd {
+	const char	*name;
+	const char	*synopsis;	/* what follows the name in usage */
+	unsigned	 takes;		/* CMD_* */
+	const char	*help;
+	int		(*run)(const struct args *);
+};
+
+static int	cmd_status(const struct args *);
+static int	cmd_ps(const struct args *);
+static int	cmd_allocs(const struct args *);
+static int	cmd_events(const struct args *);
+static int	cmd_reload(const struct args *);
+static int	cmd_help(const struct args *);
 
 static const struct cmd cmds[] = {
-	{ "status", NULL, "show the daemon, its devices and their capacity",
+	{ "status", "", 0,
+	  "show the daemon, its devices and groups and their memory",
 	  cmd_status },
-	{ "ps", NULL, "list the clients, one row per process and device",
+	{ "ps", "", 0, "list the clients, one row per process and device",
 	  cmd_ps },
-	{ "allocs", "pid", "list the live allocations of process pid",
-	  cmd_allocs },
-	{ "help", NULL, "show this help", cmd_help },
+	{ "allocs", "pid", CMD_ARG,
+	  "list the live allocations of process pid", cmd_allocs },
+	{ "events", "[--follow]", CMD_FOLLOW,
+	  "show recent decisions; with --follow, also new ones",
+	  cmd_events },
+	{ "reload", "", 0, "make the daemon re-read its configuration",
+	  cmd_reload },
+	{ "help", "", 0, "show this help", cmd_help },
 };
 
 #define NCMDS	(sizeof(cmds) / sizeof(cmds[0]))
@@ -58,8 +82,8 @@ usage(FILE *fp)
 	    "commands:\n", fp);
 	for (i = 0; i < NCMDS; i++) {
 		snprintf(name, sizeof(name), "%s%s%s", cmds[i].name,
-		    cmds[i].arg ? " " : "", cmds[i].arg ? cmds[i].arg : "");
-		fprintf(fp, "  %-12s %s\n", name, cmds[i].help);
+		    cmds[i].synopsis[0] ? " " : "", cmds[i].synopsis);
+		fprintf(fp, "  %-18s %s\n", name, cmds[i].help);
 	}
 }
 
@@ -88,31 +112,31 @@ pid_parse(const char *s, uint32_t *pid)
 }
 
 static int
-cmd_status(const char *path, const char *arg, int json)
+cmd_status(const struct args *a)
 {
 	struct ctl_status st;
 
-	(void)arg;
-	if (ctl_query_status(path, &st) < 0)
+	if (ctl_query_status(a->path, &st) < 0) {
+		ctl_status_free(&st);
 		return EXIT_NO;
-	if (json)
+	}
+	if (a->json)
 		ctl_json_status(stdout, &st);
 	else
 		ctl_print_status(stdout, &st);
-	free(st.devices);
+	ctl_status_free(&st);
 	return EXIT_OK;
 }
 
 static int
-cmd_ps(const char *path, const char *arg, int json)
+cmd_ps(const struct args *a)
 {
 	struct gf_client *clients;
 	size_t n;
 
-	(void)arg;
-	if (ctl_query_ps(path, &clients, &n) < 0)
+	if (ctl_query_ps(a->path, &clients, &n) < 0)
 		return EXIT_NO;
-	if (json)
+	if (a->json)
 		ctl_json_ps(stdout, clients, n);
 	else
 		ctl_print_ps(stdout, clients, n);
@@ -121,19 +145,19 @@ cmd_ps(const char *path, const char *arg, int json)
 }
 
 static int
-cmd_allocs(const char *path, const char *arg, int json)
+cmd_allocs(const struct args *a)
 {
 	struct gf_alloc *allocs;
 	uint32_t pid;
 	size_t n;
 
-	if (pid_parse(arg, &pid) < 0) {
-		log_errx("invalid pid '%s'", arg);
+	if (pid_parse(a->arg, &pid) < 0) {
+		log_errx("invalid pid '%s'", a->arg);
 		return usage_error();
 	}
-	if (ctl_query_allocs(path, pid, &allocs, &n) < 0)
+	if (ctl_query_allocs(a->path, pid, &allocs, &n) < 0)
 		return EXIT_NO;
-	if (json)
+	if (a->json)
 		ctl_json_allocs(stdout, pid, allocs, n);
 	else
 		ctl_print_allocs(stdout, allocs, n);
@@ -141,12 +165,97 @@ cmd_allocs(const char *path, const char *arg, int json)
 	return EXIT_OK;
 }
 
+/* Following events: each line leaves at once, whoever reads it. */
+struct follow_out {
+	int		 json;
+	struct ctl_table t;		/* without json */
+};
+
+/* -1 when stdout is gone (main says so). */
 static int
-cmd_help(const char *path, const char *arg, int json)
+follow_flush(struct follow_out *o)
 {
-	(void)path;
-	(void)arg;
-	(void)json;
+	if (!o->json)
+		ctl_table_flush(&o->t, stdout);
+	if (fflush(stdout) == EOF || ferror(stdout))
+		return -1;
+	return 0;
+}
+
+static int
+follow_backlog(const struct gf_event *events, size_t n, void *arg)
+{
+	struct follow_out *o = arg;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (o->json)
+			ctl_json_event(stdout, &events[i]);
+		else
+			ctl_print_event(&o->t, &events[i]);
+	return follow_flush(o);
+}
+
+static int
+follow_event(const struct gf_event *ev, void *arg)
+{
+	struct follow_out *o = arg;
+
+	if (o->json)
+		ctl_json_event(stdout, ev);
+	else
+		ctl_print_event(&o->t, ev);
+	return follow_flush(o);
+}
+
+static int
+cmd_events_follow(const struct args *a)
+{
+	struct follow_out o = { .json = a->json };
+	const struct ctl_events_cb cb = { follow_backlog, follow_event, &o };
+	int rc;
+
+	if (!o.json)
+		ctl_print_events_init(&o.t, 1);
+	rc = ctl_query_events_follow(a->path, &cb);
+	if (!o.json)
+		ctl_table_free(&o.t);
+	return rc < 0 ? EXIT_NO : EXIT_OK;
+}
+
+static int
+cmd_events(const struct args *a)
+{
+	struct gf_event *events;
+	size_t i, n;
+
+	if (a->follow)
+		return cmd_events_follow(a);
+	if (ctl_query_events(a->path, &events, &n) < 0)
+		return EXIT_NO;
+	if (a->json)
+		for (i = 0; i < n; i++)
+			ctl_json_event(stdout, &events[i]);
+	else
+		ctl_print_events(stdout, events, n);
+	free(events);
+	return EXIT_OK;
+}
+
+static int
+cmd_reload(const struct args *a)
+{
+	if (ctl_query_reload(a->path) < 0)
+		return EXIT_NO;
+	if (a->json)
+		ctl_json_reload(stdout);
+	return EXIT_OK;
+}
+
+static int
+cmd_help(const struct args *a)
+{
+	(void)a;
 	usage(stdout);
 	return EXIT_OK;
 }
@@ -163,22 +272,49 @@ cmd_find(const char *name)
 }
 
 /*
- * After the command, "--json" may come anywhere; every other word is an
- * argument of the command (so "allocs -1" is a bad pid, not an option).
- * Returns the number of arguments left in argv.
+ * After the command, "--json" and "--follow" may come anywhere; every other
+ * word is an argument of the command (so "allocs -1" is a bad pid, not an
+ * option). Returns the number of arguments left in argv.
  */
 static int
-args_collect(int argc, char *argv[], int *json)
+args_collect(int argc, char *argv[], struct args *a)
 {
 	int i, n = 0;
 
 	for (i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0)
-			*json = 1;
+			a->json = 1;
+		else if (strcmp(argv[i], "--follow") == 0)
+			a->follow = 1;
 		else
 			argv[n++] = argv[i];
 	}
 	return n;
+}
+
+/*
+ * A closed standard descriptor would be reused by the daemon's socket, and
+ * the output written into the conversation: hold 0, 1 and 2 open. Output
+ * to a closed stdout then still fails, as writing to it would have.
+ */
+static int
+stdfds_hold(void)
+{
+	int fd, closed_out = 0;
+
+	for (fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) != -1 || errno != EBADF)
+			continue;
+		if (fd == STDOUT_FILENO)
+			closed_out = 1;
+		if (open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) != fd)
+			return -1;
+	}
+	if (closed_out) {
+		errno = EBADF;
+		return -1;
+	}
+	return 0;
 }
 
 int
@@ -189,11 +325,15 @@ main(int argc, char *argv[])
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *path = NULL;
+	struct args a = { NULL, NULL, 0, 0 };
 	const struct cmd *cmd;
-	int ch, json = 0, nargs, rc;
+	int ch, nargs, rc;
 
 	log_init("gpufracctl", LOG_LVL_ERROR, 0);
+	if (stdfds_hold() < 0) {
+		log_err("cannot write the output");
+		return EXIT_NO;
+	}
 	opterr = 0;
 	/* "+": options end at the command */
 	while ((ch = getopt_long(argc, argv, "+:hs:", longopts, NULL)) != -1) {
@@ -202,10 +342,10 @@ main(int argc, char *argv[])
 			usage(stdout);
 			return EXIT_OK;
 		case 'j':
-			json = 1;
+			a.json = 1;
 			break;
 		case 's':
-			path = optarg;
+			a.path = optarg;
 			break;
 		case ':':
 			log_errx("option '-%c' needs an argument", optopt);
@@ -228,19 +368,24 @@ main(int argc, char *argv[])
 		return usage_error();
 	}
 	argv += optind + 1;
-	argc = args_collect(argc - optind - 1, argv, &json);
-	nargs = cmd->arg ? 1 : 0;
+	argc = args_collect(argc - optind - 1, argv, &a);
+	if (a.follow && !(cmd->takes & CMD_FOLLOW)) {
+		log_errx("'%s' has no option '--follow'", cmd->name);
+		return usage_error();
+	}
+	nargs = cmd->takes & CMD_ARG ? 1 : 0;
 	if (argc < nargs) {
-		log_errx("'%s' needs a %s", cmd->name, cmd->arg);
+		log_errx("'%s' needs a %s", cmd->name, cmd->synopsis);
 		return usage_error();
 	}
 	if (argc > nargs) {
 		log_errx("too many arguments for '%s'", cmd->name);
 		return usage_error();
 	}
-	if (path == NULL)
-		path = sock_default_path();
-	rc = cmd->run(path, nargs ? argv[0] : NULL, json);
+	if (a.path == NULL)
+		a.path = sock_default_path();
+	a.arg = nargs ? argv[0] : NULL;
+	rc = cmd->run(&a);
 	if (fflush(stdout) == EOF || ferror(stdout)) {
 		log_err("cannot write the output");
 		return EXIT_NO;

@@ -1,8 +1,10 @@
 /*
- * daemon/config.c: every key accepted and rejected, sections, duplicates,
+ * daemon/config.c and config_group.c: every key accepted and rejected,
+ * sections, [group] sections and the checks across files, duplicates,
  * drop-in order and errors, with the fixtures in tests/unit/fixtures (run
- * from the top of the tree); and arbiter_check, which holds a parsed
- * configuration against the machine's devices.
+ * from the top of the tree); groups.c, which puts a process in a group;
+ * and arbiter_check, which holds a parsed configuration against the
+ * machine's devices.
  */
 #include <limits.h>
 #include <setjmp.h>
@@ -17,6 +19,7 @@
 
 #include "../../daemon/arbiter.h"
 #include "../../daemon/config.h"
+#include "../../daemon/groups.h"
 #include "../../daemon/ledger.h"
 #include "log.h"
 #include "uuid.h"
@@ -78,7 +81,9 @@ test_defaults(void **state)
 	assert_int_equal(c.default_limit_value, 10000);
 	assert_int_equal(c.default_resolver, GF_RESOLVER_FAIL);
 	assert_int_equal(c.wait_timeout_ms, 30000);
+	assert_int_equal(c.client_may_raise, 0);
 	assert_int_equal(c.ndevices, 0);
+	assert_int_equal(c.ngroups, 0);
 	config_free(&c);
 }
 
@@ -109,11 +114,89 @@ test_good(void **state)
 	assert_memory_equal(c.devices[0].uuid, uuid, GF_UUID_LEN);
 	assert_true(c.devices[0].reserve_set);
 	assert_int_equal(c.devices[0].reserve, 1ull << 30);
-	assert_string_equal(c.devices[0].where, FIX "good.conf:12");
-	assert_string_equal(c.devices[0].reserve_where, FIX "good.conf:13");
+	assert_string_equal(c.devices[0].where, FIX "good.conf:13");
+	assert_string_equal(c.devices[0].reserve_where, FIX "good.conf:14");
 	assert_false(c.devices[1].by_uuid);
 	assert_int_equal(c.devices[1].ordinal, 1);
 	assert_int_equal(c.devices[1].reserve, 512ull << 20);
+	assert_int_equal(c.client_may_raise, 1);
+	config_free(&c);
+}
+
+static void
+test_good_groups(void **state)
+{
+	const struct group_policy *t, *i;
+	struct config c;
+	struct errs e;
+
+	(void)state;
+	assert_int_equal(load(&c, FIX "good.conf", 0, &e), 0);
+	assert_int_equal(c.ngroups, 2);
+	t = &c.groups[0].pol;
+	assert_string_equal(t->name, "trainer");
+	assert_string_equal(c.groups[0].where, FIX "good.conf:20");
+	assert_int_equal(c.groups[0].nrules, 2);
+	assert_int_equal(c.groups[0].rules[0].kind, MATCH_CONTAINER);
+	assert_string_equal(c.groups[0].rules[0].arg, "3f2a9c");
+	assert_int_equal(c.groups[0].rules[1].kind, MATCH_CGROUP);
+	assert_int_equal(t->per_process, 0);
+	assert_int_equal(t->limit_kind, GF_LIMIT_PERCENT);
+	assert_int_equal(t->limit_value, 5000);
+	assert_int_equal(t->guarantee_kind, GF_LIMIT_BYTES);
+	assert_int_equal(t->guarantee_value, 4ull << 30);
+	assert_string_equal(c.groups[0].guarantee_where, FIX "good.conf:23");
+	assert_int_equal(t->priority, 10);
+	assert_int_equal(t->resolver, GF_RESOLVER_FAIL);
+	assert_int_equal(t->wait_timeout_ms, 60000);
+	assert_int_equal(t->on_preempt, GF_PREEMPT_NONE);
+	assert_int_equal(t->kill_grace_ms, 30000);
+	assert_int_equal(t->client_may_raise, 1);
+	/* Unset keys: [daemon]'s values, or the built-in defaults. */
+	i = &c.groups[1].pol;
+	assert_string_equal(i->name, "infer");
+	assert_int_equal(c.groups[1].nrules, 3);
+	assert_int_equal(c.groups[1].rules[2].kind, MATCH_POD);
+	assert_int_equal(i->limit_kind, GF_LIMIT_PERCENT);
+	assert_int_equal(i->limit_value, 5000);	/* default_limit */
+	assert_int_equal(i->guarantee_value, 0);
+	assert_int_equal(i->priority, -5);
+	assert_int_equal(i->wait_timeout_ms, 1500);	/* wait_timeout */
+	assert_int_equal(i->on_preempt, GF_PREEMPT_KILL);
+	assert_int_equal(i->kill_grace_ms, 10000);
+	assert_int_equal(i->client_may_raise, 0);
+	config_free(&c);
+}
+
+/* groups.c: the table and the first section that matches. */
+static void
+test_groups_match(void **state)
+{
+	struct group_policy pols[3];
+	struct config c;
+	struct errs e;
+
+	(void)state;
+	assert_int_equal(load(&c, FIX "good.conf", 0, &e), 0);
+	assert_int_equal(groups_count(&c), 3);
+	groups_policies(&c, pols);
+	assert_string_equal(pols[0].name, "default");
+	assert_int_equal(pols[0].per_process, 1);
+	assert_int_equal(pols[0].limit_value, 5000);
+	assert_int_equal(pols[0].wait_timeout_ms, 1500);
+	assert_int_equal(pols[0].client_may_raise, 1);
+	assert_string_equal(pols[1].name, "trainer");
+	assert_string_equal(pols[2].name, "infer");
+	/* Any rule of a section; the first section wins. */
+	assert_int_equal(groups_match(&c, "/docker/3f2a9c0000000000000000000000"
+	    "000000000000000000000000000000000000", 1000, 1000), 1);
+	assert_int_equal(groups_match(&c, "/gpu-jobs/train/x/y", 5, 5), 1);
+	assert_int_equal(groups_match(&c, "/gpu-jobs/infer", 1000, 5), 2);
+	assert_int_equal(groups_match(&c, "/", 5, 1000), 2);
+	assert_int_equal(groups_match(&c, "/kubepods/pod6f1e8c3a-2b4d-4e5f-"
+	    "9a1b-0c2d3e4f5a6b/x", 5, 5), 2);
+	assert_int_equal(groups_match(&c, "/user.slice", 5, 5), 0);
+	assert_int_equal(groups_match(&c, NULL, 5, 5), 0);
 	config_free(&c);
 }
 
@@ -142,7 +225,27 @@ static const struct {
 	{ "bad_empty_value.conf", 2, "bad limit for 'default_limit': ''" },
 	{ "bad_unknown_section.conf", 4, "unknown section '[scheduler]'" },
 	{ "bad_group_section.conf", 1,
-	    "section '[group trainer]' is not supported yet" },
+	    "group 'trainer' has no 'match' rule" },
+	{ "bad_group_key.conf", 3,
+	    "unknown key 'limits' in section '[group trainer]'" },
+	{ "bad_group_priority.conf", 3,
+	    "bad priority for 'priority': 'high' (expected an integer" },
+	{ "bad_group_on_preempt.conf", 3,
+	    "unknown action 'stop' for 'on_preempt' (expected kill, none or "
+	    "swap)" },
+	{ "bad_group_default.conf", 2, "group name 'default' is reserved" },
+	{ "bad_group_guarantee.conf", 4, "guarantee 8.0GiB of group "
+	    "'trainer' is more than its limit 4.0GiB" },
+	{ "bad_group_resolver.conf", 3,
+	    "resolver 'swap' is not supported yet for 'resolver'" },
+	{ "bad_group_match.conf", 2, "bad rule 'container:3f2a9z' for "
+	    "'match': a container id prefix is 1 to 64 hex digits" },
+	{ "bad_group_name.conf", 1, "bad group name 'train er'" },
+	{ "bad_group_shares.conf", 7, "guarantees add up to 110% of every "
+	    "device's shareable capacity, more than all of it: trainer 60%, "
+	    "infer 50%" },
+	{ "bad_group_duplicate.conf", 6, "duplicate key 'match' in section "
+	    "'[group trainer]' (first set on line 2)" },
 	{ "bad_unknown_key.conf", 3,
 	    "unknown key 'colour' in section '[daemon]'" },
 	{ "bad_device_key.conf", 2,
@@ -220,6 +323,8 @@ test_good_values(void **state)
 		{ "admin_group = no-such-group-here", F(admin_gid_valid), 0 },
 		{ "default_resolver = fail", F(default_resolver),
 		    GF_RESOLVER_FAIL },
+		{ "client_may_raise = yes", F(client_may_raise), 1 },
+		{ "client_may_raise = no", F(client_may_raise), 0 },
 #undef F
 	};
 	char path[64], text[256];
@@ -287,6 +392,33 @@ test_bad_values(void **state)
 		{ "device 0", "reserve", "1Pi", "bad size" },
 		{ "device GPU-00000000-0000-0000-0000-000000000001", "reserve",
 		    "lots", "bad size for 'reserve': 'lots'" },
+		{ "daemon", "client_may_raise", "true", "expected yes or no" },
+		{ "group g", "match", "", "bad rules for 'match': '' (expected" },
+		{ "group g", "match", "uid:x", "bad rule 'uid:x'" },
+		{ "group g", "match", "pod:1234", "bad rule 'pod:1234'" },
+		{ "group g", "limit", "0%", "bad limit" },
+		{ "group g", "limit", "lots", "bad limit" },
+		{ "group g", "guarantee", "101%", "bad guarantee" },
+		{ "group g", "guarantee", "-1Gi", "bad guarantee" },
+		{ "group g", "priority", "", "bad priority" },
+		{ "group g", "priority", "1.5", "bad priority" },
+		{ "group g", "priority", "2147483648", "bad priority" },
+		{ "group g", "priority", "-2147483649", "bad priority" },
+		{ "group g", "priority", "0x10", "bad priority" },
+		{ "group g", "resolver", "wait",
+		    "resolver 'wait' is not supported yet for 'resolver' "
+		    "(supported: fail)" },
+		{ "group g", "resolver", "preempt",
+		    "resolver 'preempt' is not supported yet" },
+		{ "group g", "resolver", "swap",
+		    "resolver 'swap' is not supported yet" },
+		{ "group g", "resolver", "never", "unknown resolver" },
+		{ "group g", "wait_timeout", "soon", "bad duration" },
+		{ "group g", "on_preempt", "swap", "action 'swap' is not "
+		    "supported yet for 'on_preempt' (supported: kill, none)" },
+		{ "group g", "on_preempt", "KILL", "unknown action" },
+		{ "group g", "kill_grace", "1 s", "bad duration" },
+		{ "group g", "client_may_raise", "1", "expected yes or no" },
 	};
 	char path[64], text[256], quoted[128];
 	struct config c;
@@ -295,8 +427,11 @@ test_bad_values(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		snprintf(text, sizeof(text), "; a comment\n[%s]\n%s = %s\n",
-		    cases[i].section, cases[i].key, cases[i].value);
+		snprintf(text, sizeof(text), "; a comment\n[%s]\n%s = %s\n%s",
+		    cases[i].section, cases[i].key, cases[i].value,
+		    strncmp(cases[i].section, "group", 5) == 0 &&
+		    strcmp(cases[i].key, "match") != 0 ? "match = uid:1\n" :
+		    "");
 		temp_conf(path, sizeof(path), text);
 		print_message("[%s] %s = %s\n", cases[i].section, cases[i].key,
 		    cases[i].value);
@@ -373,6 +508,21 @@ test_dropins(void **state)
 	assert_string_equal(c.devices[0].where, FIX "dropin.conf:5");
 	assert_string_equal(c.devices[0].reserve_where,
 	    FIX "dropin.conf.d/20-second.conf:5");
+	/* Groups: the main file's first, then each drop-in's in order; a
+	 * later file overrides a group's keys. */
+	assert_int_equal(c.ngroups, 3);
+	assert_string_equal(c.groups[0].pol.name, "main");
+	assert_string_equal(c.groups[0].where, FIX "dropin.conf:8");
+	assert_int_equal(c.groups[0].pol.limit_value, 1ull << 30);
+	assert_int_equal(c.groups[0].nrules, 2);
+	assert_int_equal(c.groups[0].rules[1].id, 1002);
+	assert_string_equal(c.groups[1].pol.name, "c3f2a");
+	assert_int_equal(c.groups[1].pol.guarantee_kind, GF_LIMIT_PERCENT);
+	assert_int_equal(c.groups[1].pol.guarantee_value, 1000);
+	/* An unset limit is the [daemon] default_limit in force at the end. */
+	assert_int_equal(c.groups[1].pol.limit_kind, GF_LIMIT_PERCENT);
+	assert_int_equal(c.groups[1].pol.limit_value, 2500);
+	assert_string_equal(c.groups[2].pol.name, "other");
 	config_free(&c);
 }
 
@@ -488,12 +638,79 @@ test_check_against_devices(void **state)
 	ledger_free(&l);
 }
 
+/* Guarantees against each device, with the reserves of the same file. */
+static void
+test_check_guarantees(void **state)
+{
+	static const char *const text[] = {
+		/* 12Gi of guarantees: too much once 6Gi are reserved */
+		"[device 0]\nreserve = 6Gi\n"
+		"[group trainer]\nmatch = uid:1\nguarantee = 8Gi\n"
+		"[group infer]\nmatch = uid:2\nguarantee = 4Gi\n",
+		/* ... and just enough with 4Gi reserved */
+		"[device 0]\nreserve = 4Gi\n"
+		"[group trainer]\nmatch = uid:1\nguarantee = 8Gi\n"
+		"[group infer]\nmatch = uid:2\nguarantee = 4Gi\n",
+		/* a size above a share: known only against a device */
+		"[group g]\nmatch = uid:1\nlimit = 25%\nguarantee = 5Gi\n",
+		/* shares and sizes together */
+		"[group a]\nmatch = uid:1\nguarantee = 50%\n"
+		"[group b]\nmatch = uid:2\nguarantee = 9Gi\n",
+	};
+	uint8_t uuids[2][GF_UUID_LEN];
+	uint64_t reserves[2];
+	char path[64];
+	struct ledger l;
+	struct config c;
+	struct errs e;
+
+	(void)state;
+	two_devices(&l, uuids);
+
+	temp_conf(path, sizeof(path), text[0]);
+	assert_int_equal(load(&c, path, 0, &e), 0);
+	assert_int_equal(arbiter_check(&l, &c, reserves, capture, &e), 1);
+	assert_string_equal(e.first, "guarantees on "
+	    "GPU-a0a0a0a0-a0a0-a0a0-a0a0-a0a0a0a0a0a0 (device 0) add up to "
+	    "12.0GiB, more than its 10.0GiB shareable capacity: trainer "
+	    "8.0GiB, infer 4.0GiB");
+	config_free(&c);
+	unlink(path);
+
+	temp_conf(path, sizeof(path), text[1]);
+	assert_int_equal(load(&c, path, 0, &e), 0);
+	assert_int_equal(arbiter_check(&l, &c, reserves, capture, &e), 0);
+	config_free(&c);
+	unlink(path);
+
+	temp_conf(path, sizeof(path), text[2]);
+	assert_int_equal(load(&c, path, 0, &e), 0);
+	assert_int_equal(arbiter_check(&l, &c, reserves, capture, &e), 2);
+	assert_non_null(strstr(e.first, ":4: guarantee 5.0GiB of group 'g' is "
+	    "more than its limit 4.0GiB on GPU-a0a0a0a0-"));
+	assert_non_null(strstr(e.first, "(device 0)"));
+	config_free(&c);
+	unlink(path);
+
+	temp_conf(path, sizeof(path), text[3]);
+	assert_int_equal(load(&c, path, 0, &e), 0);
+	assert_int_equal(arbiter_check(&l, &c, reserves, capture, &e), 2);
+	assert_non_null(strstr(e.first, "add up to 17.0GiB, more than its "
+	    "16.0GiB shareable capacity: a 8.0GiB, b 9.0GiB"));
+	config_free(&c);
+	unlink(path);
+
+	ledger_free(&l);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_good),
+		cmocka_unit_test(test_good_groups),
+		cmocka_unit_test(test_groups_match),
 		cmocka_unit_test(test_bad_fixtures),
 		cmocka_unit_test(test_good_values),
 		cmocka_unit_test(test_bad_values),
@@ -504,6 +721,7 @@ main(void)
 		cmocka_unit_test(test_example),
 		cmocka_unit_test(test_resolver_names),
 		cmocka_unit_test(test_check_against_devices),
+		cmocka_unit_test(test_check_guarantees),
 	};
 
 	log_init("test", LOG_LVL_ERROR, 0);	/* warnings are expected */

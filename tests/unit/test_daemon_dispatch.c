@@ -1,8 +1,9 @@
 /*
  * daemon/dispatch.c and control.c over socketpairs: which messages each
  * connection state accepts, the replies of the shim's conversation and of
- * the queries, and (through the event loop) that a bad peer is closed, a
- * departing client's charge returned, and a slow reader's queue bounded.
+ * the queries, groups in them, RELOAD_REQ and the limit updates it pushes,
+ * and (through the event loop) that a bad peer is closed, a departing
+ * client's charge returned, and a slow reader's queue bounded.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -10,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -27,6 +29,7 @@
 struct fixture {
 	struct arbiter	a;
 	uint8_t		uuid[2][GF_UUID_LEN];
+	char		conf[64];	/* a configuration file, for reloads */
 };
 
 /* A daemon without a listener: two devices, 16Gi and 8Gi. */
@@ -37,7 +40,7 @@ setup(void **state)
 	int i;
 
 	config_init(&f->a.conf);
-	ledger_init(&f->a.ledger);
+	assert_int_equal(ledger_init(&f->a.ledger), 0);
 	f->a.loop = event_loop_new();
 	assert_non_null(f->a.loop);
 	control_init(&f->a.control, f->a.loop, &f->a);
@@ -58,8 +61,41 @@ teardown(void **state)
 
 	arbiter_stop(&f->a);
 	event_loop_free(f->a.loop);
+	if (f->conf[0] != '\0')
+		unlink(f->conf);
 	test_free(f);
 	return 0;
+}
+
+/* Make text the daemon's configuration file (read at the next reload). */
+static void
+write_conf(struct fixture *f, const char *text)
+{
+	FILE *fp;
+	int fd;
+
+	if (f->conf[0] == '\0') {
+		snprintf(f->conf, sizeof(f->conf), "/tmp/gpufrac-disp.XXXXXX");
+		fd = mkstemp(f->conf);
+		assert_true(fd >= 0);
+		close(fd);
+		f->a.conf_path = f->conf;
+	}
+	fp = fopen(f->conf, "w");
+	assert_non_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+}
+
+/* write_conf, then a reload that must succeed. */
+static void
+reload_with(struct fixture *f, const char *text)
+{
+	char err[256] = "";
+
+	write_conf(f, text);
+	if (arbiter_reload(&f->a, NULL, err, sizeof(err)) < 0)
+		fail_msg("reload failed: %s", err);
 }
 
 /* A connection from ourselves; *peer is the other end. */
@@ -267,10 +303,199 @@ test_status(void **state)
 	assert_int_equal(m.u.device_status.used, 0);
 	expect(peer, GF_MSG_DEVICE_END, &m);
 	assert_int_equal(m.u.end.count, 2);
+	/* The group "default" on each device, without members. */
+	expect(peer, GF_MSG_GROUP_STATUS, &m);
+	assert_string_equal(m.u.group_status.name, "default");
+	assert_memory_equal(m.u.group_status.uuid, f->uuid[0], GF_UUID_LEN);
+	assert_int_equal(m.u.group_status.limit, 16 * GiB);
+	assert_int_equal(m.u.group_status.nclients, 0);
+	expect(peer, GF_MSG_GROUP_STATUS, &m);
+	assert_memory_equal(m.u.group_status.uuid, f->uuid[1], GF_UUID_LEN);
+	assert_int_equal(m.u.group_status.limit, 7 * GiB);
+	expect(peer, GF_MSG_GROUP_END, &m);
+	assert_int_equal(m.u.end.count, 2);
 	expect_nothing(peer);
 	/* The connection stays a query connection. */
 	assert_null(c->client);
 	close(peer);
+}
+
+/* Groups in PS and STATUS: a client matched by its uid. */
+static void
+test_groups_in_queries(void **state)
+{
+	struct fixture *f = *state;
+	struct gf_msg m;
+	struct conn *a, *b, *q;
+	char text[512];
+	int pa, pb, pq;
+
+	snprintf(text, sizeof(text), "[daemon]\ndefault_limit = 50%%\n"
+	    "[group nobody-here]\nmatch = uid:4242424\nguarantee = 10%%\n"
+	    "priority = -1\n"
+	    "[group mine]\nmatch = cgroup:/no/such uid:%u\nlimit = 4Gi\n"
+	    "guarantee = 1Gi\npriority = 7\non_preempt = none\n",
+	    (unsigned)getuid());
+	reload_with(f, text);
+	a = client(f, &pa);
+	b = client(f, &pb);
+	assert_string_equal(f->a.ledger.groups[a->client->group].pol.name,
+	    "mine");
+	open_dev(f, a, pa, 0, GF_LIMIT_NONE, 0, &m);
+	assert_int_equal(m.u.device_info.limit, 4 * GiB);
+	open_dev(f, b, pb, 0, GF_LIMIT_BYTES, GiB, &m);
+	assert_int_equal(m.u.device_info.limit, GiB);
+	commit(f, a, 0, 0x1000, 0, 2 * GiB);
+	commit(f, b, 0, 0x1000, 0, 512 * MiB);
+	/* The group's 4Gi are shared: within a's own limit, beyond what b
+	 * left. */
+	reserve(f, a, pa, 0, 1536 * MiB + 1, GF_MSG_DENY, &m);
+	assert_int_equal(m.u.deny.reason, GF_DENY_LIMIT);
+	assert_int_equal(m.u.deny.limit, 4 * GiB);
+
+	q = connect_pair(f, &pq);
+	assert_int_equal(feed(f, q, GF_MSG_PS_REQ, NULL), 0);
+	expect(pq, GF_MSG_CLIENT, &m);
+	assert_string_equal(m.u.client.group, "mine");
+	assert_int_equal(m.u.client.priority, 7);
+	assert_int_equal(m.u.client.guarantee, GiB);
+	assert_int_equal(m.u.client.limit, 4 * GiB);
+	assert_int_equal(m.u.client.used, 2 * GiB);
+	expect(pq, GF_MSG_CLIENT, &m);
+	assert_string_equal(m.u.client.group, "mine");
+	assert_int_equal(m.u.client.limit, GiB);
+	expect(pq, GF_MSG_CLIENT_END, &m);
+	reserve(f, a, pa, 0, 1536 * MiB, GF_MSG_GRANT, &m);
+	commit(f, a, 0, 0x2000, 1536 * MiB, 1536 * MiB);
+
+	assert_int_equal(feed(f, q, GF_MSG_STATUS_REQ, NULL), 0);
+	expect(pq, GF_MSG_STATUS, &m);
+	expect(pq, GF_MSG_DEVICE_STATUS, &m);
+	expect(pq, GF_MSG_DEVICE_STATUS, &m);
+	expect(pq, GF_MSG_DEVICE_END, &m);
+	/* default, then the sections in file order, each on each device */
+	expect(pq, GF_MSG_GROUP_STATUS, &m);
+	assert_string_equal(m.u.group_status.name, "default");
+	assert_int_equal(m.u.group_status.limit, 8 * GiB);
+	assert_int_equal(m.u.group_status.resolver, GF_RESOLVER_FAIL);
+	expect(pq, GF_MSG_GROUP_STATUS, &m);
+	expect(pq, GF_MSG_GROUP_STATUS, &m);
+	assert_string_equal(m.u.group_status.name, "nobody-here");
+	assert_int_equal(m.u.group_status.guarantee, 16 * GiB / 10);
+	assert_int_equal(m.u.group_status.priority, -1);
+	assert_int_equal(m.u.group_status.nclients, 0);
+	expect(pq, GF_MSG_GROUP_STATUS, &m);
+	assert_int_equal(m.u.group_status.guarantee, 8 * GiB / 10);
+	expect(pq, GF_MSG_GROUP_STATUS, &m);
+	assert_string_equal(m.u.group_status.name, "mine");
+	assert_memory_equal(m.u.group_status.uuid, f->uuid[0], GF_UUID_LEN);
+	assert_int_equal(m.u.group_status.limit, 4 * GiB);
+	assert_int_equal(m.u.group_status.guarantee, GiB);
+	assert_int_equal(m.u.group_status.used, 4 * GiB);
+	assert_int_equal(m.u.group_status.priority, 7);
+	assert_int_equal(m.u.group_status.on_preempt, GF_PREEMPT_NONE);
+	assert_int_equal(m.u.group_status.nclients, 2);
+	expect(pq, GF_MSG_GROUP_STATUS, &m);
+	assert_memory_equal(m.u.group_status.uuid, f->uuid[1], GF_UUID_LEN);
+	assert_int_equal(m.u.group_status.used, 0);
+	assert_int_equal(m.u.group_status.nclients, 0);
+	expect(pq, GF_MSG_GROUP_END, &m);
+	assert_int_equal(m.u.end.count, 6);
+	expect_nothing(pq);
+	close(pa);
+	close(pb);
+	close(pq);
+}
+
+/* RELOAD_REQ: root may; the limits of running clients follow. */
+static void
+test_reload_req(void **state)
+{
+	struct fixture *f = *state;
+	struct gf_msg m;
+	struct conn *a, *q;
+	char prefix[128];
+	int pa, pq;
+
+	write_conf(f, "[daemon]\ndefault_limit = 50%\n");
+	a = client(f, &pa);
+	open_dev(f, a, pa, 0, GF_LIMIT_NONE, 0, &m);
+	assert_int_equal(m.u.device_info.limit, 16 * GiB);
+	open_dev(f, a, pa, 1, GF_LIMIT_BYTES, GiB, &m);
+	q = connect_pair(f, &pq);
+	assert_int_equal(feed(f, q, GF_MSG_RELOAD_REQ, NULL), 0);
+	expect(pq, GF_MSG_OK, &m);
+	/* The client hears of its new limit on device 0 only (seq 0). */
+	assert_int_equal(proto_recv(pa, &m, MSG_DONTWAIT, NULL), 1);
+	assert_int_equal(m.hdr.type, GF_MSG_DEVICE_INFO);
+	assert_int_equal(m.hdr.seq, 0);
+	assert_memory_equal(m.u.device_info.uuid, f->uuid[0], GF_UUID_LEN);
+	assert_int_equal(m.u.device_info.limit, 8 * GiB);
+	assert_int_equal(m.u.device_info.capacity, 16 * GiB);
+	expect_nothing(pa);
+	/* The same again changes nothing, and says nothing. */
+	assert_int_equal(feed(f, q, GF_MSG_RELOAD_REQ, NULL), 0);
+	expect(pq, GF_MSG_OK, &m);
+	expect_nothing(pa);
+
+	/* A bad file: the first error, and the old configuration stays. */
+	write_conf(f, "[daemon]\nlog_level = loud\ndefault_limit = 10%\n"
+	    "[group x]\n");
+	assert_int_equal(feed(f, q, GF_MSG_RELOAD_REQ, NULL), 0);
+	expect(pq, GF_MSG_ERROR, &m);
+	assert_int_equal(m.u.error.code, GF_ERR_CONFIG);
+	snprintf(prefix, sizeof(prefix), "%s:2: bad level for 'log_level'",
+	    f->conf);
+	assert_true(strncmp(m.u.error.msg, prefix, strlen(prefix)) == 0);
+	assert_int_equal(f->a.conf.default_limit_value, 5000);
+	assert_int_equal(a->client->usage[0].limit, 8 * GiB);
+	expect_nothing(pa);
+
+	/* Guarantees that do not fit a device: the same. */
+	write_conf(f, "[group x]\nmatch = uid:1\nguarantee = 10Gi\n"
+	    "[group y]\nmatch = uid:2\nguarantee = 10Gi\n");
+	assert_int_equal(feed(f, q, GF_MSG_RELOAD_REQ, NULL), 0);
+	expect(pq, GF_MSG_ERROR, &m);
+	assert_int_equal(m.u.error.code, GF_ERR_CONFIG);
+	assert_true(strncmp(m.u.error.msg, "guarantees on GPU-c0c0c0c0-", 27)
+	    == 0);
+	assert_int_equal(f->a.ledger.ngroups, 1);
+	close(pa);
+	close(pq);
+}
+
+/* RELOAD_REQ from anyone else is refused, with the rule. */
+static void
+test_reload_denied(void **state)
+{
+	struct fixture *f = *state;
+	struct gf_msg m;
+	struct conn *q;
+	int pq;
+
+	q = connect_pair(f, &pq);
+	q->uid = 65534;			/* as if nobody had connected */
+	q->gid = 65534;
+	assert_int_equal(feed(f, q, GF_MSG_RELOAD_REQ, NULL), 0);
+	expect(pq, GF_MSG_ERROR, &m);
+	assert_int_equal(m.u.error.code, GF_ERR_PERMISSION);
+	assert_string_equal(m.u.error.msg,
+	    "reload: permission denied (root only)");
+	proto_strlcpy(f->a.conf.admin_group, "gpufrac",
+	    sizeof(f->a.conf.admin_group));
+	f->a.conf.admin_gid_valid = 1;
+	f->a.conf.admin_gid = 4242;
+	assert_int_equal(feed(f, q, GF_MSG_RELOAD_REQ, NULL), 0);
+	expect(pq, GF_MSG_ERROR, &m);
+	assert_string_equal(m.u.error.msg, "reload: permission denied "
+	    "(root or members of group 'gpufrac' only)");
+	/* A member by its primary group may (no file: built-in defaults). */
+	q->gid = 4242;
+	f->a.conf_path = "/nonexistent/gpufrac.conf";
+	f->a.conf_optional = 1;
+	assert_int_equal(feed(f, q, GF_MSG_RELOAD_REQ, NULL), 0);
+	expect(pq, GF_MSG_OK, &m);
+	close(pq);
 }
 
 static void
@@ -533,16 +758,17 @@ test_output_queue(void **state)
 	for (i = 0; i < 2000; i++)
 		assert_int_equal(feed(f, c, GF_MSG_STATUS_REQ, NULL), 0);
 	assert_true(c->out_len > c->out_head);	/* the socket filled up */
-	for (n = 0; n < 2000 * 4; ) {
+	for (n = 0; n < 2000 * 7; ) {
 		const char *why;
 		int r = proto_recv(peer, &m, MSG_DONTWAIT, &why);
 
 		if (r == 1) {
 			static const uint16_t order[] = { GF_MSG_STATUS,
 			    GF_MSG_DEVICE_STATUS, GF_MSG_DEVICE_STATUS,
-			    GF_MSG_DEVICE_END };
+			    GF_MSG_DEVICE_END, GF_MSG_GROUP_STATUS,
+			    GF_MSG_GROUP_STATUS, GF_MSG_GROUP_END };
 
-			assert_int_equal(m.hdr.type, order[n % 4]);
+			assert_int_equal(m.hdr.type, order[n % 7]);
 			n++;
 			continue;
 		}
@@ -571,6 +797,9 @@ main(void)
 		T(test_hello_twice),
 		T(test_reply_types_refused),
 		T(test_status),
+		T(test_groups_in_queries),
+		T(test_reload_req),
+		T(test_reload_denied),
 		T(test_device_open),
 		T(test_reserve_replies),
 		T(test_commit_free_rollback),

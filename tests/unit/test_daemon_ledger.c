@@ -1,12 +1,15 @@
 /*
  * daemon/ledger.c: limit resolution, reserves within and beyond the limit,
- * collisions, commits, rollbacks, releases, a departing client, and that
- * nothing ever wraps below zero.
+ * collisions, commits, rollbacks, releases, a departing client, that
+ * nothing ever wraps below zero; groups: a limit shared by their clients,
+ * a client's own request, client_may_raise, regrouping, and the check that
+ * guarantees fit a device.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -28,7 +31,7 @@ setup(void **state)
 	struct fixture *f = test_calloc(1, sizeof(*f));
 	int i;
 
-	ledger_init(&f->l);
+	assert_int_equal(ledger_init(&f->l), 0);
 	for (i = 0; i < 2; i++) {
 		memset(f->uuid[i], 0x10 + i, GF_UUID_LEN);
 		assert_int_equal(ledger_device_add(&f->l, f->uuid[i],
@@ -49,13 +52,36 @@ teardown(void **state)
 	return 0;
 }
 
-/* used == pending + allocations for c, and devices agree with clients. */
+/* used == pending + allocations for c; devices and groups agree with
+ * clients. */
 static void
 assert_invariants(const struct ledger *l)
 {
 	const struct ledger_client *c;
-	uint64_t dev_used[2] = { 0, 0 };
-	size_t i;
+	uint64_t dev_used[2] = { 0, 0 }, grp_used[8][2];
+	uint32_t grp_members[8], grp_open[8][2];
+	size_t i, g;
+
+	memset(grp_used, 0, sizeof(grp_used));
+	memset(grp_members, 0, sizeof(grp_members));
+	memset(grp_open, 0, sizeof(grp_open));
+	assert_true(l->ngroups <= 8);
+	TAILQ_FOREACH(c, &l->clients, entry) {
+		grp_members[c->group]++;
+		for (i = 0; i < l->ndevices; i++) {
+			grp_used[c->group][i] += c->usage[i].used;
+			grp_open[c->group][i] += c->usage[i].opened ? 1 : 0;
+		}
+	}
+	for (g = 0; g < l->ngroups; g++) {
+		assert_int_equal(l->groups[g].nmembers, grp_members[g]);
+		for (i = 0; i < l->ndevices; i++) {
+			assert_int_equal(l->groups[g].share[i].used,
+			    grp_used[g][i]);
+			assert_int_equal(l->groups[g].share[i].nclients,
+			    grp_open[g][i]);
+		}
+	}
 
 	TAILQ_FOREACH(c, &l->clients, entry) {
 		uint64_t allocs[2] = { 0, 0 };
@@ -103,30 +129,30 @@ test_limit_resolution(void **state)
 	struct ledger *l = &f->l;
 
 	/* Default 100%: no request gets the whole shareable capacity. */
-	assert_int_equal(ledger_limit(l, 0, GF_LIMIT_NONE, 0), 16 * GiB);
-	assert_int_equal(ledger_limit(l, 0, GF_LIMIT_BYTES, 4 * GiB),
+	assert_int_equal(ledger_limit(l, 0, 0, GF_LIMIT_NONE, 0), 16 * GiB);
+	assert_int_equal(ledger_limit(l, 0, 0, GF_LIMIT_BYTES, 4 * GiB),
 	    4 * GiB);
-	assert_int_equal(ledger_limit(l, 1, GF_LIMIT_PERCENT, 2500), 2 * GiB);
+	assert_int_equal(ledger_limit(l, 0, 1, GF_LIMIT_PERCENT, 2500), 2 * GiB);
 	/* Asking for more than the default gets the default. */
 	ledger_set_default_limit(l, GF_LIMIT_PERCENT, 5000);
-	assert_int_equal(ledger_limit(l, 0, GF_LIMIT_NONE, 0), 8 * GiB);
-	assert_int_equal(ledger_limit(l, 0, GF_LIMIT_PERCENT, 10000),
+	assert_int_equal(ledger_limit(l, 0, 0, GF_LIMIT_NONE, 0), 8 * GiB);
+	assert_int_equal(ledger_limit(l, 0, 0, GF_LIMIT_PERCENT, 10000),
 	    8 * GiB);
-	assert_int_equal(ledger_limit(l, 0, GF_LIMIT_BYTES, 12 * GiB),
+	assert_int_equal(ledger_limit(l, 0, 0, GF_LIMIT_BYTES, 12 * GiB),
 	    8 * GiB);
-	assert_int_equal(ledger_limit(l, 0, GF_LIMIT_BYTES, 3 * GiB),
+	assert_int_equal(ledger_limit(l, 0, 0, GF_LIMIT_BYTES, 3 * GiB),
 	    3 * GiB);
 	/* A byte default is the same on every device ... */
 	ledger_set_default_limit(l, GF_LIMIT_BYTES, 6 * GiB);
-	assert_int_equal(ledger_limit(l, 0, GF_LIMIT_NONE, 0), 6 * GiB);
-	assert_int_equal(ledger_limit(l, 1, GF_LIMIT_PERCENT, 10000),
+	assert_int_equal(ledger_limit(l, 0, 0, GF_LIMIT_NONE, 0), 6 * GiB);
+	assert_int_equal(ledger_limit(l, 0, 1, GF_LIMIT_PERCENT, 10000),
 	    6 * GiB);
-	assert_int_equal(ledger_limit(l, 1, GF_LIMIT_PERCENT, 5000), 4 * GiB);
+	assert_int_equal(ledger_limit(l, 0, 1, GF_LIMIT_PERCENT, 5000), 4 * GiB);
 	/* ... a percentage is of the capacity, after the reserve. */
 	ledger_set_default_limit(l, GF_LIMIT_PERCENT, 10000);
 	ledger_set_reserve(l, 0, 4 * GiB);
-	assert_int_equal(ledger_limit(l, 0, GF_LIMIT_PERCENT, 5000), 6 * GiB);
-	assert_int_equal(ledger_limit(l, 0, GF_LIMIT_NONE, 0), 12 * GiB);
+	assert_int_equal(ledger_limit(l, 0, 0, GF_LIMIT_PERCENT, 5000), 6 * GiB);
+	assert_int_equal(ledger_limit(l, 0, 0, GF_LIMIT_NONE, 0), 12 * GiB);
 }
 
 static void
@@ -138,10 +164,12 @@ test_open_and_reconfigure(void **state)
 	    "/user.slice");
 
 	assert_non_null(c);
-	assert_string_equal(c->group, "default");
+	assert_int_equal(c->group, 0);
+	assert_string_equal(l->groups[0].pol.name, "default");
+	assert_int_equal(l->groups[0].nmembers, 1);
 	assert_string_equal(c->cgroup, "/user.slice");
 	assert_int_equal(c->state, GF_STATE_RUNNING);
-	assert_int_equal(c->guarantee, 0);
+	assert_int_equal(l->groups[0].share[0].guarantee, 0);
 	ledger_open(l, c, 0, GF_LIMIT_PERCENT, 5000);
 	assert_int_equal(c->usage[0].limit, 8 * GiB);
 	assert_int_equal(l->devices[0].nclients, 1);
@@ -409,6 +437,263 @@ test_no_underflow(void **state)
 	assert_int_equal(ledger_reserve(l, c, 0, 1), LEDGER_LIMIT);
 }
 
+/* Groups: "default" (per process, 100%) and the ones given. */
+static struct group_policy
+policy(const char *name, uint32_t kind, uint64_t value)
+{
+	struct group_policy p;
+
+	memset(&p, 0, sizeof(p));
+	snprintf(p.name, sizeof(p.name), "%s", name);
+	p.limit_kind = kind;
+	p.limit_value = value;
+	p.guarantee_kind = GF_LIMIT_BYTES;
+	p.on_preempt = GF_PREEMPT_KILL;
+	return p;
+}
+
+/* group_of for ledger_groups_set: the client's uid is its group. */
+static size_t
+group_by_uid(const struct ledger_client *c, void *arg)
+{
+	(void)arg;
+	return c->uid;
+}
+
+static void
+set_groups(struct ledger *l, struct group_policy *extra, size_t n)
+{
+	struct group_policy pols[8];
+	size_t i;
+
+	pols[0] = policy("default", GF_LIMIT_PERCENT, 10000);
+	pols[0].per_process = 1;
+	for (i = 0; i < n; i++)
+		pols[i + 1] = extra[i];
+	assert_int_equal(ledger_groups_set(l, pols, n + 1, group_by_uid,
+	    NULL), 0);
+}
+
+static void
+test_group_shared_limit(void **state)
+{
+	struct fixture *f = *state;
+	struct ledger *l = &f->l;
+	struct group_policy team = policy("team", GF_LIMIT_BYTES, 6 * GiB);
+	struct ledger_client *a, *b, *solo, *solo2;
+
+	set_groups(l, &team, 1);
+	a = ledger_client_new(l, 1, 0, 0, NULL);
+	b = ledger_client_new(l, 2, 0, 0, NULL);
+	solo = ledger_client_new(l, 3, 0, 0, NULL);
+	ledger_client_group(l, a, 1);
+	ledger_client_group(l, b, 1);
+	assert_int_equal(l->groups[1].nmembers, 2);
+	assert_int_equal(l->groups[0].nmembers, 1);
+	ledger_open(l, a, 0, GF_LIMIT_NONE, 0);
+	ledger_open(l, b, 0, GF_LIMIT_NONE, 0);
+	ledger_open(l, solo, 0, GF_LIMIT_NONE, 0);
+	/* Each may use the whole group limit, but not both together. */
+	assert_int_equal(a->usage[0].limit, 6 * GiB);
+	assert_int_equal(b->usage[0].limit, 6 * GiB);
+	assert_int_equal(l->groups[1].share[0].limit, 6 * GiB);
+	assert_int_equal(ledger_reserve(l, a, 0, 4 * GiB), LEDGER_GRANT);
+	assert_int_equal(ledger_reserve(l, b, 0, 2 * GiB), LEDGER_GRANT);
+	assert_int_equal(l->groups[1].share[0].used, 6 * GiB);
+	assert_int_equal(ledger_reserve(l, b, 0, 1), LEDGER_GROUP_LIMIT);
+	assert_int_equal(ledger_reserve(l, a, 0, MiB), LEDGER_GROUP_LIMIT);
+	assert_int_equal(b->usage[0].used, 2 * GiB);
+	/* The limit is per device: the other device is free. */
+	ledger_open(l, b, 1, GF_LIMIT_NONE, 0);
+	assert_int_equal(ledger_reserve(l, b, 1, 6 * GiB), LEDGER_GRANT);
+	/* "default"'s limit is each process's own, not shared. */
+	ledger_set_default_limit(l, GF_LIMIT_PERCENT, 2500);
+	assert_int_equal(solo->usage[0].limit, 4 * GiB);
+	assert_int_equal(ledger_reserve(l, solo, 0, 4 * GiB), LEDGER_GRANT);
+	assert_int_equal(ledger_reserve(l, solo, 0, 1), LEDGER_LIMIT);
+	solo2 = ledger_client_new(l, 4, 0, 0, NULL);
+	ledger_open(l, solo2, 0, GF_LIMIT_NONE, 0);
+	assert_int_equal(ledger_reserve(l, solo2, 0, 4 * GiB), LEDGER_GRANT);
+	/* Within every limit, beyond the device: a collision. */
+	assert_int_equal(ledger_reserve(l, solo2, 1, GiB), LEDGER_NOT_OPEN);
+	ledger_open(l, solo2, 1, GF_LIMIT_NONE, 0);
+	assert_int_equal(ledger_reserve(l, solo2, 1, GiB), LEDGER_GRANT);
+	ledger_open(l, solo, 1, GF_LIMIT_NONE, 0);
+	assert_int_equal(ledger_reserve(l, solo, 1, 2 * GiB),
+	    LEDGER_COLLISION);
+	/* What one returns, another may take. */
+	assert_int_equal(ledger_rollback(l, a, 0, 4 * GiB), 0);
+	assert_int_equal(l->groups[1].share[0].used, 2 * GiB);
+	assert_int_equal(ledger_reserve(l, b, 0, 4 * GiB), LEDGER_GRANT);
+	assert_invariants(l);
+	/* A departing client's charge leaves its group's too. */
+	ledger_client_drop(l, b);
+	assert_int_equal(l->groups[1].share[0].used, 0);
+	assert_int_equal(l->groups[1].share[1].used, 0);
+	assert_int_equal(l->groups[1].nmembers, 1);
+	assert_invariants(l);
+}
+
+static void
+test_group_own_request(void **state)
+{
+	struct fixture *f = *state;
+	struct ledger *l = &f->l;
+	struct group_policy team = policy("team", GF_LIMIT_PERCENT, 5000);
+	struct ledger_client *a, *b;
+
+	set_groups(l, &team, 1);
+	a = ledger_client_new(l, 1, 0, 0, NULL);
+	b = ledger_client_new(l, 2, 0, 0, NULL);
+	ledger_client_group(l, a, 1);
+	ledger_client_group(l, b, 1);
+	/* A request narrows a client's own share ... */
+	ledger_open(l, a, 0, GF_LIMIT_BYTES, 2 * GiB);
+	assert_int_equal(a->usage[0].limit, 2 * GiB);
+	assert_int_equal(ledger_reserve(l, a, 0, 2 * GiB + 1), LEDGER_LIMIT);
+	/* ... and never widens it beyond the group's. */
+	ledger_open(l, b, 0, GF_LIMIT_BYTES, 12 * GiB);
+	assert_int_equal(b->usage[0].limit, 8 * GiB);
+	ledger_open(l, b, 1, GF_LIMIT_PERCENT, 10000);
+	assert_int_equal(b->usage[1].limit, 4 * GiB);
+	/* The group's limit still holds the narrowed one back. */
+	assert_int_equal(ledger_reserve(l, b, 0, 7 * GiB), LEDGER_GRANT);
+	assert_int_equal(ledger_reserve(l, a, 0, 2 * GiB),
+	    LEDGER_GROUP_LIMIT);
+	assert_int_equal(ledger_reserve(l, a, 0, GiB), LEDGER_GRANT);
+	assert_invariants(l);
+}
+
+static void
+test_group_may_raise(void **state)
+{
+	struct fixture *f = *state;
+	struct ledger *l = &f->l;
+	struct group_policy team = policy("team", GF_LIMIT_BYTES, 4 * GiB);
+	struct ledger_client *raiser, *plain;
+
+	team.client_may_raise = 1;
+	set_groups(l, &team, 1);
+	raiser = ledger_client_new(l, 1, 0, 0, NULL);
+	plain = ledger_client_new(l, 2, 0, 0, NULL);
+	ledger_client_group(l, raiser, 1);
+	ledger_client_group(l, plain, 1);
+	/* Its request is its limit, above the group's, up to the device. */
+	ledger_open(l, raiser, 0, GF_LIMIT_BYTES, 10 * GiB);
+	assert_int_equal(raiser->usage[0].limit, 10 * GiB);
+	ledger_open(l, raiser, 1, GF_LIMIT_BYTES, 100 * GiB);
+	assert_int_equal(raiser->usage[1].limit, 8 * GiB);
+	ledger_open(l, raiser, 1, GF_LIMIT_PERCENT, 7500);
+	assert_int_equal(raiser->usage[1].limit, 6 * GiB);
+	/* The group's limit does not hold its requests back ... */
+	assert_int_equal(ledger_reserve(l, raiser, 0, 8 * GiB), LEDGER_GRANT);
+	/* ... but its charge counts in the group's use. */
+	assert_int_equal(l->groups[1].share[0].used, 8 * GiB);
+	/* A client that asks for nothing gets the group's limit, shared. */
+	ledger_open(l, plain, 0, GF_LIMIT_NONE, 0);
+	assert_int_equal(plain->usage[0].limit, 4 * GiB);
+	assert_int_equal(ledger_reserve(l, plain, 0, MiB),
+	    LEDGER_GROUP_LIMIT);
+	assert_int_equal(ledger_reserve(l, plain, 1, MiB), LEDGER_NOT_OPEN);
+	ledger_open(l, plain, 1, GF_LIMIT_NONE, 0);
+	assert_int_equal(ledger_reserve(l, plain, 1, 4 * GiB), LEDGER_GRANT);
+	assert_invariants(l);
+	/* The default group may allow it too ([daemon] client_may_raise). */
+	l->groups[0].pol.client_may_raise = 1;
+	ledger_set_default_limit(l, GF_LIMIT_PERCENT, 2500);
+	assert_int_equal(ledger_limit(l, 0, 0, GF_LIMIT_BYTES, 12 * GiB),
+	    12 * GiB);
+	assert_int_equal(ledger_limit(l, 0, 0, GF_LIMIT_NONE, 0), 4 * GiB);
+}
+
+static void
+test_groups_set(void **state)
+{
+	struct fixture *f = *state;
+	struct ledger *l = &f->l;
+	struct group_policy g[2] = {
+		policy("a", GF_LIMIT_BYTES, 2 * GiB),
+		policy("b", GF_LIMIT_PERCENT, 2500),
+	};
+	struct ledger_client *c1 = ledger_client_new(l, 1, 1, 0, NULL);
+	struct ledger_client *c2 = ledger_client_new(l, 2, 2, 0, NULL);
+	struct ledger_client *c9 = ledger_client_new(l, 3, 9, 0, NULL);
+
+	ledger_open(l, c1, 0, GF_LIMIT_NONE, 0);
+	ledger_open(l, c2, 0, GF_LIMIT_NONE, 0);
+	ledger_open(l, c2, 1, GF_LIMIT_BYTES, GiB);
+	ledger_open(l, c9, 1, GF_LIMIT_NONE, 0);
+	assert_int_equal(ledger_reserve(l, c1, 0, 3 * GiB), LEDGER_GRANT);
+	assert_int_equal(ledger_commit(l, c2, 1, 0x1, 0, 512 * MiB,
+	    GF_KIND_MEM, 0), 0);
+	c1->usage[0].limit_sent = c1->usage[0].limit;
+	/* uid 1 -> "a", 2 -> "b", 9 is out of range -> "default". */
+	set_groups(l, g, 2);
+	assert_int_equal(c1->group, 1);
+	assert_int_equal(c2->group, 2);
+	assert_int_equal(c9->group, 0);
+	assert_string_equal(l->groups[c2->group].pol.name, "b");
+	/* Limits recomputed; a client above its new one keeps its charge. */
+	assert_int_equal(c1->usage[0].limit, 2 * GiB);
+	assert_int_equal(c1->usage[0].limit_sent, 16 * GiB);
+	assert_int_equal(c1->usage[0].used, 3 * GiB);
+	assert_int_equal(ledger_reserve(l, c1, 0, 1), LEDGER_LIMIT);
+	assert_int_equal(c2->usage[0].limit, 4 * GiB);
+	assert_int_equal(c2->usage[1].limit, GiB);
+	assert_int_equal(l->groups[1].share[0].used, 3 * GiB);
+	assert_int_equal(l->groups[2].share[1].used, 512 * MiB);
+	assert_int_equal(l->groups[2].share[0].nclients, 1);
+	assert_int_equal(l->groups[2].share[1].nclients, 1);
+	assert_int_equal(l->groups[2].share[1].limit, 2 * GiB);
+	assert_invariants(l);
+	/* A reserve changes the shares resolved from percentages. */
+	ledger_set_reserve(l, 0, 8 * GiB);
+	assert_int_equal(l->groups[2].share[0].limit, 2 * GiB);
+	assert_int_equal(c2->usage[0].limit, 2 * GiB);
+	/* Moving a client moves its charge. */
+	ledger_client_group(l, c1, 2);
+	assert_int_equal(l->groups[1].share[0].used, 0);
+	assert_int_equal(l->groups[2].share[0].used, 3 * GiB);
+	assert_int_equal(c1->usage[0].limit, 2 * GiB);
+	assert_invariants(l);
+}
+
+static void
+test_guarantees_fit(void **state)
+{
+	struct fixture *f = *state;
+	struct group_policy g[3] = {
+		policy("default", GF_LIMIT_PERCENT, 10000),
+		policy("trainer", GF_LIMIT_PERCENT, 10000),
+		policy("infer", GF_LIMIT_PERCENT, 10000),
+	};
+	char msg[512];
+
+	g[1].guarantee_value = 8 * GiB;
+	g[2].guarantee_value = 4 * GiB;
+	msg[0] = '\0';
+	assert_int_equal(ledger_guarantees_fit(&f->l.devices[0], 12 * GiB, g,
+	    3, msg, sizeof(msg)), 0);
+	assert_string_equal(msg, "");
+	assert_int_equal(ledger_guarantees_fit(&f->l.devices[0], 10 * GiB, g,
+	    3, msg, sizeof(msg)), -1);
+	assert_string_equal(msg, "guarantees on "
+	    "GPU-10101010-1010-1010-1010-101010101010 (device 0) add up to "
+	    "12.0GiB, more than its 10.0GiB shareable capacity: "
+	    "trainer 8.0GiB, infer 4.0GiB");
+	/* Shares are of the capacity given (after the new reserve). */
+	g[2].guarantee_kind = GF_LIMIT_PERCENT;
+	g[2].guarantee_value = 5000;
+	assert_int_equal(ledger_guarantees_fit(&f->l.devices[1], 16 * GiB, g,
+	    3, msg, sizeof(msg)), 0);
+	assert_int_equal(ledger_guarantees_fit(&f->l.devices[1], 15 * GiB, g,
+	    3, msg, sizeof(msg)), -1);
+	assert_string_equal(msg, "guarantees on "
+	    "GPU-11111111-1111-1111-1111-111111111111 (device 1) add up to "
+	    "15.5GiB, more than its 15.0GiB shareable capacity: "
+	    "trainer 8.0GiB, infer 7.5GiB");
+}
+
 int
 main(void)
 {
@@ -427,6 +712,16 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_rollback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_release, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_drop, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_group_shared_limit, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_group_own_request, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_group_may_raise, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_groups_set, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_guarantees_fit, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_no_underflow, setup,
 		    teardown),

@@ -1,0 +1,91 @@
+/*
+ * Inside the configuration reader: the state of reading one file, shared
+ * by config.c (files, sections, [daemon] and [device]) and config_group.c
+ * ([group] sections and the checks across files). Not for other modules.
+ */
+#ifndef GF_DAEMON_CONFIG_PARSE_H
+#define GF_DAEMON_CONFIG_PARSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "config.h"
+
+#define MAX_ERRORS	20	/* per file: past this it is not a config file */
+#define SECTION_LEN	256
+
+enum {
+	SEC_NONE = 0,		/* before the first section */
+	SEC_DAEMON,
+	SEC_DEVICE,
+	SEC_GROUP,
+	SEC_BAD,		/* reported; its keys are skipped */
+};
+
+/* A key already set in this file, for duplicate detection. */
+struct seen {
+	char		*id;		/* "SECTION-ID\nkey" */
+	unsigned	 line;
+};
+
+/* The state of reading one file. */
+struct parse {
+	struct config	*conf;
+	const char	*file;
+	FILE		*fp;
+	char		*buf;		/* getline's */
+	size_t		 bufsize;
+	unsigned	 line;		/* the line inih is looking at */
+	int		 section;	/* SEC_* */
+	char		 section_id[SECTION_LEN];	/* canonical */
+	char		 section_text[SECTION_LEN];	/* as written */
+	size_t		 device;	/* in conf->devices, for SEC_DEVICE */
+	size_t		 group;		/* in conf->groups, for SEC_GROUP */
+	struct seen	*seen;
+	size_t		 nseen;
+	int		 nerrors;
+	config_report_fn *report;
+	void		*arg;
+};
+
+/* Report "FILE:LINE: message" for the line being read; counts it. */
+void	parse_error(struct parse *p, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+/* "FILE:LINE" of the current line, malloc'd (NULL on ENOMEM). */
+char	*parse_where(const struct parse *p);
+
+/* Shared value checks: 0 with the value, or -1 (reported, naming key). */
+int	parse_resolver(struct parse *p, const char *key, const char *v,
+	    uint32_t *out);
+int	parse_preempt(struct parse *p, const char *key, const char *v,
+	    uint32_t *out);
+int	parse_duration(struct parse *p, const char *key, const char *v,
+	    uint64_t *out);
+int	parse_yesno(struct parse *p, const char *key, const char *v,
+	    int *out);
+
+/* config_group.c: [group NAME] and its keys. */
+int	section_group(struct parse *p, const char *arg);	/* SEC_* */
+void	key_match(struct parse *, const char *, const char *);
+void	key_limit(struct parse *, const char *, const char *);
+void	key_guarantee(struct parse *, const char *, const char *);
+void	key_priority(struct parse *, const char *, const char *);
+void	key_resolver(struct parse *, const char *, const char *);
+void	key_group_wait_timeout(struct parse *, const char *, const char *);
+void	key_on_preempt(struct parse *, const char *, const char *);
+void	key_kill_grace(struct parse *, const char *, const char *);
+void	key_group_may_raise(struct parse *, const char *, const char *);
+
+/* Free one group's allocations. */
+void	config_group_free(struct config_group *g);
+
+/*
+ * After every file was read without an error: fill in the groups' unset
+ * keys from [daemon] and check what only the files together say. Returns
+ * the number of errors, each passed to report.
+ */
+int	config_groups_finish(struct config *c, config_report_fn *report,
+	    void *arg);
+
+#endif

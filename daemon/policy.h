@@ -1,0 +1,37 @@
+/*
+ * A group's policy: what the configuration says about a group of
+ * processes, as config.c reads it (a [group] section, or [daemon] for the
+ * implicit group "default") and the ledger applies it.
+ */
+#ifndef GF_DAEMON_POLICY_H
+#define GF_DAEMON_POLICY_H
+
+#include <stdint.h>
+
+#include "gpufrac/proto.h"
+
+#define POLICY_DEFAULT_GROUP	"default"
+#define POLICY_KILL_GRACE_MS	10000
+
+struct group_policy {
+	char		name[GF_GROUP_LEN];
+	/*
+	 * 0: the limit is the group's, shared by all its processes on a
+	 * device. 1 ("default"): it is each process's own.
+	 */
+	int		per_process;
+	uint32_t	limit_kind;	/* GF_LIMIT_BYTES or _PERCENT */
+	uint64_t	limit_value;
+	uint32_t	guarantee_kind;	/* GF_LIMIT_BYTES (0: none) or _PERCENT */
+	uint64_t	guarantee_value;
+	int32_t		priority;
+	uint32_t	resolver;	/* GF_RESOLVER_* */
+	uint32_t	on_preempt;	/* GF_PREEMPT_* */
+	uint64_t	wait_timeout_ms;
+	uint64_t	kill_grace_ms;
+	/* A process's own GPUFRAC_MEMORY_LIMIT is its limit, even above
+	 * the group's, and the group's limit does not hold it back. */
+	int		client_may_raise;
+};
+
+#endif
