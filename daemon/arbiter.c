@@ -15,6 +15,7 @@
 #include "groups.h"
 #include "log.h"
 #include "proto.h"
+#include "resolve.h"
 #include "units.h"
 #include "uuid.h"
 
@@ -254,7 +255,7 @@ arbiter_start(struct arbiter *a, struct config *conf, const char *lib)
 	config_init(&a->conf);
 	control_init(&a->control, a->loop, a);
 	a->start_ms = event_now_ms();
-	if (ledger_init(&a->ledger) < 0 ||
+	if (resolve_init(a) < 0 || ledger_init(&a->ledger) < 0 ||
 	    (n = devices_discover(lib, &devs, &swap)) < 0) {
 		log_errx("out of memory listing the devices");
 		config_free(conf);
@@ -310,13 +311,34 @@ arbiter_reload(struct arbiter *a, struct conn *self, char *err,
 	    "'default'", a->conf_path, a->conf.ngroups,
 	    a->conf.ngroups == 1 ? "" : "s");
 	dispatch_limits_notify(a, self);
+	/* Capacity or guarantees may have changed for the waiters. */
+	resolve_serve(a);
 	return 0;
 }
 
 void
 arbiter_stop(struct arbiter *a)
 {
+	a->stopping = 1;
 	control_shutdown(&a->control);
+	resolve_free(a);
 	ledger_free(&a->ledger);
 	config_free(&a->conf);
+}
+
+void
+arbiter_event(struct arbiter *a, uint32_t kind,
+    const struct ledger_client *lc, int dev, uint64_t bytes,
+    const char *fmt, ...)
+{
+	char reason[GF_REASON_LEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	events_add(&a->events, events_wall_ms(), kind, lc ? lc->pid : 0,
+	    lc ? a->ledger.groups[lc->group].pol.name : NULL,
+	    dev >= 0 ? a->ledger.devices[dev].uuid : NULL, bytes, "%s",
+	    reason);
 }

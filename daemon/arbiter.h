@@ -7,10 +7,13 @@
 #define GF_DAEMON_ARBITER_H
 
 #include <stdint.h>
+#include <sys/queue.h>
 
 #include "config.h"
 #include "control.h"
+#include "events.h"
 #include "ledger.h"
+#include "waitq.h"
 
 struct conn;
 struct event_loop;
@@ -24,7 +27,23 @@ struct arbiter {
 	int		 conf_optional;	/* the default: absent = built-in */
 	const char	*socket_arg;	/* -s: overrides 'socket', or NULL */
 	uint64_t	 start_ms;	/* event_now_ms() at start */
+	struct events	 events;	/* the decision log */
+	struct waitq	 waitq;		/* requests of the wait and preempt
+					   resolvers */
+	int64_t		 wait_timer;	/* for the earliest deadline, or 0 */
+	TAILQ_HEAD(, preempt) preempts;	/* victims given SIGTERM */
+	int		 serving;	/* resolve_serve is walking */
+	int		 serve_again;	/* memory came back meanwhile */
+	int		 stopping;	/* arbiter_stop: grant nothing more */
 };
+
+/*
+ * Record a decision about client lc (NULL: none) on device dev (-1: none)
+ * in the decision log, which logs it and tells the followers.
+ */
+void	arbiter_event(struct arbiter *a, uint32_t kind,
+	    const struct ledger_client *lc, int dev, uint64_t bytes,
+	    const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 /*
  * Read the configuration (path, its drop-ins, then socket_arg over

@@ -35,8 +35,8 @@ struct choice {
  */
 static const struct choice resolvers[] = {
 	[GF_RESOLVER_FAIL] = { "fail", 1 },
-	[GF_RESOLVER_WAIT] = { "wait", 0 },
-	[GF_RESOLVER_PREEMPT] = { "preempt", 0 },
+	[GF_RESOLVER_WAIT] = { "wait", 1 },
+	[GF_RESOLVER_PREEMPT] = { "preempt", 1 },
 	[GF_RESOLVER_SWAP] = { "swap", 0 },
 }, preempts[] = {
 	[GF_PREEMPT_SWAP] = { "swap", 0 },

@@ -19,6 +19,7 @@
 #include "ledger.h"
 #include "log.h"
 #include "proto.h"
+#include "resolve.h"
 #include "sock.h"
 #include "units.h"
 
@@ -200,13 +201,41 @@ control_close(struct conn *c, const char *why)
 		log_info("client pid %u left; %s returned", c->pid, sbuf);
 	else
 		log_debug("pid %u hung up", c->pid);
-	if (c->client != NULL)
-		ledger_client_drop(&a->ledger, c->client);
+	if (c->close_timer > 0)
+		event_timer_cancel(ctl->loop, c->close_timer);
+	dispatch_conn_closing(a, c);
 	event_set(ctl->loop, c->fd, 0, NULL, NULL);
 	close(c->fd);
 	TAILQ_REMOVE(&ctl->conns, c, entry);
 	ctl->nconns--;
 	conn_free(c);
+	/* What it held may be what a waiter needs. */
+	resolve_serve(a);
+}
+
+static void
+close_later_fire(struct event_loop *loop, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)loop;
+	c->close_timer = 0;
+	control_close(c, c->close_why[0] ? c->close_why : NULL);
+}
+
+void
+control_close_later(struct conn *c, const char *why)
+{
+	if (c->close_timer > 0)
+		return;
+	snprintf(c->close_why, sizeof(c->close_why), "%s", why ? why : "");
+	c->close_timer = event_timer_add(c->ctl->loop, 0, close_later_fire, c);
+	if (c->close_timer < 0) {
+		/* No memory for a timer: it lives on until it errs again. */
+		log_warnx("cannot schedule the close of pid %u's connection",
+		    c->pid);
+		c->close_timer = 0;
+	}
 }
 
 /* Make room for n more bytes in the queue: compact, then grow. */
@@ -293,6 +322,8 @@ conn_read(struct conn *c)
 			if (dispatch_msg(c->ctl->arb, c, &m, why,
 			    sizeof(why)) < 0)
 				goto out_close;
+			if (c->close_timer > 0)
+				return 0;	/* closing: read no more */
 			continue;
 		}
 		if (r == 0 || (r == -1 && peer_left(errno))) {
@@ -323,6 +354,8 @@ conn_event(struct event_loop *loop, int fd, int mask, void *arg)
 
 	(void)loop;
 	(void)fd;
+	if (c->close_timer > 0)
+		return;		/* closed at the end of this round */
 	if (mask & EVENT_READ) {
 		conn_read(c);
 		return;

@@ -33,6 +33,10 @@ struct conn {
 	size_t		 out_cap;
 	char		 err[96];	/* why the last conn_send failed */
 	int		 gone;		/* the peer went away: no error */
+	int64_t		 close_timer;	/* control_close_later's, or 0 */
+	char		 close_why[96];
+	int		 following;	/* EVENTS_REQ with follow: events go */
+	uint32_t	 follow_seq;	/* out with this seq */
 };
 
 TAILQ_HEAD(conns, conn);
@@ -73,6 +77,14 @@ struct conn *control_adopt(struct control *ctl, int fd);
  * Whatever is queued is sent if the socket takes it now, never waited for.
  */
 void	control_close(struct conn *c, const char *why);
+
+/*
+ * Close c from the event loop's next round, not now: for code that may run
+ * inside a handler of c or of the wait queue (a grant or an event whose
+ * send failed). Nothing more is read from c meanwhile. why as for
+ * control_close (NULL: it left).
+ */
+void	control_close_later(struct conn *c, const char *why);
 
 /*
  * Send a message to the peer: at once if nothing is queued and the socket

@@ -1,7 +1,8 @@
 /*
  * Message handling: which messages a connection may send in which state,
  * the shim's conversation against the ledger, collisions handed to the
- * resolver, the streamed replies to queries, admin commands, and limit
+ * resolvers, memory returned handed to the wait queue, the streamed
+ * replies to queries and the events followed, admin commands, and limit
  * updates pushed to clients after a reload.
  */
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include "ledger.h"
 #include "log.h"
 #include "proto.h"
+#include "resolve.h"
 #include "units.h"
 #include "uuid.h"
 
@@ -134,34 +136,25 @@ on_device_open(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	return reply(c, GF_MSG_DEVICE_INFO, m->hdr.seq, &info, why, whylen);
 }
 
-/*
- * A request within the client's limit that does not fit the device. Only
- * the fail resolver exists so far: the configuration refuses the others.
- */
-static uint32_t
-collision_resolve(struct arbiter *a, struct conn *c, size_t dev,
-    uint64_t size)
+/* Deny a RESERVE for its limits or device, with an event. */
+static int
+reserve_deny(struct arbiter *a, struct conn *c, uint32_t seq, int dev,
+    uint64_t size, uint32_t reason, const char *evreason, char *why,
+    size_t whylen)
 {
-	(void)a;
-	(void)c;
-	(void)dev;
-	(void)size;
-	return GF_DENY_DEVICE_FULL;
-}
+	struct gf_deny deny;
 
-static const char *
-deny_why(int rc)
-{
-	switch (rc) {
-	case LEDGER_LIMIT:
-		return "beyond its limit";
-	case LEDGER_GROUP_LIMIT:
-		return "beyond its group's limit";
-	case LEDGER_COLLISION:
-		return "the device is full";
-	default:
-		return "device not open";
+	arbiter_event(a, GF_EV_DENY, c->client, dev, size, "%s", evreason);
+	memset(&deny, 0, sizeof(deny));
+	deny.cuda_error = CUDA_ERROR_OUT_OF_MEMORY;
+	deny.reason = reason;
+	if (dev >= 0) {
+		deny.used = c->client->usage[dev].used;
+		deny.limit = c->client->usage[dev].limit;
 	}
+	log_debug("pid %u: reserve of %llu bytes denied (%s)", c->pid,
+	    (unsigned long long)size, evreason);
+	return reply(c, GF_MSG_DENY, seq, &deny, why, whylen);
 }
 
 static int
@@ -169,45 +162,41 @@ on_reserve(struct arbiter *a, struct conn *c, const struct gf_msg *m,
     char *why, size_t whylen)
 {
 	const struct gf_reserve *r = &m->u.reserve;
-	struct ledger_usage *u = NULL;
+	struct ledger_client *lc = c->client;
 	struct gf_grant grant;
-	struct gf_deny deny;
 	int dev, rc;
 
-	memset(&deny, 0, sizeof(deny));
-	deny.cuda_error = CUDA_ERROR_OUT_OF_MEMORY;
 	if ((dev = ledger_device_find(&a->ledger, r->uuid)) < 0)
-		rc = LEDGER_NOT_OPEN;
-	else {
-		u = &c->client->usage[dev];
-		rc = ledger_reserve(&a->ledger, c->client, (size_t)dev,
-		    r->size);
-	}
+		return reserve_deny(a, c, m->hdr.seq, -1, r->size,
+		    GF_DENY_UNKNOWN_DEVICE, "unknown device", why, whylen);
+	rc = ledger_admit(&a->ledger, lc, (size_t)dev, r->size);
+	/* What is free now may be owed to a waiter of higher priority. */
+	if (rc == LEDGER_GRANT && resolve_queued_above(a, (size_t)dev,
+	    a->ledger.groups[lc->group].pol.priority))
+		rc = LEDGER_COLLISION;
+	if (rc == LEDGER_GRANT)
+		rc = ledger_reserve(&a->ledger, lc, (size_t)dev, r->size);
 	switch (rc) {
 	case LEDGER_GRANT:
+		arbiter_event(a, GF_EV_GRANT, lc, dev, r->size, "fits");
 		memset(&grant, 0, sizeof(grant));
-		grant.used = u->used;
-		grant.limit = u->limit;
+		grant.used = lc->usage[dev].used;
+		grant.limit = lc->usage[dev].limit;
 		return reply(c, GF_MSG_GRANT, m->hdr.seq, &grant, why,
 		    whylen);
 	case LEDGER_LIMIT:
+		return reserve_deny(a, c, m->hdr.seq, dev, r->size,
+		    GF_DENY_LIMIT, "own limit", why, whylen);
 	case LEDGER_GROUP_LIMIT:
-		deny.reason = GF_DENY_LIMIT;
-		break;
+		return reserve_deny(a, c, m->hdr.seq, dev, r->size,
+		    GF_DENY_LIMIT, "group limit", why, whylen);
 	case LEDGER_COLLISION:
-		deny.reason = collision_resolve(a, c, (size_t)dev, r->size);
-		break;
+		return resolve_collision(a, c, m->hdr.seq, (size_t)dev,
+		    r->size, why, whylen);
 	default:
-		deny.reason = GF_DENY_UNKNOWN_DEVICE;
-		break;
+		return reserve_deny(a, c, m->hdr.seq, dev, r->size,
+		    GF_DENY_UNKNOWN_DEVICE, "device not open", why, whylen);
 	}
-	if (u != NULL) {
-		deny.used = u->used;
-		deny.limit = u->limit;
-	}
-	log_debug("pid %u: reserve of %llu bytes denied (%s)", c->pid,
-	    (unsigned long long)r->size, deny_why(rc));
-	return reply(c, GF_MSG_DENY, m->hdr.seq, &deny, why, whylen);
 }
 
 static int
@@ -225,6 +214,8 @@ on_commit(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		/* ENOMEM is logged by the ledger; the charge stands. */
 		(void)ledger_commit(&a->ledger, c->client, (size_t)dev,
 		    cm->ptr, cm->reserved, cm->size, cm->kind, event_now_ms());
+		if (cm->size < cm->reserved)
+			resolve_serve(a);
 		return 0;
 	}
 	log_warnx("pid %u commits 0x%llx on %s, which it has not opened; "
@@ -249,6 +240,8 @@ on_rollback(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		log_warnx("pid %u rolls back a reserve on %s, which it has "
 		    "not opened; ignored", c->pid,
 		    uuid_format(rb->uuid, ubuf, sizeof(ubuf)));
+	else
+		resolve_serve(a);
 	return 0;
 }
 
@@ -261,6 +254,8 @@ on_free(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	if (ledger_release(&a->ledger, c->client, m->u.free.ptr) < 0)
 		log_debug("pid %u frees 0x%llx, which it never committed; "
 		    "ignored", c->pid, (unsigned long long)m->u.free.ptr);
+	else
+		resolve_serve(a);
 	return 0;
 }
 
@@ -509,6 +504,67 @@ on_reload_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	return reply(c, GF_MSG_OK, m->hdr.seq, NULL, why, whylen);
 }
 
+/* A follower's new event; a connection that cannot take it goes. */
+static void
+follow_event(void *arg, const struct gf_event *e)
+{
+	struct conn *c = arg;
+
+	if (c->close_timer > 0)
+		return;
+	if (conn_send(c, GF_MSG_EVENT, c->follow_seq, e) < 0)
+		control_close_later(c, c->err);
+}
+
+static int
+on_events_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
+    char *why, size_t whylen)
+{
+	const struct gf_event *e;
+	struct gf_end end;
+	uint64_t cursor = 0;
+	uint32_t count = 0;
+
+	if (m->u.events_req.follow > 1) {
+		snprintf(why, whylen, "bad follow %u in EVENTS_REQ",
+		    m->u.events_req.follow);
+		return -1;
+	}
+	while ((e = events_next(&a->events, &cursor)) != NULL) {
+		if (reply(c, GF_MSG_EVENT, m->hdr.seq, e, why, whylen) < 0)
+			return -1;
+		count++;
+	}
+	memset(&end, 0, sizeof(end));
+	end.count = count;
+	if (reply(c, GF_MSG_EVENT_END, m->hdr.seq, &end, why, whylen) < 0)
+		return -1;
+	if (!m->u.events_req.follow)
+		return 0;
+	if (c->following)
+		(void)events_unfollow(&a->events, follow_event, c);
+	if (events_follow(&a->events, follow_event, c) < 0) {
+		snprintf(why, whylen, "out of memory for a follower");
+		return -1;
+	}
+	c->following = 1;
+	c->follow_seq = m->hdr.seq;
+	log_debug("pid %u follows the events", c->pid);
+	return 0;
+}
+
+void
+dispatch_conn_closing(struct arbiter *a, struct conn *c)
+{
+	if (c->following)
+		(void)events_unfollow(&a->events, follow_event, c);
+	c->following = 0;
+	resolve_conn_gone(a, c);
+	if (c->client != NULL)
+		ledger_client_drop(&a->ledger, c->client);
+	c->client = NULL;
+}
+
 struct handler {
 	uint16_t	 type;
 	int		 state;		/* ANY, FRESH or CLIENT */
@@ -525,6 +581,7 @@ static const struct handler handlers[] = {
 	{ GF_MSG_STATUS_REQ, ANY, on_status_req },
 	{ GF_MSG_PS_REQ, ANY, on_ps_req },
 	{ GF_MSG_ALLOCS_REQ, ANY, on_allocs_req },
+	{ GF_MSG_EVENTS_REQ, ANY, on_events_req },
 	{ GF_MSG_RELOAD_REQ, ANY, on_reload_req },
 };
 

@@ -32,4 +32,11 @@ int	dispatch_msg(struct arbiter *a, struct conn *c, const struct gf_msg *m,
  */
 void	dispatch_limits_notify(struct arbiter *a, struct conn *self);
 
+/*
+ * c is closing: it stops following events, its waiters and preemption
+ * end, its client leaves the ledger (c->client is NULL afterwards). The
+ * caller serves the wait queue once c is gone (resolve_serve).
+ */
+void	dispatch_conn_closing(struct arbiter *a, struct conn *c);
+
 #endif

@@ -466,28 +466,68 @@ group_limit_applies(const struct ledger *l, const struct ledger_client *c,
 	    c->usage[dev].req_kind != GF_LIMIT_NONE);
 }
 
-int
-ledger_reserve(struct ledger *l, struct ledger_client *c, size_t dev,
-    uint64_t size)
+uint64_t
+ledger_available(const struct ledger *l, size_t group, size_t dev)
 {
-	struct ledger_usage *u = &c->usage[dev];
-	struct ledger_device *d = &l->devices[dev];
-	struct ledger_share *sh;
+	const struct ledger_device *d = &l->devices[dev];
+	uint64_t held = 0, taken;
+	size_t i;
+
+	for (i = 0; i < l->ngroups; i++) {
+		const struct ledger_share *sh = &l->groups[i].share[dev];
+
+		if (i != group && sh->guarantee > sh->used)
+			held = add_saturated(held, sh->guarantee - sh->used);
+	}
+	taken = add_saturated(d->used, held);
+	return taken < d->capacity ? d->capacity - taken : 0;
+}
+
+uint64_t
+ledger_available_ever(const struct ledger *l, size_t group, size_t dev)
+{
+	uint64_t held = 0;
+	size_t i;
+
+	for (i = 0; i < l->ngroups; i++)
+		if (i != group)
+			held = add_saturated(held,
+			    l->groups[i].share[dev].guarantee);
+	return held < l->devices[dev].capacity ?
+	    l->devices[dev].capacity - held : 0;
+}
+
+int
+ledger_admit(const struct ledger *l, const struct ledger_client *c,
+    size_t dev, uint64_t size)
+{
+	const struct ledger_usage *u = &c->usage[dev];
+	const struct ledger_share *sh;
 	uint64_t after;
 
 	if (!u->opened)
 		return LEDGER_NOT_OPEN;
 	if (__builtin_add_overflow(u->used, size, &after) || after > u->limit)
 		return LEDGER_LIMIT;
-	sh = share_of(l, c, dev);
+	sh = &l->groups[c->group].share[dev];
 	if (group_limit_applies(l, c, dev) &&
 	    (__builtin_add_overflow(sh->used, size, &after) ||
 	    after > sh->limit))
 		return LEDGER_GROUP_LIMIT;
-	if (__builtin_add_overflow(d->used, size, &after) ||
-	    after > d->capacity)
+	if (size > ledger_available(l, c->group, dev))
 		return LEDGER_COLLISION;
-	u->pending += size;
+	return LEDGER_GRANT;
+}
+
+int
+ledger_reserve(struct ledger *l, struct ledger_client *c, size_t dev,
+    uint64_t size)
+{
+	int rc = ledger_admit(l, c, dev, size);
+
+	if (rc != LEDGER_GRANT)
+		return rc;
+	c->usage[dev].pending += size;
 	charge(l, c, dev, size);
 	return LEDGER_GRANT;
 }

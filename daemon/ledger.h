@@ -84,6 +84,9 @@ struct ledger_client {
 	size_t		group;		/* index into ledger.groups */
 	struct ledger_usage *usage;	/* one per device */
 	struct ptrmap	allocs;		/* ptr -> struct ledger_alloc */
+	uint32_t	nwaiting;	/* its requests in the wait queue */
+	int		preempting;	/* sent SIGTERM, its charge not yet
+					   returned */
 };
 
 TAILQ_HEAD(ledger_clients, ledger_client);
@@ -191,11 +194,34 @@ void	ledger_open(struct ledger *l, struct ledger_client *c, size_t dev,
 	    uint32_t kind, uint64_t value);
 
 /*
- * Charge size on dev to c if it is within c's limit, then its group's
- * shared limit (unless the group's limit is per process, or c asked for
- * its own limit in a group whose clients may raise it), and fits the
- * device; returns LEDGER_GRANT (charged, as pending) or why not (nothing
- * charged).
+ * What a group's clients may still take on dev: the shareable capacity,
+ * less what everybody holds, less what the other groups are guaranteed
+ * and do not use (a guarantee is capacity reserved for its group):
+ *   capacity - used - sum over other groups h of max(0, guarantee_h - used_h)
+ * 0 when that is negative.
+ */
+uint64_t ledger_available(const struct ledger *l, size_t group, size_t dev);
+
+/*
+ * The most a group's clients could ever take on dev, should everybody
+ * else free all they hold: capacity less the other groups' guarantees.
+ */
+uint64_t ledger_available_ever(const struct ledger *l, size_t group,
+	    size_t dev);
+
+/*
+ * Whether size on dev may be charged to c now: within c's limit, then its
+ * group's shared limit (unless the group's limit is per process, or c
+ * asked for its own limit in a group whose clients may raise it), then
+ * within ledger_available for its group. Returns LEDGER_GRANT or why not;
+ * charges nothing.
+ */
+int	ledger_admit(const struct ledger *l, const struct ledger_client *c,
+	    size_t dev, uint64_t size);
+
+/*
+ * Charge size on dev to c if ledger_admit allows it; returns LEDGER_GRANT
+ * (charged, as pending) or why not (nothing charged).
  */
 int	ledger_reserve(struct ledger *l, struct ledger_client *c, size_t dev,
 	    uint64_t size);

@@ -20,6 +20,7 @@
 #include "../../daemon/arbiter.h"
 #include "../../daemon/dispatch.h"
 #include "../../daemon/event.h"
+#include "../../daemon/resolve.h"
 #include "log.h"
 #include "proto.h"
 
@@ -44,6 +45,7 @@ setup(void **state)
 	f->a.loop = event_loop_new();
 	assert_non_null(f->a.loop);
 	control_init(&f->a.control, f->a.loop, &f->a);
+	assert_int_equal(resolve_init(&f->a), 0);
 	f->a.start_ms = event_now_ms();
 	for (i = 0; i < 2; i++) {
 		memset(f->uuid[i], 0xc0 + i, GF_UUID_LEN);

@@ -694,6 +694,64 @@ test_guarantees_fit(void **state)
 	    "trainer 8.0GiB, infer 7.5GiB");
 }
 
+/*
+ * A guarantee is capacity reserved for its group: what a group may take is
+ * the capacity less everybody's use less the other groups' unused
+ * guarantees; its own guarantee does not hold it back.
+ */
+static void
+test_available_with_guarantees(void **state)
+{
+	struct fixture *f = *state;
+	struct ledger *l = &f->l;
+	struct group_policy g[2] = {
+		policy("trainer", GF_LIMIT_PERCENT, 10000),
+		policy("infer", GF_LIMIT_PERCENT, 10000),
+	};
+	struct ledger_client *a, *b, *d;
+
+	g[0].guarantee_value = 6 * GiB;
+	g[1].guarantee_value = 4 * GiB;
+	set_groups(l, g, 2);
+	a = ledger_client_new(l, 10, 1, 1, NULL);	/* trainer */
+	b = ledger_client_new(l, 11, 2, 2, NULL);	/* infer */
+	d = ledger_client_new(l, 12, 0, 0, NULL);	/* default */
+	ledger_client_group(l, a, 1);
+	ledger_client_group(l, b, 2);
+	ledger_open(l, a, 0, GF_LIMIT_NONE, 0);
+	ledger_open(l, b, 0, GF_LIMIT_NONE, 0);
+	ledger_open(l, d, 0, GF_LIMIT_NONE, 0);
+	/* 16Gi: nothing used; 6 + 4 held for the groups that own them. */
+	assert_int_equal(ledger_available(l, 0, 0), 6 * GiB);
+	assert_int_equal(ledger_available(l, 1, 0), 12 * GiB);
+	assert_int_equal(ledger_available(l, 2, 0), 10 * GiB);
+	assert_int_equal(ledger_available_ever(l, 0, 0), 6 * GiB);
+	assert_int_equal(ledger_available_ever(l, 1, 0), 12 * GiB);
+	/* trainer uses 2 of its 6: 4 still held back from the others. */
+	assert_int_equal(ledger_reserve(l, a, 0, 2 * GiB), LEDGER_GRANT);
+	assert_int_equal(ledger_available(l, 0, 0), 6 * GiB);
+	assert_int_equal(ledger_available(l, 1, 0), 10 * GiB);
+	assert_int_equal(ledger_available(l, 2, 0), 10 * GiB);
+	/* default may take 6, not 6 and a byte. */
+	assert_int_equal(ledger_admit(l, d, 0, 6 * GiB + 1), LEDGER_COLLISION);
+	assert_int_equal(ledger_reserve(l, d, 0, 6 * GiB), LEDGER_GRANT);
+	assert_int_equal(ledger_available(l, 0, 0), 0);
+	/* infer still gets its guarantee, trainer the rest of its own. */
+	assert_int_equal(ledger_available(l, 2, 0), 4 * GiB);
+	assert_int_equal(ledger_available(l, 1, 0), 4 * GiB);
+	assert_int_equal(ledger_admit(l, b, 0, 4 * GiB), LEDGER_GRANT);
+	assert_int_equal(ledger_admit(l, a, 0, 4 * GiB + 1), LEDGER_COLLISION);
+	assert_int_equal(ledger_reserve(l, a, 0, 4 * GiB), LEDGER_GRANT);
+	assert_int_equal(ledger_available(l, 2, 0), 4 * GiB);
+	assert_int_equal(ledger_available(l, 0, 0), 0);
+	/* Held back beyond capacity clamps at 0, never wraps. */
+	assert_int_equal(ledger_commit(l, d, 0, 0x10, 0, 4 * GiB, GF_KIND_MEM,
+	    0), 0);
+	assert_int_equal(ledger_available(l, 1, 0), 0);
+	assert_int_equal(ledger_available(l, 0, 0), 0);
+	assert_invariants(l);
+}
+
 int
 main(void)
 {
@@ -721,6 +779,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_groups_set, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_available_with_guarantees,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_guarantees_fit, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_no_underflow, setup,

@@ -1,0 +1,463 @@
+/*
+ * The resolvers: fail, wait (the wait queue, its deadline timer, serving
+ * it when memory comes back) and preempt (victims chosen by victims.c,
+ * SIGTERM, SIGKILL after kill_grace, the requester queued meanwhile).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "arbiter.h"
+#include "control.h"
+#include "event.h"
+#include "events.h"
+#include "ledger.h"
+#include "log.h"
+#include "resolve.h"
+#include "units.h"
+#include "victims.h"
+#include "waitq.h"
+
+#define CUDA_ERROR_OUT_OF_MEMORY	2	/* cuda.h's CUresult */
+
+/* A victim sent SIGTERM, to be sent SIGKILL if it still holds memory. */
+struct preempt {
+	TAILQ_ENTRY(preempt) entry;
+	struct arbiter	*a;
+	struct ledger_client *lc;
+	size_t		 dev;
+	uint64_t	 grace_ms;
+	int64_t		 timer;
+};
+
+/* A client with a request queued shows as waiting. */
+static void
+waiting_add(struct ledger_client *lc, int delta)
+{
+	lc->nwaiting = (uint32_t)((int64_t)lc->nwaiting + delta);
+	lc->state = lc->nwaiting ? GF_STATE_WAITING : GF_STATE_RUNNING;
+}
+
+static void
+deny_fill(const struct ledger_client *lc, size_t dev, struct gf_deny *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->cuda_error = CUDA_ERROR_OUT_OF_MEMORY;
+	d->reason = GF_DENY_DEVICE_FULL;
+	d->used = lc->usage[dev].used;
+	d->limit = lc->usage[dev].limit;
+}
+
+/* Deny c's request now, in its own handler: -1 (why) if the send failed. */
+static int
+deny_now(struct arbiter *a, struct conn *c, uint32_t seq, size_t dev,
+    uint64_t size, const char *reason, char *why, size_t whylen)
+{
+	struct gf_deny d;
+
+	arbiter_event(a, GF_EV_DENY, c->client, (int)dev, size, "%s", reason);
+	deny_fill(c->client, dev, &d);
+	if (conn_send(c, GF_MSG_DENY, seq, &d) == 0)
+		return 0;
+	snprintf(why, whylen, "%s", c->err);
+	return -1;
+}
+
+/* The wait queue's callbacks: arg is the arbiter, w->owner a conn. */
+static int
+on_fits(void *arg, const struct waitq_waiter *w)
+{
+	struct arbiter *a = arg;
+	const struct conn *c = w->owner;
+
+	return ledger_admit(&a->ledger, c->client, w->dev, w->bytes) ==
+	    LEDGER_GRANT;
+}
+
+static void
+on_grant(void *arg, const struct waitq_waiter *w)
+{
+	struct arbiter *a = arg;
+	struct conn *c = w->owner;
+	struct ledger_client *lc = c->client;
+	struct gf_grant g;
+	struct gf_deny d;
+	int rc;
+
+	waiting_add(lc, -1);
+	if (ledger_reserve(&a->ledger, lc, w->dev, w->bytes) != LEDGER_GRANT) {
+		/* on_fits said it fits: a broken invariant, not a crash. */
+		log_errx("pid %u: a waiter that fits cannot be charged; "
+		    "denying it", lc->pid);
+		arbiter_event(a, GF_EV_DENY, lc, (int)w->dev, w->bytes,
+		    "device full");
+		deny_fill(lc, w->dev, &d);
+		rc = conn_send(c, GF_MSG_DENY, w->seq, &d);
+	} else {
+		arbiter_event(a, GF_EV_WAKE, lc, (int)w->dev, w->bytes,
+		    "memory came back: granted");
+		memset(&g, 0, sizeof(g));
+		g.used = lc->usage[w->dev].used;
+		g.limit = lc->usage[w->dev].limit;
+		rc = conn_send(c, GF_MSG_GRANT, w->seq, &g);
+	}
+	if (rc < 0)
+		control_close_later(c, c->err);
+}
+
+static void
+on_expire(void *arg, const struct waitq_waiter *w)
+{
+	struct arbiter *a = arg;
+	struct conn *c = w->owner;
+	struct gf_deny d;
+
+	waiting_add(c->client, -1);
+	arbiter_event(a, GF_EV_TIMEOUT, c->client, (int)w->dev, w->bytes,
+	    "timeout: the device stayed full");
+	deny_fill(c->client, w->dev, &d);
+	if (conn_send(c, GF_MSG_DENY, w->seq, &d) < 0)
+		control_close_later(c, c->err);
+}
+
+static void
+wait_timer_fire(struct event_loop *loop, void *arg)
+{
+	struct arbiter *a = arg;
+
+	(void)loop;
+	a->wait_timer = 0;
+	(void)waitq_expire(&a->waitq, event_now_ms(), on_expire, a);
+}
+
+/* The queue's earliest deadline changed: one timer, never a poll. */
+static void
+wait_rearm(void *arg, uint64_t deadline_ms)
+{
+	struct arbiter *a = arg;
+	uint64_t now;
+
+	if (a->wait_timer > 0)
+		event_timer_cancel(a->loop, a->wait_timer);
+	a->wait_timer = 0;
+	if (deadline_ms == 0 || a->loop == NULL)
+		return;
+	now = event_now_ms();
+	a->wait_timer = event_timer_add(a->loop, deadline_ms > now ?
+	    deadline_ms - now : 0, wait_timer_fire, a);
+	if (a->wait_timer < 0) {
+		log_warnx("cannot arm the wait timer: waiters may outlive "
+		    "their deadline");
+		a->wait_timer = 0;
+	}
+}
+
+int
+resolve_init(struct arbiter *a)
+{
+	a->wait_timer = 0;
+	a->serving = a->serve_again = a->stopping = 0;
+	TAILQ_INIT(&a->preempts);
+	waitq_init(&a->waitq, wait_rearm, a);
+	return events_init(&a->events, EVENTS_CAPACITY);
+}
+
+static void
+preempt_drop(struct arbiter *a, struct preempt *p)
+{
+	if (p->timer > 0)
+		event_timer_cancel(a->loop, p->timer);
+	TAILQ_REMOVE(&a->preempts, p, entry);
+	free(p);
+}
+
+void
+resolve_free(struct arbiter *a)
+{
+	struct preempt *p;
+
+	while ((p = TAILQ_FIRST(&a->preempts)) != NULL)
+		preempt_drop(a, p);
+	if (a->wait_timer > 0)
+		event_timer_cancel(a->loop, a->wait_timer);
+	a->wait_timer = 0;
+	waitq_free(&a->waitq);
+	events_free(&a->events);
+}
+
+int
+resolve_queued_above(const struct arbiter *a, size_t dev, int32_t priority)
+{
+	const struct waitq_waiter *w = waitq_next(&a->waitq, dev, NULL);
+
+	return w != NULL && w->priority > priority;
+}
+
+void
+resolve_serve(struct arbiter *a)
+{
+	size_t d;
+
+	if (a->stopping || waitq_count(&a->waitq) == 0)
+		return;
+	if (a->serving) {
+		a->serve_again = 1;
+		return;
+	}
+	a->serving = 1;
+	do {
+		a->serve_again = 0;
+		for (d = 0; d < a->ledger.ndevices; d++)
+			if (waitq_count_dev(&a->waitq, d) > 0)
+				(void)waitq_serve(&a->waitq, d, on_fits,
+				    on_grant, a);
+	} while (a->serve_again);
+	a->serving = 0;
+}
+
+void
+resolve_conn_gone(struct arbiter *a, struct conn *c)
+{
+	struct preempt *p, *next;
+
+	(void)waitq_remove_owner(&a->waitq, c);
+	if (c->client == NULL)
+		return;
+	for (p = TAILQ_FIRST(&a->preempts); p != NULL; p = next) {
+		next = TAILQ_NEXT(p, entry);
+		if (p->lc == c->client)
+			preempt_drop(a, p);
+	}
+}
+
+/*
+ * Queue c's request for up to timeout_ms (0: no deadline) and say so with
+ * WAIT. -1 (why) if the WAIT could not be sent.
+ */
+static int
+queue_request(struct arbiter *a, struct conn *c, uint32_t seq, size_t dev,
+    uint64_t size, uint64_t timeout_ms, char *why, size_t whylen)
+{
+	struct ledger_client *lc = c->client;
+	const struct group_policy *pol = &a->ledger.groups[lc->group].pol;
+	uint64_t deadline = timeout_ms ? event_now_ms() + timeout_ms : 0;
+	struct gf_wait wt;
+
+	if (waitq_add(&a->waitq, c, seq, dev, size, pol->priority,
+	    deadline) == NULL) {
+		log_warn("cannot queue the request of pid %u", lc->pid);
+		return deny_now(a, c, seq, dev, size, "device full, and no "
+		    "memory to queue the request", why, whylen);
+	}
+	waiting_add(lc, +1);
+	if (timeout_ms)
+		arbiter_event(a, GF_EV_WAIT, lc, (int)dev, size, "device "
+		    "full: queued for up to %llu ms",
+		    (unsigned long long)timeout_ms);
+	else
+		arbiter_event(a, GF_EV_WAIT, lc, (int)dev, size, "device "
+		    "full: queued without a deadline");
+	memset(&wt, 0, sizeof(wt));
+	wt.timeout_ms = timeout_ms == 0 || timeout_ms > RESOLVE_WAIT_FOREVER ?
+	    RESOLVE_WAIT_FOREVER : (uint32_t)timeout_ms;
+	if (conn_send(c, GF_MSG_WAIT, seq, &wt) == 0)
+		return 0;
+	snprintf(why, whylen, "%s", c->err);
+	return -1;
+}
+
+static void
+preempt_fire(struct event_loop *loop, void *arg)
+{
+	struct preempt *p = arg;
+	struct arbiter *a = p->a;
+	struct ledger_client *lc = p->lc;
+	uint64_t used = lc->usage[p->dev].used;
+
+	(void)loop;
+	p->timer = 0;
+	if (used > 0) {
+		if (kill((pid_t)lc->pid, SIGKILL) < 0)
+			log_warn("cannot send SIGKILL to pid %u", lc->pid);
+		else
+			arbiter_event(a, GF_EV_KILL, lc, (int)p->dev, used,
+			    "SIGKILL: still holding memory after kill_grace "
+			    "%llu ms", (unsigned long long)p->grace_ms);
+	}
+	preempt_drop(a, p);
+}
+
+/* SIGTERM to victim lc for requester rq, SIGKILL later; its grace in ms. */
+static uint64_t
+preempt_victim(struct arbiter *a, struct ledger_client *lc, size_t dev,
+    const struct ledger_client *rq)
+{
+	const struct group_policy *pol = &a->ledger.groups[lc->group].pol;
+	struct preempt *p;
+
+	if (kill((pid_t)lc->pid, SIGTERM) < 0) {
+		log_warn("cannot send SIGTERM to pid %u to preempt it",
+		    lc->pid);
+		return 0;
+	}
+	lc->preempting = 1;
+	arbiter_event(a, GF_EV_PREEMPT, lc, (int)dev, lc->usage[dev].used,
+	    "SIGTERM, for pid %u of group '%s'", rq->pid,
+	    a->ledger.groups[rq->group].pol.name);
+	if ((p = calloc(1, sizeof(*p))) == NULL) {
+		log_warnx("no memory to follow the preemption of pid %u: "
+		    "it gets no SIGKILL", lc->pid);
+		return 0;
+	}
+	p->a = a;
+	p->lc = lc;
+	p->dev = dev;
+	p->grace_ms = pol->kill_grace_ms;
+	p->timer = event_timer_add(a->loop, pol->kill_grace_ms, preempt_fire,
+	    p);
+	if (p->timer < 0) {
+		log_warnx("cannot arm the kill_grace timer of pid %u: it gets "
+		    "no SIGKILL", lc->pid);
+		free(p);
+		return 0;
+	}
+	TAILQ_INSERT_TAIL(&a->preempts, p, entry);
+	return pol->kill_grace_ms;
+}
+
+/*
+ * The processes on dev that may be preempted, copied for victims.c, with
+ * who[i] the ledger client of cand[i]. Returns how many.
+ */
+static size_t
+victims_collect(struct ledger *l, const struct ledger_client *rq, size_t dev,
+    struct victim_cand *cand, struct ledger_client **who,
+    uint64_t *releasing)
+{
+	struct ledger_client *vc;
+	size_t n = 0;
+
+	TAILQ_FOREACH(vc, &l->clients, entry)
+		if (vc->preempting)
+			releasing[vc->group] += vc->usage[dev].used;
+	TAILQ_FOREACH(vc, &l->clients, entry) {
+		const struct ledger_group *g = &l->groups[vc->group];
+
+		if (vc == rq || vc->usage[dev].used == 0)
+			continue;
+		memset(&cand[n], 0, sizeof(cand[n]));
+		cand[n].id = vc->pid;
+		cand[n].group = vc->group;
+		cand[n].priority = g->pol.priority;
+		cand[n].on_preempt = g->pol.on_preempt;
+		cand[n].preempting = vc->preempting;
+		cand[n].charge = vc->usage[dev].used;
+		cand[n].group_used = g->share[dev].used;
+		cand[n].group_guarantee = g->share[dev].guarantee;
+		cand[n].group_releasing = releasing[vc->group];
+		who[n++] = vc;
+	}
+	return n;
+}
+
+/*
+ * Choose victims for need bytes that may all be signalled; one we may not
+ * signal (EPERM, or gone) is left out and the choice made again. Returns
+ * how many, in chosen.
+ */
+static size_t
+victims_choose(int32_t priority, uint64_t need, struct victim_cand *cand,
+    struct ledger_client **who, size_t n, const struct victim_cand **chosen)
+{
+	struct victims_result res;
+	size_t k, i, idx;
+
+	for (;;) {
+		if ((k = victims_select(priority, need, cand, n, chosen,
+		    &res)) == 0)
+			return 0;
+		for (i = 0; i < k; i++) {
+			idx = (size_t)(chosen[i] - cand);
+			if (kill((pid_t)who[idx]->pid, 0) < 0) {
+				log_warn("cannot signal pid %u to preempt it; "
+				    "leaving it alone", who[idx]->pid);
+				cand[idx].preempting = 1;
+				break;
+			}
+		}
+		if (i == k)
+			return k;
+	}
+}
+
+static int
+preempt(struct arbiter *a, struct conn *c, uint32_t seq, size_t dev,
+    uint64_t size, uint64_t need, char *why, size_t whylen)
+{
+	struct ledger *l = &a->ledger;
+	struct ledger_client *rq = c->client;
+	const struct group_policy *pol = &l->groups[rq->group].pol;
+	size_t slots = l->nclients ? l->nclients : 1, n, k, i;
+	struct victim_cand *cand = calloc(slots, sizeof(*cand));
+	const struct victim_cand **chosen = calloc(slots, sizeof(*chosen));
+	struct ledger_client **who = calloc(slots, sizeof(*who));
+	uint64_t *releasing = calloc(l->ngroups, sizeof(*releasing));
+	uint64_t grace = 0, g, timeout;
+
+	if (cand == NULL || chosen == NULL || who == NULL ||
+	    releasing == NULL) {
+		free(cand);
+		free(chosen);
+		free(who);
+		free(releasing);
+		log_warnx("no memory to choose victims for pid %u", rq->pid);
+		return deny_now(a, c, seq, dev, size, "device full, and no "
+		    "memory to preempt", why, whylen);
+	}
+	n = victims_collect(l, rq, dev, cand, who, releasing);
+	k = victims_choose(pol->priority, need, cand, who, n, chosen);
+	for (i = 0; i < k; i++) {
+		g = preempt_victim(a, who[chosen[i] - cand], dev, rq);
+		grace = g > grace ? g : grace;
+	}
+	free(cand);
+	free(chosen);
+	free(who);
+	free(releasing);
+	if (k == 0)
+		return deny_now(a, c, seq, dev, size, "device full: nothing "
+		    "preemptible", why, whylen);
+	/* Wait at least long enough for the victims' SIGKILL to work. */
+	timeout = pol->wait_timeout_ms;
+	if (timeout != 0 && timeout < grace + RESOLVE_PREEMPT_SLACK_MS)
+		timeout = grace + RESOLVE_PREEMPT_SLACK_MS;
+	return queue_request(a, c, seq, dev, size, timeout, why, whylen);
+}
+
+int
+resolve_collision(struct arbiter *a, struct conn *c, uint32_t seq,
+    size_t dev, uint64_t size, char *why, size_t whylen)
+{
+	struct ledger *l = &a->ledger;
+	const struct group_policy *pol = &l->groups[c->client->group].pol;
+	uint64_t avail;
+
+	if (pol->resolver != GF_RESOLVER_WAIT &&
+	    pol->resolver != GF_RESOLVER_PREEMPT)
+		return deny_now(a, c, seq, dev, size, "device full", why,
+		    whylen);
+	/* Such a request would hold the queue's barrier until its deadline. */
+	if (size > ledger_available_ever(l, c->client->group, dev))
+		return deny_now(a, c, seq, dev, size, "device full: could "
+		    "never fit", why, whylen);
+	avail = ledger_available(l, c->client->group, dev);
+	if (pol->resolver == GF_RESOLVER_PREEMPT && size > avail)
+		return preempt(a, c, seq, dev, size, size - avail, why,
+		    whylen);
+	/* wait, or memory there but owed to a waiter of higher priority */
+	return queue_request(a, c, seq, dev, size, pol->wait_timeout_ms, why,
+	    whylen);
+}

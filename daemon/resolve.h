@@ -1,0 +1,52 @@
+/*
+ * Collisions and their resolvers (DESIGN.md §4): a request within its
+ * limits that does not fit the device is denied (fail), queued until
+ * memory comes back or its deadline passes (wait), or queued while
+ * lower-priority processes are made to give memory back (preempt). Owns
+ * the daemon's wait queue, its one deadline timer, and the preemptions
+ * under way (SIGTERM sent, SIGKILL after kill_grace).
+ */
+#ifndef GF_DAEMON_RESOLVE_H
+#define GF_DAEMON_RESOLVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct arbiter;
+struct conn;
+
+#define RESOLVE_WAIT_FOREVER	0xfffffffeu	/* WAIT without a deadline */
+#define RESOLVE_PREEMPT_SLACK_MS 5000	/* a preempting request waits at
+					   least kill_grace + this */
+
+/* Before anything else of a: the decision log, the queue. 0 or -1. */
+int	resolve_init(struct arbiter *a);
+/* Drop the waiters (unanswered), the timers and the log. */
+void	resolve_free(struct arbiter *a);
+
+/*
+ * c's RESERVE (seq) of size on dev collided: answer it by its group's
+ * resolver, a DENY now or a WAIT now and a GRANT or DENY later. Returns 0,
+ * or -1 with why when a reply to c could not be sent.
+ */
+int	resolve_collision(struct arbiter *a, struct conn *c, uint32_t seq,
+	    size_t dev, uint64_t size, char *why, size_t whylen);
+
+/*
+ * Whether a new request of priority on dev must queue behind a waiter of
+ * higher priority (which the memory it would take is owed to).
+ */
+int	resolve_queued_above(const struct arbiter *a, size_t dev,
+	    int32_t priority);
+
+/*
+ * Memory came back (a free, a rollback, a smaller commit, a departure, a
+ * reload): grant the waiters that fit now. Safe to call from anywhere,
+ * its own callbacks included (the walk is then repeated).
+ */
+void	resolve_serve(struct arbiter *a);
+
+/* c's client is leaving: its waiters go unanswered, its preemption ends. */
+void	resolve_conn_gone(struct arbiter *a, struct conn *c);
+
+#endif
