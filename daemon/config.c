@@ -19,78 +19,40 @@
 #include "config.h"
 #include "config_parse.h"
 #include "log.h"
+#include "names.h"
 #include "proto.h"
 #include "units.h"
 #include "uuid.h"
 
-/* A value of an enumerated key, and whether the daemon can do it yet. */
-struct choice {
-	const char	*name;
-	int		 supported;
-};
-
 /*
  * What the daemon can do so far: the one place that enables a resolver or
- * an on_preempt action. The configuration refuses the others.
+ * an on_preempt action (their names are common/names.c's). The
+ * configuration refuses the others.
  */
-static const struct choice resolvers[] = {
-	[GF_RESOLVER_FAIL] = { "fail", 1 },
-	[GF_RESOLVER_WAIT] = { "wait", 1 },
-	[GF_RESOLVER_PREEMPT] = { "preempt", 1 },
-	[GF_RESOLVER_SWAP] = { "swap", 0 },
-}, preempts[] = {
-	[GF_PREEMPT_SWAP] = { "swap", 0 },
-	[GF_PREEMPT_KILL] = { "kill", 1 },
-	[GF_PREEMPT_NONE] = { "none", 1 },
+static const int resolver_supported[] = {
+	[GF_RESOLVER_FAIL] = 1,
+	[GF_RESOLVER_WAIT] = 1,
+	[GF_RESOLVER_PREEMPT] = 1,
+	[GF_RESOLVER_SWAP] = 0,
+}, preempt_supported[] = {
+	[GF_PREEMPT_SWAP] = 0,
+	[GF_PREEMPT_KILL] = 1,
+	[GF_PREEMPT_NONE] = 1,
 };
 
-#define NRESOLVERS	(sizeof(resolvers) / sizeof(resolvers[0]))
-#define NPREEMPTS	(sizeof(preempts) / sizeof(preempts[0]))
-
-int
-config_resolver_parse(const char *s)
-{
-	size_t i;
-
-	for (i = 0; i < NRESOLVERS; i++)
-		if (strcmp(s, resolvers[i].name) == 0)
-			return (int)i;
-	return -1;
-}
-
-const char *
-config_resolver_name(uint32_t resolver)
-{
-	return resolver < NRESOLVERS ? resolvers[resolver].name : "?";
-}
+#define NRESOLVERS	(sizeof(resolver_supported) / sizeof(resolver_supported[0]))
+#define NPREEMPTS	(sizeof(preempt_supported) / sizeof(preempt_supported[0]))
 
 int
 config_resolver_supported(uint32_t resolver)
 {
-	return resolver < NRESOLVERS && resolvers[resolver].supported;
-}
-
-int
-config_preempt_parse(const char *s)
-{
-	size_t i;
-
-	for (i = 0; i < NPREEMPTS; i++)
-		if (strcmp(s, preempts[i].name) == 0)
-			return (int)i;
-	return -1;
-}
-
-const char *
-config_preempt_name(uint32_t action)
-{
-	return action < NPREEMPTS ? preempts[action].name : "?";
+	return resolver < NRESOLVERS && resolver_supported[resolver];
 }
 
 int
 config_preempt_supported(uint32_t action)
 {
-	return action < NPREEMPTS && preempts[action].supported;
+	return action < NPREEMPTS && preempt_supported[action];
 }
 
 void
@@ -514,17 +476,18 @@ key_default_limit(struct parse *p, const char *key, const char *v)
 
 /* "supported: fail, ..." for an error message. */
 static char *
-supported_list(const struct choice *t, size_t n, char *buf, size_t size)
+supported_list(const int *supported, size_t n,
+    const char *(*name)(uint32_t), char *buf, size_t size)
 {
 	size_t i, len;
 
 	snprintf(buf, size, "supported:");
 	for (i = 0; i < n; i++) {
-		if (!t[i].supported)
+		if (!supported[i])
 			continue;
 		len = strlen(buf);
 		snprintf(buf + len, size - len, "%s %s",
-		    buf[len - 1] == ':' ? "" : ",", t[i].name);
+		    buf[len - 1] == ':' ? "" : ",", name((uint32_t)i));
 	}
 	return buf;
 }
@@ -533,7 +496,7 @@ int
 parse_resolver(struct parse *p, const char *key, const char *v,
     uint32_t *out)
 {
-	int r = config_resolver_parse(v);
+	int r = name_resolver_parse(v);
 	char list[64];
 
 	if (r < 0) {
@@ -543,8 +506,8 @@ parse_resolver(struct parse *p, const char *key, const char *v,
 	}
 	if (!config_resolver_supported((uint32_t)r)) {
 		parse_error(p, "resolver '%s' is not supported yet for '%s' "
-		    "(%s)", v, key, supported_list(resolvers, NRESOLVERS,
-		    list, sizeof(list)));
+		    "(%s)", v, key, supported_list(resolver_supported, NRESOLVERS,
+		    name_resolver, list, sizeof(list)));
 		return -1;
 	}
 	*out = (uint32_t)r;
@@ -554,7 +517,7 @@ parse_resolver(struct parse *p, const char *key, const char *v,
 int
 parse_preempt(struct parse *p, const char *key, const char *v, uint32_t *out)
 {
-	int a = config_preempt_parse(v);
+	int a = name_on_preempt_parse(v);
 	char list[64];
 
 	if (a < 0) {
@@ -564,8 +527,8 @@ parse_preempt(struct parse *p, const char *key, const char *v, uint32_t *out)
 	}
 	if (!config_preempt_supported((uint32_t)a)) {
 		parse_error(p, "action '%s' is not supported yet for '%s' "
-		    "(%s)", v, key, supported_list(preempts, NPREEMPTS, list,
-		    sizeof(list)));
+		    "(%s)", v, key, supported_list(preempt_supported, NPREEMPTS,
+		    name_on_preempt, list, sizeof(list)));
 		return -1;
 	}
 	*out = (uint32_t)a;

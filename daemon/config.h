@@ -89,18 +89,12 @@ void	config_free(struct config *c);
 int	config_load(struct config *c, const char *path, int optional,
 	    config_report_fn *report, void *arg);
 
-/* The resolver named s (GF_RESOLVER_*), or -1. */
-int	config_resolver_parse(const char *s);
-/* The name of a resolver, "?" if out of range. */
-const char *config_resolver_name(uint32_t resolver);
 /*
  * Whether the daemon can apply a resolver yet: the one place that says so.
  * A configuration naming one it cannot is refused.
  */
 int	config_resolver_supported(uint32_t resolver);
 /* The same for on_preempt actions (GF_PREEMPT_*). */
-int	config_preempt_parse(const char *s);
-const char *config_preempt_name(uint32_t action);
 int	config_preempt_supported(uint32_t action);
 
 /* The policy of the implicit group "default", from [daemon]. */

@@ -14,6 +14,7 @@
 
 #include "arbiter.h"
 #include "control.h"
+#include "depart.h"
 #include "dispatch.h"
 #include "event.h"
 #include "ledger.h"
@@ -40,6 +41,7 @@ control_init(struct control *ctl, struct event_loop *loop,
 	ctl->loop = loop;
 	ctl->arb = arb;
 	TAILQ_INIT(&ctl->conns);
+	TAILQ_INIT(&ctl->departs);
 }
 
 /*
@@ -182,28 +184,31 @@ control_close(struct conn *c, const char *why)
 {
 	struct control *ctl = c->ctl;
 	struct arbiter *a = ctl->arb;
+	const char *when;
 	char sbuf[32];
+	int client = c->client != NULL;
 
 	if (c->out_len > c->out_head && !c->gone)
 		(void)conn_flush(c);	/* e.g. the ERROR that explains why */
 	if (c->gone)
 		why = NULL;		/* it left: nothing to warn about */
-	if (c->client != NULL)
+	if (client)
 		size_format(ledger_client_used(&a->ledger, c->client), sbuf,
 		    sizeof(sbuf));
-	/* One line per departure, whatever the reason. */
-	if (why != NULL && c->client != NULL)
-		log_warnx("closing the connection of pid %u: %s; %s returned",
-		    c->pid, why, sbuf);
-	else if (why != NULL)
-		log_warnx("closing the connection of pid %u: %s", c->pid, why);
-	else if (c->client != NULL)
-		log_info("client pid %u left; %s returned", c->pid, sbuf);
-	else
-		log_debug("pid %u hung up", c->pid);
 	if (c->close_timer > 0)
 		event_timer_cancel(ctl->loop, c->close_timer);
-	dispatch_conn_closing(a, c);
+	when = dispatch_conn_closing(a, c) ? " when it exits" : "";
+	/* One line per departure, whatever the reason. */
+	if (why != NULL && client)
+		log_warnx("closing the connection of pid %u: %s; %s returned%s",
+		    c->pid, why, sbuf, when);
+	else if (why != NULL)
+		log_warnx("closing the connection of pid %u: %s", c->pid, why);
+	else if (client)
+		log_info("client pid %u left; %s returned%s", c->pid, sbuf,
+		    when);
+	else
+		log_debug("pid %u hung up", c->pid);
 	event_set(ctl->loop, c->fd, 0, NULL, NULL);
 	close(c->fd);
 	TAILQ_REMOVE(&ctl->conns, c, entry);
@@ -507,6 +512,7 @@ control_shutdown(struct control *ctl)
 
 	while ((c = TAILQ_FIRST(&ctl->conns)) != NULL)
 		control_close(c, NULL);
+	depart_free(ctl->arb);
 	if (ctl->pause_timer > 0)
 		event_timer_cancel(ctl->loop, ctl->pause_timer);
 	ctl->pause_timer = 0;

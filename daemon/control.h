@@ -11,6 +11,7 @@
 #include <sys/queue.h>
 
 #include "config.h"
+#include "depart.h"
 
 #define CONTROL_OUTQ_MAX	(32u << 20)	/* a peer that lags more is dropped */
 
@@ -49,6 +50,7 @@ struct control {
 	struct conns	 conns;
 	size_t		 nconns;
 	int64_t		 pause_timer;	/* accept paused (fd exhaustion) */
+	struct departs	 departs;	/* closed, process not yet exited */
 };
 
 void	control_init(struct control *ctl, struct event_loop *loop,
@@ -61,8 +63,8 @@ void	control_init(struct control *ctl, struct event_loop *loop,
 int	control_listen(struct control *ctl, const char *path, unsigned mode);
 /* Change the socket's permission bits; logs a failure. */
 void	control_chmod(struct control *ctl, unsigned mode);
-/* Close every connection (their clients leave) and the listener, and
- * remove the socket file. */
+/* Close every connection (their clients leave, the departing ones too)
+ * and the listener, and remove the socket file. */
 void	control_shutdown(struct control *ctl);
 
 /*
@@ -72,7 +74,8 @@ void	control_shutdown(struct control *ctl);
 struct conn *control_adopt(struct control *ctl, int fd);
 
 /*
- * Close a connection and return its client's charge. With why, one log
+ * Close a connection; its client's charge is returned now, or when its
+ * process has exited if it has not yet (depart.h). With why, one log
  * line names the peer and the reason; without, the peer simply left.
  * Whatever is queued is sent if the socket takes it now, never waited for.
  */

@@ -13,6 +13,7 @@
 #include "admin.h"
 #include "arbiter.h"
 #include "control.h"
+#include "depart.h"
 #include "dispatch.h"
 #include "event.h"
 #include "groups.h"
@@ -73,6 +74,12 @@ on_hello(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		snprintf(why, whylen, "bad resolver %u in HELLO", h->resolver);
 		return -1;
 	}
+	/*
+	 * The same process again, its old connection closed: it re-registers
+	 * every live allocation, so its old charge goes now, not at its exit.
+	 */
+	if (depart_cancel(a, c->pid) > 0)
+		resolve_serve(a);
 	/* Requests for priority, resolver and timeout: none is granted yet. */
 	c->client = ledger_client_new(&a->ledger, c->pid, c->uid, c->gid,
 	    c->cgroup);
@@ -553,16 +560,19 @@ on_events_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	return 0;
 }
 
-void
+int
 dispatch_conn_closing(struct arbiter *a, struct conn *c)
 {
+	int kept = 0;
+
 	if (c->following)
 		(void)events_unfollow(&a->events, follow_event, c);
 	c->following = 0;
 	resolve_conn_gone(a, c);
 	if (c->client != NULL)
-		ledger_client_drop(&a->ledger, c->client);
+		kept = depart_begin(a, c->client);
 	c->client = NULL;
+	return kept;
 }
 
 struct handler {

@@ -33,10 +33,12 @@ int	dispatch_msg(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 void	dispatch_limits_notify(struct arbiter *a, struct conn *self);
 
 /*
- * c is closing: it stops following events, its waiters and preemption
- * end, its client leaves the ledger (c->client is NULL afterwards). The
- * caller serves the wait queue once c is gone (resolve_serve).
+ * c is closing: it stops following events, its waiters end, and its
+ * client leaves the ledger now or, if its process has not exited yet,
+ * once it has (depart.h; its preemption goes on meanwhile). c->client is
+ * NULL afterwards. Returns 1 when the client's charge waits for the exit,
+ * else 0. The caller serves the wait queue once c is gone (resolve_serve).
  */
-void	dispatch_conn_closing(struct arbiter *a, struct conn *c);
+int	dispatch_conn_closing(struct arbiter *a, struct conn *c);
 
 #endif

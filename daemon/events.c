@@ -12,6 +12,7 @@
 
 #include "events.h"
 #include "log.h"
+#include "names.h"
 #include "units.h"
 #include "uuid.h"
 
@@ -37,24 +38,6 @@ events_free(struct events *ev)
 	free(ev->ring);
 	free(ev->followers);
 	memset(ev, 0, sizeof(*ev));
-}
-
-const char *
-events_kind_name(uint32_t kind)
-{
-	static const char *const names[] = {
-		[GF_EV_GRANT] = "grant",
-		[GF_EV_DENY] = "deny",
-		[GF_EV_WAIT] = "wait",
-		[GF_EV_WAKE] = "wake",
-		[GF_EV_TIMEOUT] = "timeout",
-		[GF_EV_PREEMPT] = "preempt",
-		[GF_EV_KILL] = "kill",
-	};
-
-	if (kind < sizeof(names) / sizeof(names[0]) && names[kind] != NULL)
-		return names[kind];
-	return "unknown";
 }
 
 uint64_t
@@ -85,7 +68,7 @@ event_log(const struct gf_event *e)
 		snprintf(uuid, sizeof(uuid), "-");
 	else
 		uuid_format(e->uuid, uuid, sizeof(uuid));
-	log_info("%s pid %u group %s %s %s%s%s", events_kind_name(e->kind),
+	log_info("%s pid %u group %s %s %s%s%s", name_event(e->kind),
 	    (unsigned)e->pid, e->group[0] != '\0' ? e->group : "-", uuid,
 	    size_format(e->bytes, size, sizeof(size)),
 	    e->reason[0] != '\0' ? ": " : "", e->reason);

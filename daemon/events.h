@@ -81,8 +81,6 @@ int	events_follow(struct events *ev, events_follow_fn *fn, void *arg);
 /* Remove every follower registered as (fn, arg); returns how many. */
 size_t	events_unfollow(struct events *ev, events_follow_fn *fn, void *arg);
 
-/* "grant", "deny", ..., or "unknown" for a kind outside GF_EV_*. */
-const char *events_kind_name(uint32_t kind);
 
 /* The wall clock in ms since the epoch, for time_ms. */
 uint64_t events_wall_ms(void);

@@ -87,6 +87,8 @@ struct ledger_client {
 	uint32_t	nwaiting;	/* its requests in the wait queue */
 	int		preempting;	/* sent SIGTERM, its charge not yet
 					   returned */
+	int		departing;	/* connection closed, the process not
+					   yet exited: its charge stays */
 };
 
 TAILQ_HEAD(ledger_clients, ledger_client);

@@ -221,14 +221,19 @@ resolve_serve(struct arbiter *a)
 void
 resolve_conn_gone(struct arbiter *a, struct conn *c)
 {
+	(void)waitq_remove_owner(&a->waitq, c);
+	if (c->client != NULL)
+		waiting_add(c->client, -(int)c->client->nwaiting);
+}
+
+void
+resolve_client_gone(struct arbiter *a, struct ledger_client *lc)
+{
 	struct preempt *p, *next;
 
-	(void)waitq_remove_owner(&a->waitq, c);
-	if (c->client == NULL)
-		return;
 	for (p = TAILQ_FIRST(&a->preempts); p != NULL; p = next) {
 		next = TAILQ_NEXT(p, entry);
-		if (p->lc == c->client)
+		if (p->lc == lc)
 			preempt_drop(a, p);
 	}
 }
@@ -261,8 +266,8 @@ queue_request(struct arbiter *a, struct conn *c, uint32_t seq, size_t dev,
 		arbiter_event(a, GF_EV_WAIT, lc, (int)dev, size, "device "
 		    "full: queued without a deadline");
 	memset(&wt, 0, sizeof(wt));
-	wt.timeout_ms = timeout_ms == 0 || timeout_ms > RESOLVE_WAIT_FOREVER ?
-	    RESOLVE_WAIT_FOREVER : (uint32_t)timeout_ms;
+	wt.timeout_ms = timeout_ms == 0 || timeout_ms > GF_WAIT_FOREVER ?
+	    GF_WAIT_FOREVER : (uint32_t)timeout_ms;
 	if (conn_send(c, GF_MSG_WAIT, seq, &wt) == 0)
 		return 0;
 	snprintf(why, whylen, "%s", c->err);
@@ -340,8 +345,9 @@ victims_collect(struct ledger *l, const struct ledger_client *rq, size_t dev,
 	struct ledger_client *vc;
 	size_t n = 0;
 
+	/* A departing process gives its memory back as it exits. */
 	TAILQ_FOREACH(vc, &l->clients, entry)
-		if (vc->preempting)
+		if (vc->preempting || vc->departing)
 			releasing[vc->group] += vc->usage[dev].used;
 	TAILQ_FOREACH(vc, &l->clients, entry) {
 		const struct ledger_group *g = &l->groups[vc->group];
@@ -353,7 +359,7 @@ victims_collect(struct ledger *l, const struct ledger_client *rq, size_t dev,
 		cand[n].group = vc->group;
 		cand[n].priority = g->pol.priority;
 		cand[n].on_preempt = g->pol.on_preempt;
-		cand[n].preempting = vc->preempting;
+		cand[n].preempting = vc->preempting || vc->departing;
 		cand[n].charge = vc->usage[dev].used;
 		cand[n].group_used = g->share[dev].used;
 		cand[n].group_guarantee = g->share[dev].guarantee;

@@ -14,8 +14,8 @@
 
 struct arbiter;
 struct conn;
+struct ledger_client;
 
-#define RESOLVE_WAIT_FOREVER	0xfffffffeu	/* WAIT without a deadline */
 #define RESOLVE_PREEMPT_SLACK_MS 5000	/* a preempting request waits at
 					   least kill_grace + this */
 
@@ -46,7 +46,14 @@ int	resolve_queued_above(const struct arbiter *a, size_t dev,
  */
 void	resolve_serve(struct arbiter *a);
 
-/* c's client is leaving: its waiters go unanswered, its preemption ends. */
+/*
+ * c is closing: its waiters go unanswered and its client (if any) shows
+ * as running. A preemption of the client goes on until
+ * resolve_client_gone: a process may exit after its connection closes.
+ */
 void	resolve_conn_gone(struct arbiter *a, struct conn *c);
+
+/* lc leaves the ledger: its preemption (the kill_grace timer) ends. */
+void	resolve_client_gone(struct arbiter *a, struct ledger_client *lc);
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ctl_json.h"
+#include "names.h"
 #include "ctl_print.h"
 #include "uuid.h"
 
@@ -113,7 +114,7 @@ json_group(FILE *fp, const struct gf_group_status *g)
 	    PRIu64 ",\"used_bytes\":%" PRIu64 ",\"priority\":%" PRId32
 	    ",\"resolver\":\"%s\",\"on_preempt\":\"%s\",\"clients\":%"
 	    PRIu32 "}", g->limit, g->guarantee, g->used, g->priority,
-	    ctl_resolver_name(g->resolver), ctl_preempt_name(g->on_preempt),
+	    name_resolver(g->resolver), name_on_preempt(g->on_preempt),
 	    g->nclients);
 }
 
@@ -160,7 +161,7 @@ json_client(FILE *fp, const struct gf_client *clients, size_t n)
 	    c->pid, c->uid);
 	ctl_json_string(fp, c->group, sizeof(c->group));
 	fprintf(fp, ",\"priority\":%" PRId32 ",\"state\":\"%s\","
-	    "\"devices\":[", c->priority, ctl_state_name(state));
+	    "\"devices\":[", c->priority, name_state(state));
 	for (i = 0; i < n; i++) {
 		c = &clients[i];
 		if (uuid_is_zero(c->uuid))
@@ -202,7 +203,7 @@ ctl_json_allocs(FILE *fp, uint32_t pid, const struct gf_alloc *allocs,
 
 		fprintf(fp, "%s{\"ptr\":\"0x%" PRIx64 "\",\"size\":%" PRIu64
 		    ",\"kind\":\"%s\",\"device\":", i ? "," : "", a->ptr,
-		    a->size, ctl_kind_name(a->kind));
+		    a->size, name_kind(a->kind));
 		json_uuid(fp, a->uuid);
 		fprintf(fp, ",\"age_ms\":%" PRIu64 "}", a->age_ms);
 	}
@@ -213,7 +214,7 @@ void
 ctl_json_event(FILE *fp, const struct gf_event *ev)
 {
 	fprintf(fp, "{\"time_ms\":%" PRIu64 ",\"event\":\"%s\",\"pid\":%"
-	    PRIu32 ",\"group\":", ev->time_ms, ctl_event_name(ev->kind),
+	    PRIu32 ",\"group\":", ev->time_ms, name_event(ev->kind),
 	    ev->pid);
 	ctl_json_string(fp, ev->group, sizeof(ev->group));
 	fputs(",\"device\":", fp);

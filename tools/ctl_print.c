@@ -8,77 +8,11 @@
 
 #include "ctl_print.h"
 #include "ctl_table.h"
+#include "names.h"
 #include "units.h"
 #include "uuid.h"
 
 #define NITEMS(a)	(sizeof(a) / sizeof((a)[0]))
-
-const char *
-ctl_state_name(uint32_t state)
-{
-	static const char *const names[] = {
-		[GF_STATE_RUNNING] = "running",
-		[GF_STATE_WAITING] = "waiting",
-		[GF_STATE_SWAPPED] = "swapped",
-	};
-
-	return state < NITEMS(names) ? names[state] : "unknown";
-}
-
-const char *
-ctl_kind_name(uint32_t kind)
-{
-	static const char *const names[] = {
-		[GF_KIND_MEM] = "mem",
-		[GF_KIND_PITCH] = "pitch",
-		[GF_KIND_MANAGED] = "managed",
-	};
-
-	return kind < NITEMS(names) && names[kind] ? names[kind] : "unknown";
-}
-
-const char *
-ctl_resolver_name(uint32_t resolver)
-{
-	static const char *const names[] = {
-		[GF_RESOLVER_FAIL] = "fail",
-		[GF_RESOLVER_WAIT] = "wait",
-		[GF_RESOLVER_PREEMPT] = "preempt",
-		[GF_RESOLVER_SWAP] = "swap",
-	};
-
-	return resolver < NITEMS(names) && names[resolver] ? names[resolver] :
-	    "unknown";
-}
-
-const char *
-ctl_preempt_name(uint32_t on_preempt)
-{
-	static const char *const names[] = {
-		[GF_PREEMPT_SWAP] = "swap",
-		[GF_PREEMPT_KILL] = "kill",
-		[GF_PREEMPT_NONE] = "none",
-	};
-
-	return on_preempt < NITEMS(names) && names[on_preempt] ?
-	    names[on_preempt] : "unknown";
-}
-
-const char *
-ctl_event_name(uint32_t kind)
-{
-	static const char *const names[] = {
-		[GF_EV_GRANT] = "grant",
-		[GF_EV_DENY] = "deny",
-		[GF_EV_WAIT] = "wait",
-		[GF_EV_WAKE] = "wake",
-		[GF_EV_TIMEOUT] = "timeout",
-		[GF_EV_PREEMPT] = "preempt",
-		[GF_EV_KILL] = "kill",
-	};
-
-	return kind < NITEMS(names) && names[kind] ? names[kind] : "unknown";
-}
 
 uint64_t
 ctl_status_guaranteed(const struct ctl_status *st,
@@ -211,7 +145,7 @@ status_groups(FILE *fp, const struct ctl_status *st)
 		char guarantee[32], used[32], avail[32], priority[16];
 		char clients[16];
 		const char *row[] = { name, uuid, limit, guarantee, used,
-		    avail, priority, ctl_resolver_name(g->resolver),
+		    avail, priority, name_resolver(g->resolver),
 		    clients };
 
 		ctl_printable(g->name, sizeof(g->name), name, sizeof(name));
@@ -267,7 +201,7 @@ ctl_print_ps(FILE *fp, const struct gf_client *clients, size_t n)
 		char pid[16], uid[16], group[GF_GROUP_LEN], priority[16];
 		char uuid[UUID_STR_LEN], used[32], limit[32], guarantee[32];
 		const char *row[] = { pid, uid, group, priority, uuid, used,
-		    limit, guarantee, ctl_state_name(c->state) };
+		    limit, guarantee, name_state(c->state) };
 
 		snprintf(pid, sizeof(pid), "%" PRIu32, c->pid);
 		snprintf(uid, sizeof(uid), "%" PRIu32, c->uid);
@@ -309,7 +243,7 @@ ctl_print_allocs(FILE *fp, const struct gf_alloc *allocs, size_t n)
 	for (i = 0; i < n; i++) {
 		const struct gf_alloc *a = &allocs[i];
 		char ptr[24], size[32], uuid[UUID_STR_LEN], age[32];
-		const char *row[] = { ptr, size, ctl_kind_name(a->kind), uuid,
+		const char *row[] = { ptr, size, name_kind(a->kind), uuid,
 		    age };
 
 		snprintf(ptr, sizeof(ptr), "0x%" PRIx64, a->ptr);
@@ -365,7 +299,7 @@ ctl_print_event(struct ctl_table *t, const struct gf_event *ev)
 {
 	char when[32], pid[16], group[GF_GROUP_LEN], uuid[UUID_STR_LEN];
 	char size[32], reason[GF_REASON_LEN];
-	const char *row[] = { when, ctl_event_name(ev->kind), pid, group,
+	const char *row[] = { when, name_event(ev->kind), pid, group,
 	    uuid, size, reason };
 
 	clock_format(ev->time_ms, when, sizeof(when));

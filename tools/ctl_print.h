@@ -28,18 +28,6 @@ void	ctl_print_events(FILE *fp, const struct gf_event *events, size_t n);
 void	ctl_print_events_init(struct ctl_table *t, int follow);
 void	ctl_print_event(struct ctl_table *t, const struct gf_event *ev);
 
-/* "running", "waiting", "swapped", or "unknown". */
-const char *ctl_state_name(uint32_t state);
-/* "mem", "pitch", "managed", or "unknown". */
-const char *ctl_kind_name(uint32_t kind);
-/* "fail", "wait", "preempt", "swap", or "unknown". */
-const char *ctl_resolver_name(uint32_t resolver);
-/* "swap", "kill", "none", or "unknown". */
-const char *ctl_preempt_name(uint32_t on_preempt);
-/* "grant", "deny", "wait", "wake", "timeout", "preempt", "kill", or
- * "unknown". */
-const char *ctl_event_name(uint32_t kind);
-
 /* The sum of the guarantees of the groups on device uuid. */
 uint64_t ctl_status_guaranteed(const struct ctl_status *st,
 	    const uint8_t uuid[GF_UUID_LEN]);

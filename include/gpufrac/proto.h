@@ -282,8 +282,10 @@ struct gf_end {
 	uint32_t	zero;
 };
 
+#define GF_WAIT_FOREVER		0xfffffffeu	/* a WAIT with no deadline */
+
 struct gf_wait {
-	uint32_t	timeout_ms;	/* the longest the request will wait */
+	uint32_t	timeout_ms;	/* the longest it will wait, or GF_WAIT_FOREVER */
 	uint32_t	zero;
 };
 

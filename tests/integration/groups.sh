@@ -11,14 +11,7 @@ PRE="LD_PRELOAD=${SAN_RT:+$SAN_RT }$SHIM"
 conf=$TMP/gpufrac.conf
 GiB=$((1 << 30)) MiB=$((1 << 20))
 
-# Processes of other users need to reach the socket, and somewhere to put
-# their sanitizer reports (collected into $TMP before finish looks).
-chmod 0755 "$TMP"
-mkdir -m 1777 "$TMP/nobody"
-NOBODY_ENV=(env "ASAN_OPTIONS=${ASAN_OPTIONS/$TMP\/san/$TMP/nobody/san}"
-    "UBSAN_OPTIONS=${UBSAN_OPTIONS/$TMP\/san/$TMP/nobody/san}"
-    "TSAN_OPTIONS=${TSAN_OPTIONS/$TMP\/san/$TMP/nobody/san}")
-AS_NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+nobody_setup
 
 # The cgroup v2 hierarchy: its mount, and two cgroups of our own there,
 # removed at exit once their processes have gone (extends lib.sh's
@@ -201,7 +194,6 @@ wait_for "a reload with guarantees beyond a device is refused" 10 \
 check_eq "and the old groups stay" "$(group_names)" \
 	"$(if [ -n "$CGROOT" ]; then echo "['default', 'nobodies', 'rest', 'shared']"; else echo "['default', 'nobodies']"; fi)"
 
-mv "$TMP"/nobody/san.* "$TMP"/ 2>/dev/null
 if [ -z "$CGROOT" ] && [ -z "$NOBODY" ]; then
 	daemon_stop
 	[ "$CHECKS_FAILED" -eq 0 ] || finish

@@ -85,6 +85,7 @@ skip() { echo "$1"; exit 77; }
 finish() {
 	local report
 	daemon_stop
+	[ -d "$TMP/nobody" ] && mv "$TMP"/nobody/san.* "$TMP"/ 2>/dev/null
 	for report in "$TMP"/san.*; do
 		[ -e "$report" ] || continue
 		fail "sanitizer report $(basename "$report")"
@@ -165,4 +166,16 @@ clients_are() {
 # device_used_is BYTES [INDEX]: the daemon's charge on a device.
 device_used_is() {
 	[ "$(ctl status --json | json "j['devices'][${2:-0}]['used_bytes']")" = "$1" ]
+}
+
+# nobody_setup: let processes of user nobody reach the socket and leave
+# their sanitizer reports where finish looks. Then run one as
+# "${NOBODY_ENV[@]}" "${AS_NOBODY[@]}" CMD...
+nobody_setup() {
+	chmod 0755 "$TMP"
+	mkdir -m 1777 "$TMP/nobody"
+	NOBODY_ENV=(env "ASAN_OPTIONS=${ASAN_OPTIONS/$TMP\/san/$TMP/nobody/san}"
+	    "UBSAN_OPTIONS=${UBSAN_OPTIONS/$TMP\/san/$TMP/nobody/san}"
+	    "TSAN_OPTIONS=${TSAN_OPTIONS/$TMP\/san/$TMP/nobody/san}")
+	AS_NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 }

@@ -9,15 +9,7 @@ C=$CLIENTS/cuclient_linked
 PRE="LD_PRELOAD=${SAN_RT:+$SAN_RT }$SHIM"
 conf=$TMP/gpufrac.conf
 
-if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
-	skip "preempt.sh needs root and setpriv (two users, two groups)"
-fi
-chmod 0755 "$TMP"
-mkdir -m 1777 "$TMP/nobody"
-NOBODY_ENV=(env "ASAN_OPTIONS=${ASAN_OPTIONS/$TMP\/san/$TMP/nobody/san}"
-    "UBSAN_OPTIONS=${UBSAN_OPTIONS/$TMP\/san/$TMP/nobody/san}"
-    "TSAN_OPTIONS=${TSAN_OPTIONS/$TMP\/san/$TMP/nobody/san}")
-AS_NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+nobody_setup
 
 # high CMD...: the requester, of group high (uid 65534), in the foreground.
 high() { "${NOBODY_ENV[@]}" "${AS_NOBODY[@]}" env "$PRE" "$C" "$@" 2>&1; }
@@ -85,5 +77,4 @@ check_eq "the victim died of SIGKILL" $? $((128 + 9))
 check "a kill event names the victim" has_event kill "$PID_v"
 wait "$req"
 
-mv "$TMP"/nobody/san.* "$TMP"/ 2>/dev/null
 finish

@@ -9,14 +9,7 @@ C=$CLIENTS/cuclient_linked
 PRE="LD_PRELOAD=${SAN_RT:+$SAN_RT }$SHIM"
 conf=$TMP/gpufrac.conf
 
-# Processes of another user need the socket, and a place for sanitizer
-# reports (moved into $TMP before finish looks).
-chmod 0755 "$TMP"
-mkdir -m 1777 "$TMP/nobody"
-NOBODY_ENV=(env "ASAN_OPTIONS=${ASAN_OPTIONS/$TMP\/san/$TMP/nobody/san}"
-    "UBSAN_OPTIONS=${UBSAN_OPTIONS/$TMP\/san/$TMP/nobody/san}"
-    "TSAN_OPTIONS=${TSAN_OPTIONS/$TMP\/san/$TMP/nobody/san}")
-AS_NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+nobody_setup
 
 # bg NAME CMD...: CMD in the background, output in $TMP/NAME.out, pid in
 # $PID_NAME (the program's own: env and setpriv exec it).
@@ -103,5 +96,4 @@ else
 	wait "$PID_lo"
 	client_release a2
 fi
-mv "$TMP"/nobody/san.* "$TMP"/ 2>/dev/null
 finish

@@ -17,6 +17,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "names.h"
+
 #include "../../daemon/arbiter.h"
 #include "../../daemon/config.h"
 #include "../../daemon/groups.h"
@@ -553,14 +555,14 @@ static void
 test_resolver_names(void **state)
 {
 	(void)state;
-	assert_int_equal(config_resolver_parse("fail"), GF_RESOLVER_FAIL);
-	assert_int_equal(config_resolver_parse("wait"), GF_RESOLVER_WAIT);
-	assert_int_equal(config_resolver_parse("preempt"),
+	assert_int_equal(name_resolver_parse("fail"), GF_RESOLVER_FAIL);
+	assert_int_equal(name_resolver_parse("wait"), GF_RESOLVER_WAIT);
+	assert_int_equal(name_resolver_parse("preempt"),
 	    GF_RESOLVER_PREEMPT);
-	assert_int_equal(config_resolver_parse("swap"), GF_RESOLVER_SWAP);
-	assert_int_equal(config_resolver_parse("Fail"), -1);
-	assert_string_equal(config_resolver_name(GF_RESOLVER_SWAP), "swap");
-	assert_string_equal(config_resolver_name(99), "?");
+	assert_int_equal(name_resolver_parse("swap"), GF_RESOLVER_SWAP);
+	assert_int_equal(name_resolver_parse("Fail"), -1);
+	assert_string_equal(name_resolver(GF_RESOLVER_SWAP), "swap");
+	assert_string_equal(name_resolver(99), "unknown");
 }
 
 /* A ledger with two 16Gi devices, ordinals 0 and 1. */

@@ -3,7 +3,8 @@
  * connection state accepts, the replies of the shim's conversation and of
  * the queries, groups in them, RELOAD_REQ and the limit updates it pushes,
  * and (through the event loop) that a bad peer is closed, a departing
- * client's charge returned, and a slow reader's queue bounded.
+ * client's charge returned once its process has exited (not merely closed
+ * its connection), and a slow reader's queue bounded.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -703,6 +705,44 @@ run_for(struct fixture *f, uint64_t ms)
 	assert_int_equal(event_run(f->a.loop), 0);
 }
 
+/*
+ * A process to stand for a client: it lives until *wfd is closed. Forked
+ * before any connection it must not hold, and it closes the rest.
+ */
+static pid_t
+child_start(int *wfd)
+{
+	int p[2], fd;
+	pid_t pid;
+	char ch;
+
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		for (fd = 3; fd < 1024; fd++)
+			if (fd != p[0])
+				close(fd);
+		while (read(p[0], &ch, 1) < 0 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	close(p[0]);
+	*wfd = p[1];
+	return pid;
+}
+
+/* Let the child of child_start exit; leave it a zombie (not reaped). */
+static void
+child_exit(int wfd, pid_t pid)
+{
+	siginfo_t si;
+
+	close(wfd);
+	memset(&si, 0, sizeof(si));
+	assert_int_equal(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
+}
+
 /* Through the real read path: a bad peer is closed, the others served. */
 static void
 test_loop_closes_bad_peer(void **state)
@@ -711,8 +751,10 @@ test_loop_closes_bad_peer(void **state)
 	struct gf_msg m, good;
 	uint8_t junk[300];
 	const char *why;
-	int pa, pb, pc;
+	int pa, pb, pc, zfd;
+	pid_t zpid;
 
+	zpid = child_start(&zfd);
 	client(f, &pa);
 	open_dev(f, TAILQ_FIRST(&f->a.control.conns), pa, 0, GF_LIMIT_NONE,
 	    0, &m);
@@ -736,8 +778,11 @@ test_loop_closes_bad_peer(void **state)
 	expect(pa, GF_MSG_STATUS, &good);
 	assert_int_equal(good.u.status.nclients, 1);
 
-	/* a leaves: its charge comes back at once. */
+	/* a leaves, its process already gone: its charge comes back. */
 	assert_int_equal(f->a.ledger.devices[0].used, GiB);
+	child_exit(zfd, zpid);
+	TAILQ_FIRST(&f->a.control.conns)->pid = (uint32_t)zpid;
+	TAILQ_FIRST(&f->a.control.conns)->client->pid = (uint32_t)zpid;
 	close(pa);
 	run_for(f, 50);
 	assert_int_equal(f->a.control.nconns, 0);
@@ -745,9 +790,110 @@ test_loop_closes_bad_peer(void **state)
 	assert_int_equal(f->a.ledger.devices[0].used, 0);
 	close(pb);
 	close(pc);
+	assert_int_equal(waitpid(zpid, NULL, 0), zpid);
 }
 
 /* A peer that does not read: replies queue, then drain in order. */
+/*
+ * A client whose connection closes while its process lives keeps its
+ * charge, and shows in PS, until the process has exited; then the charge
+ * comes back and a waiter is served. A zombie's comes back at once.
+ */
+static void
+test_departing(void **state)
+{
+	struct fixture *f = *state;
+	struct gf_msg m;
+	struct conn *c, *w;
+	int pa, pw, pq, pz, wfd, zfd, i;
+	pid_t pid, zpid;
+
+	pid = child_start(&wfd);
+	zpid = child_start(&zfd);
+	reload_with(f, "[daemon]\ndefault_resolver = wait\n");
+	c = client(f, &pa);
+	c->pid = c->client->pid = (uint32_t)pid;	/* stands for the child */
+	open_dev(f, c, pa, 1, GF_LIMIT_NONE, 0, &m);
+	reserve(f, c, pa, 1, 6 * GiB, GF_MSG_GRANT, &m);
+	commit(f, c, 1, 0x1000, 6 * GiB, 6 * GiB);
+	w = client(f, &pw);
+	open_dev(f, w, pw, 1, GF_LIMIT_NONE, 0, &m);
+	reserve(f, w, pw, 1, 4 * GiB, GF_MSG_WAIT, &m);
+
+	/* c's connection closes; its process lives on. */
+	close(pa);
+	run_for(f, 20);
+	assert_int_equal(f->a.control.nconns, 1);
+	assert_int_equal(f->a.ledger.nclients, 2);
+	assert_int_equal(f->a.ledger.devices[1].used, 6 * GiB);
+	expect_nothing(pw);
+	connect_pair(f, &pq);
+	assert_int_equal(proto_send(pq, GF_MSG_PS_REQ, 7, NULL), 0);
+	run_for(f, 20);
+	expect(pq, GF_MSG_CLIENT, &m);
+	assert_int_equal(m.u.client.pid, (uint32_t)pid);
+	assert_int_equal(m.u.client.used, 6 * GiB);
+	assert_int_equal(m.u.client.state, GF_STATE_RUNNING);
+
+	/* It exits: the charge comes back, the waiter is granted. */
+	child_exit(wfd, pid);
+	for (i = 0; i < 500 && f->a.ledger.nclients > 1; i++)
+		run_for(f, 10);
+	assert_int_equal(f->a.ledger.nclients, 1);
+	assert_int_equal(f->a.ledger.devices[1].used, 4 * GiB);
+	expect(pw, GF_MSG_GRANT, &m);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+
+	/* A zombie's charge comes back as its connection closes. */
+	child_exit(zfd, zpid);
+	c = client(f, &pz);
+	c->pid = c->client->pid = (uint32_t)zpid;
+	open_dev(f, c, pz, 0, GF_LIMIT_NONE, 0, &m);
+	commit(f, c, 0, 0x2000, 0, GiB);
+	close(pz);
+	run_for(f, 20);
+	assert_int_equal(f->a.ledger.devices[0].used, 0);
+	assert_int_equal(waitpid(zpid, NULL, 0), zpid);
+	close(pw);
+	close(pq);
+}
+
+/* The same live process says HELLO again: its departing charge goes. */
+static void
+test_departing_reconnects(void **state)
+{
+	struct fixture *f = *state;
+	struct gf_hello h = { INT32_MIN, GF_UNSET, GF_UNSET, 0 };
+	struct gf_msg m;
+	struct conn *c;
+	int pa, pb, wfd;
+	pid_t pid;
+
+	pid = child_start(&wfd);
+	c = client(f, &pa);
+	c->pid = c->client->pid = (uint32_t)pid;
+	open_dev(f, c, pa, 0, GF_LIMIT_NONE, 0, &m);
+	commit(f, c, 0, 0x1000, 0, 2 * GiB);
+	close(pa);
+	run_for(f, 20);
+	assert_int_equal(f->a.ledger.nclients, 1);
+	assert_int_equal(f->a.ledger.devices[0].used, 2 * GiB);
+
+	c = connect_pair(f, &pb);
+	c->pid = (uint32_t)pid;
+	assert_int_equal(feed(f, c, GF_MSG_HELLO, &h), 0);
+	expect(pb, GF_MSG_HELLO_OK, &m);
+	assert_int_equal(f->a.ledger.nclients, 1);
+	assert_int_equal(f->a.ledger.devices[0].used, 0);
+	/* It re-registers what it holds: counted once. */
+	open_dev(f, c, pb, 0, GF_LIMIT_NONE, 0, &m);
+	commit(f, c, 0, 0x1000, 0, 2 * GiB);
+	assert_int_equal(f->a.ledger.devices[0].used, 2 * GiB);
+	close(pb);
+	child_exit(wfd, pid);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+}
+
 static void
 test_output_queue(void **state)
 {
@@ -807,6 +953,8 @@ main(void)
 		T(test_commit_free_rollback),
 		T(test_ps_and_allocs),
 		T(test_loop_closes_bad_peer),
+		T(test_departing),
+		T(test_departing_reconnects),
 		T(test_output_queue),
 	};
 #undef T

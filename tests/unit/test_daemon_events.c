@@ -13,6 +13,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "names.h"
+
 #include "../../daemon/events.h"
 #include "log.h"
 #include "uuid.h"
@@ -201,15 +203,15 @@ static void
 test_kind_names(void **state)
 {
 	(void)state;
-	assert_string_equal(events_kind_name(GF_EV_GRANT), "grant");
-	assert_string_equal(events_kind_name(GF_EV_DENY), "deny");
-	assert_string_equal(events_kind_name(GF_EV_WAIT), "wait");
-	assert_string_equal(events_kind_name(GF_EV_WAKE), "wake");
-	assert_string_equal(events_kind_name(GF_EV_TIMEOUT), "timeout");
-	assert_string_equal(events_kind_name(GF_EV_PREEMPT), "preempt");
-	assert_string_equal(events_kind_name(GF_EV_KILL), "kill");
-	assert_string_equal(events_kind_name(0), "unknown");
-	assert_string_equal(events_kind_name(UINT32_MAX), "unknown");
+	assert_string_equal(name_event(GF_EV_GRANT), "grant");
+	assert_string_equal(name_event(GF_EV_DENY), "deny");
+	assert_string_equal(name_event(GF_EV_WAIT), "wait");
+	assert_string_equal(name_event(GF_EV_WAKE), "wake");
+	assert_string_equal(name_event(GF_EV_TIMEOUT), "timeout");
+	assert_string_equal(name_event(GF_EV_PREEMPT), "preempt");
+	assert_string_equal(name_event(GF_EV_KILL), "kill");
+	assert_string_equal(name_event(0), "unknown");
+	assert_string_equal(name_event(UINT32_MAX), "unknown");
 }
 
 static void

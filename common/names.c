@@ -1,0 +1,103 @@
+/*
+ * Name tables for the protocol's enumerations, indexed by value.
+ */
+#include <string.h>
+
+#include "gpufrac/proto.h"
+#include "names.h"
+
+#define NITEMS(a)	(sizeof(a) / sizeof((a)[0]))
+
+static const char *const states[] = {
+	[GF_STATE_RUNNING] = "running",
+	[GF_STATE_WAITING] = "waiting",
+	[GF_STATE_SWAPPED] = "swapped",
+};
+
+static const char *const kinds[] = {
+	[GF_KIND_MEM] = "mem",
+	[GF_KIND_PITCH] = "pitch",
+	[GF_KIND_MANAGED] = "managed",
+};
+
+static const char *const resolvers[] = {
+	[GF_RESOLVER_FAIL] = "fail",
+	[GF_RESOLVER_WAIT] = "wait",
+	[GF_RESOLVER_PREEMPT] = "preempt",
+	[GF_RESOLVER_SWAP] = "swap",
+};
+
+static const char *const preempts[] = {
+	[GF_PREEMPT_SWAP] = "swap",
+	[GF_PREEMPT_KILL] = "kill",
+	[GF_PREEMPT_NONE] = "none",
+};
+
+static const char *const events[] = {
+	[GF_EV_GRANT] = "grant",
+	[GF_EV_DENY] = "deny",
+	[GF_EV_WAIT] = "wait",
+	[GF_EV_WAKE] = "wake",
+	[GF_EV_TIMEOUT] = "timeout",
+	[GF_EV_PREEMPT] = "preempt",
+	[GF_EV_KILL] = "kill",
+};
+
+static const char *
+lookup(const char *const *names, size_t n, uint32_t v)
+{
+	return v < n && names[v] != NULL ? names[v] : "unknown";
+}
+
+static int
+parse(const char *const *names, size_t n, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (names[i] != NULL && strcmp(names[i], s) == 0)
+			return (int)i;
+	return -1;
+}
+
+const char *
+name_state(uint32_t v)
+{
+	return lookup(states, NITEMS(states), v);
+}
+
+const char *
+name_kind(uint32_t v)
+{
+	return lookup(kinds, NITEMS(kinds), v);
+}
+
+const char *
+name_resolver(uint32_t v)
+{
+	return lookup(resolvers, NITEMS(resolvers), v);
+}
+
+const char *
+name_on_preempt(uint32_t v)
+{
+	return lookup(preempts, NITEMS(preempts), v);
+}
+
+const char *
+name_event(uint32_t v)
+{
+	return lookup(events, NITEMS(events), v);
+}
+
+int
+name_resolver_parse(const char *s)
+{
+	return parse(resolvers, NITEMS(resolvers), s);
+}
+
+int
+name_on_preempt_parse(const char *s)
+{
+	return parse(preempts, NITEMS(preempts), s);
+}
