@@ -32,6 +32,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "report.h"
 #include "units.h"
 
 typedef CUresult (*alloc_fn)(CUdeviceptr *, size_t);
@@ -173,15 +174,6 @@ remember(CUdeviceptr p, size_t size)
 		die("too many allocations");
 	mems[nmems].ptr = p;
 	mems[nmems++].size = size;
-}
-
-static void
-report(const char *what, CUresult r)
-{
-	if (r == CUDA_SUCCESS)
-		printf("%s ok\n", what);
-	else
-		printf("%s err=%d\n", what, (int)r);
 }
 
 static int

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "report.h"
 #include "units.h"
 
 static CUcontext ctx;
@@ -28,15 +29,6 @@ die(const char *what)
 {
 	fprintf(stderr, "threads_linked: %s\n", what);
 	exit(2);
-}
-
-static void
-report(const char *what, CUresult r)
-{
-	if (r == CUDA_SUCCESS)
-		printf("%s ok\n", what);
-	else
-		printf("%s err=%d\n", what, (int)r);
 }
 
 static void

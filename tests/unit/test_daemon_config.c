@@ -579,6 +579,27 @@ two_devices(struct ledger *l, uint8_t uuids[2][GF_UUID_LEN])
 	}
 }
 
+
+/*
+ * Load text as a configuration file (it must parse) and check it against
+ * the devices of l with arbiter_check: its result, errors in *e.
+ */
+static int
+check_text(struct ledger *l, const char *text, uint64_t *reserves,
+    struct errs *e)
+{
+	struct config c;
+	char path[64];
+	int r;
+
+	temp_conf(path, sizeof(path), text);
+	assert_int_equal(load(&c, path, 0, e), 0);
+	r = arbiter_check(l, &c, reserves, capture, e);
+	config_free(&c);
+	unlink(path);
+	return r;
+}
+
 static void
 test_check_against_devices(void **state)
 {
@@ -596,44 +617,26 @@ test_check_against_devices(void **state)
 	};
 	uint8_t uuids[2][GF_UUID_LEN];
 	uint64_t reserves[2];
-	char path[64];
 	struct ledger l;
-	struct config c;
 	struct errs e;
 
 	(void)state;
 	two_devices(&l, uuids);
 
-	temp_conf(path, sizeof(path), text[0]);
-	assert_int_equal(load(&c, path, 0, &e), 0);
-	assert_int_equal(arbiter_check(&l, &c, reserves, capture, &e), 0);
+	assert_int_equal(check_text(&l, text[0], reserves, &e), 0);
 	assert_int_equal(reserves[0], 2ull << 30);
 	assert_int_equal(reserves[1], 1ull << 30);
-	config_free(&c);
-	unlink(path);
 
-	temp_conf(path, sizeof(path), text[1]);
-	assert_int_equal(load(&c, path, 0, &e), 0);
-	assert_int_equal(arbiter_check(&l, &c, reserves, capture, &e), 0);
+	assert_int_equal(check_text(&l, text[1], reserves, &e), 0);
 	assert_int_equal(reserves[0], 16ull << 30);
-	config_free(&c);
-	unlink(path);
 
-	temp_conf(path, sizeof(path), text[2]);
-	assert_int_equal(load(&c, path, 0, &e), 0);
-	assert_int_equal(arbiter_check(&l, &c, reserves, capture, &e), 1);
+	assert_int_equal(check_text(&l, text[2], reserves, &e), 1);
 	assert_non_null(strstr(e.first, ":2: 'reserve' of 17.0GiB is more "
 	    "than the total 16.0GiB of device 0 (GPU-a0a0a0a0-"));
-	config_free(&c);
-	unlink(path);
 
-	temp_conf(path, sizeof(path), text[3]);
-	assert_int_equal(load(&c, path, 0, &e), 0);
-	assert_int_equal(arbiter_check(&l, &c, reserves, capture, &e), 1);
+	assert_int_equal(check_text(&l, text[3], reserves, &e), 1);
 	assert_non_null(strstr(e.first, ":3: device 0 (GPU-a0a0a0a0-"));
 	assert_non_null(strstr(e.first, "is configured twice; first at "));
-	config_free(&c);
-	unlink(path);
 
 	ledger_free(&l);
 }
@@ -659,46 +662,28 @@ test_check_guarantees(void **state)
 	};
 	uint8_t uuids[2][GF_UUID_LEN];
 	uint64_t reserves[2];
-	char path[64];
 	struct ledger l;
-	struct config c;
 	struct errs e;
 
 	(void)state;
 	two_devices(&l, uuids);
 
-	temp_conf(path, sizeof(path), text[0]);
-	assert_int_equal(load(&c, path, 0, &e), 0);
-	assert_int_equal(arbiter_check(&l, &c, reserves, capture, &e), 1);
+	assert_int_equal(check_text(&l, text[0], reserves, &e), 1);
 	assert_string_equal(e.first, "guarantees on "
 	    "GPU-a0a0a0a0-a0a0-a0a0-a0a0-a0a0a0a0a0a0 (device 0) add up to "
 	    "12.0GiB, more than its 10.0GiB shareable capacity: trainer "
 	    "8.0GiB, infer 4.0GiB");
-	config_free(&c);
-	unlink(path);
 
-	temp_conf(path, sizeof(path), text[1]);
-	assert_int_equal(load(&c, path, 0, &e), 0);
-	assert_int_equal(arbiter_check(&l, &c, reserves, capture, &e), 0);
-	config_free(&c);
-	unlink(path);
+	assert_int_equal(check_text(&l, text[1], reserves, &e), 0);
 
-	temp_conf(path, sizeof(path), text[2]);
-	assert_int_equal(load(&c, path, 0, &e), 0);
-	assert_int_equal(arbiter_check(&l, &c, reserves, capture, &e), 2);
+	assert_int_equal(check_text(&l, text[2], reserves, &e), 2);
 	assert_non_null(strstr(e.first, ":4: guarantee 5.0GiB of group 'g' is "
 	    "more than its limit 4.0GiB on GPU-a0a0a0a0-"));
 	assert_non_null(strstr(e.first, "(device 0)"));
-	config_free(&c);
-	unlink(path);
 
-	temp_conf(path, sizeof(path), text[3]);
-	assert_int_equal(load(&c, path, 0, &e), 0);
-	assert_int_equal(arbiter_check(&l, &c, reserves, capture, &e), 2);
+	assert_int_equal(check_text(&l, text[3], reserves, &e), 2);
 	assert_non_null(strstr(e.first, "add up to 17.0GiB, more than its "
 	    "16.0GiB shareable capacity: a 8.0GiB, b 9.0GiB"));
-	config_free(&c);
-	unlink(path);
 
 	ledger_free(&l);
 }
