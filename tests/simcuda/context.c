@@ -162,12 +162,14 @@ ctx_create(CUcontext *pctx, unsigned int flags, CUdevice dev)
 CUresult
 cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice dev)
 {
+	SIM_GATE();
 	return ctx_create(pctx, flags, dev);
 }
 
 CUresult
 cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
 {
+	SIM_GATE();
 	return ctx_create(pctx, flags, dev);
 }
 
@@ -176,6 +178,7 @@ CUresult
 cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray,
     int numParams, unsigned int flags, CUdevice dev)
 {
+	SIM_GATE();
 	if (numParams < 0 || (numParams > 0 && paramsArray == NULL))
 		return CUDA_ERROR_INVALID_VALUE;
 	if (numParams > 0)
@@ -187,6 +190,7 @@ CUresult
 cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
     unsigned int flags, CUdevice dev)
 {
+	SIM_GATE();
 	if (ctxCreateParams != NULL) {
 		if (ctxCreateParams->numExecAffinityParams > 0)
 			return CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY;
@@ -220,12 +224,14 @@ ctx_destroy(CUcontext ctx)
 CUresult
 cuCtxDestroy(CUcontext ctx)
 {
+	SIM_GATE();
 	return ctx_destroy(ctx);
 }
 
 CUresult
 cuCtxDestroy_v2(CUcontext ctx)
 {
+	SIM_GATE();
 	return ctx_destroy(ctx);
 }
 
@@ -240,12 +246,14 @@ ctx_push_current(CUcontext ctx)
 CUresult
 cuCtxPushCurrent(CUcontext ctx)
 {
+	SIM_GATE();
 	return ctx_push_current(ctx);
 }
 
 CUresult
 cuCtxPushCurrent_v2(CUcontext ctx)
 {
+	SIM_GATE();
 	return ctx_push_current(ctx);
 }
 
@@ -267,18 +275,21 @@ ctx_pop_current(CUcontext *pctx)
 CUresult
 cuCtxPopCurrent(CUcontext *pctx)
 {
+	SIM_GATE();
 	return ctx_pop_current(pctx);
 }
 
 CUresult
 cuCtxPopCurrent_v2(CUcontext *pctx)
 {
+	SIM_GATE();
 	return ctx_pop_current(pctx);
 }
 
 CUresult
 cuCtxGetCurrent(CUcontext *pctx)
 {
+	SIM_GATE();
 	CUresult r = sim_ready_out(pctx);
 
 	if (r == CUDA_SUCCESS)
@@ -290,6 +301,7 @@ cuCtxGetCurrent(CUcontext *pctx)
 CUresult
 cuCtxSetCurrent(CUcontext ctx)
 {
+	SIM_GATE();
 	CUresult r = sim_ready();
 
 	if (r != CUDA_SUCCESS)
@@ -330,6 +342,7 @@ ctx_query(CUcontext ctx, const void *out, struct CUctx_st **c)
 CUresult
 cuCtxGetDevice(CUdevice *device)
 {
+	SIM_GATE();
 	struct CUctx_st *c;
 	CUresult r = ctx_query(NULL, device, &c);
 
@@ -342,6 +355,7 @@ cuCtxGetDevice(CUdevice *device)
 CUresult
 cuCtxSynchronize(void)
 {
+	SIM_GATE();
 	struct CUctx_st *c;
 
 	return ctx_current(&c);
@@ -350,6 +364,7 @@ cuCtxSynchronize(void)
 CUresult
 cuCtxGetApiVersion(CUcontext ctx, unsigned int *version)
 {
+	SIM_GATE();
 	struct CUctx_st *c;
 	CUresult r = ctx_query(ctx, version, &c);
 
@@ -361,6 +376,7 @@ cuCtxGetApiVersion(CUcontext ctx, unsigned int *version)
 CUresult
 cuCtxGetFlags(unsigned int *flags)
 {
+	SIM_GATE();
 	struct CUctx_st *c;
 	CUresult r = ctx_query(NULL, flags, &c);
 
@@ -372,6 +388,7 @@ cuCtxGetFlags(unsigned int *flags)
 CUresult
 cuCtxGetId(CUcontext ctx, unsigned long long *ctxId)
 {
+	SIM_GATE();
 	struct CUctx_st *c;
 	CUresult r = ctx_query(ctx, ctxId, &c);
 
@@ -384,6 +401,7 @@ cuCtxGetId(CUcontext ctx, unsigned long long *ctxId)
 CUresult
 cuCtxGetStreamPriorityRange(int *leastPriority, int *greatestPriority)
 {
+	SIM_GATE();
 	struct CUctx_st *c;
 	CUresult r = ctx_current(&c);
 
@@ -408,6 +426,7 @@ primary_get(CUdevice dev)
 CUresult
 cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
+	SIM_GATE();
 	struct CUctx_st *c;
 	CUresult r = sim_ready_out(pctx);
 
@@ -449,12 +468,14 @@ primary_release(CUdevice dev)
 CUresult
 cuDevicePrimaryCtxRelease(CUdevice dev)
 {
+	SIM_GATE();
 	return primary_release(dev);
 }
 
 CUresult
 cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
+	SIM_GATE();
 	return primary_release(dev);
 }
 
@@ -478,12 +499,14 @@ primary_reset(CUdevice dev)
 CUresult
 cuDevicePrimaryCtxReset(CUdevice dev)
 {
+	SIM_GATE();
 	return primary_reset(dev);
 }
 
 CUresult
 cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
+	SIM_GATE();
 	return primary_reset(dev);
 }
 
@@ -512,18 +535,21 @@ primary_set_flags(CUdevice dev, unsigned int flags, int while_active)
 CUresult
 cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags)
 {
+	SIM_GATE();
 	return primary_set_flags(dev, flags, 0);
 }
 
 CUresult
 cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags)
 {
+	SIM_GATE();
 	return primary_set_flags(dev, flags, 1);
 }
 
 CUresult
 cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
 {
+	SIM_GATE();
 	CUresult r = device_check(dev);
 
 	if (r != CUDA_SUCCESS)

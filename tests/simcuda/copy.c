@@ -88,12 +88,14 @@ set_run(uint64_t dst, unsigned value, unsigned size, size_t n,
 CUresult
 cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
 {
+	SIM_GATE();
 	return copy_run(dst, SIDE_ANY, src, SIDE_ANY, ByteCount, LEGACY);
 }
 
 CUresult
 cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
 {
+	SIM_GATE();
 	return copy_run(dst, SIDE_ANY, src, SIDE_ANY, ByteCount, PERTHR);
 }
 
@@ -101,6 +103,7 @@ CUresult
 cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount,
     CUstream hStream)
 {
+	SIM_GATE();
 	return copy_run(dst, SIDE_ANY, src, SIDE_ANY, ByteCount, hStream);
 }
 
@@ -108,6 +111,7 @@ CUresult
 cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount,
     CUstream hStream)
 {
+	SIM_GATE();
 	return copy_run(dst, SIDE_ANY, src, SIDE_ANY, ByteCount,
 	    stream_ptsz(hStream));
 }
@@ -115,6 +119,7 @@ cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount,
 CUresult
 cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
 {
+	SIM_GATE();
 	return copy_run(dstDevice, SIDE_DEVICE, H(srcHost), SIDE_HOST,
 	    ByteCount, LEGACY);
 }
@@ -123,6 +128,7 @@ CUresult
 cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice, const void *srcHost,
     size_t ByteCount)
 {
+	SIM_GATE();
 	return copy_run(dstDevice, SIDE_DEVICE, H(srcHost), SIDE_HOST,
 	    ByteCount, PERTHR);
 }
@@ -131,6 +137,7 @@ CUresult
 cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost,
     size_t ByteCount, CUstream hStream)
 {
+	SIM_GATE();
 	return copy_run(dstDevice, SIDE_DEVICE, H(srcHost), SIDE_HOST,
 	    ByteCount, hStream);
 }
@@ -139,6 +146,7 @@ CUresult
 cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const void *srcHost,
     size_t ByteCount, CUstream hStream)
 {
+	SIM_GATE();
 	return copy_run(dstDevice, SIDE_DEVICE, H(srcHost), SIDE_HOST,
 	    ByteCount, stream_ptsz(hStream));
 }
@@ -146,6 +154,7 @@ cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const void *srcHost,
 CUresult
 cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
 {
+	SIM_GATE();
 	return copy_run(H(dstHost), SIDE_HOST, srcDevice, SIDE_DEVICE,
 	    ByteCount, LEGACY);
 }
@@ -153,6 +162,7 @@ cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
 CUresult
 cuMemcpyDtoH_v2_ptds(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
 {
+	SIM_GATE();
 	return copy_run(H(dstHost), SIDE_HOST, srcDevice, SIDE_DEVICE,
 	    ByteCount, PERTHR);
 }
@@ -161,6 +171,7 @@ CUresult
 cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,
     CUstream hStream)
 {
+	SIM_GATE();
 	return copy_run(H(dstHost), SIDE_HOST, srcDevice, SIDE_DEVICE,
 	    ByteCount, hStream);
 }
@@ -169,6 +180,7 @@ CUresult
 cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, CUdeviceptr srcDevice,
     size_t ByteCount, CUstream hStream)
 {
+	SIM_GATE();
 	return copy_run(H(dstHost), SIDE_HOST, srcDevice, SIDE_DEVICE,
 	    ByteCount, stream_ptsz(hStream));
 }
@@ -177,6 +189,7 @@ CUresult
 cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
     size_t ByteCount)
 {
+	SIM_GATE();
 	return copy_run(dstDevice, SIDE_DEVICE, srcDevice, SIDE_DEVICE,
 	    ByteCount, LEGACY);
 }
@@ -185,6 +198,7 @@ CUresult
 cuMemcpyDtoD_v2_ptds(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
     size_t ByteCount)
 {
+	SIM_GATE();
 	return copy_run(dstDevice, SIDE_DEVICE, srcDevice, SIDE_DEVICE,
 	    ByteCount, PERTHR);
 }
@@ -193,6 +207,7 @@ CUresult
 cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
     size_t ByteCount, CUstream hStream)
 {
+	SIM_GATE();
 	return copy_run(dstDevice, SIDE_DEVICE, srcDevice, SIDE_DEVICE,
 	    ByteCount, hStream);
 }
@@ -201,6 +216,7 @@ CUresult
 cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
     size_t ByteCount, CUstream hStream)
 {
+	SIM_GATE();
 	return copy_run(dstDevice, SIDE_DEVICE, srcDevice, SIDE_DEVICE,
 	    ByteCount, stream_ptsz(hStream));
 }
@@ -208,36 +224,42 @@ cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
 CUresult
 cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
 {
+	SIM_GATE();
 	return set_run(dstDevice, uc, 1, N, LEGACY);
 }
 
 CUresult
 cuMemsetD8_v2_ptds(CUdeviceptr dstDevice, unsigned char uc, size_t N)
 {
+	SIM_GATE();
 	return set_run(dstDevice, uc, 1, N, PERTHR);
 }
 
 CUresult
 cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned short us, size_t N)
 {
+	SIM_GATE();
 	return set_run(dstDevice, us, 2, N, LEGACY);
 }
 
 CUresult
 cuMemsetD16_v2_ptds(CUdeviceptr dstDevice, unsigned short us, size_t N)
 {
+	SIM_GATE();
 	return set_run(dstDevice, us, 2, N, PERTHR);
 }
 
 CUresult
 cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
 {
+	SIM_GATE();
 	return set_run(dstDevice, ui, 4, N, LEGACY);
 }
 
 CUresult
 cuMemsetD32_v2_ptds(CUdeviceptr dstDevice, unsigned int ui, size_t N)
 {
+	SIM_GATE();
 	return set_run(dstDevice, ui, 4, N, PERTHR);
 }
 
@@ -245,6 +267,7 @@ CUresult
 cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N,
     CUstream hStream)
 {
+	SIM_GATE();
 	return set_run(dstDevice, uc, 1, N, hStream);
 }
 
@@ -252,6 +275,7 @@ CUresult
 cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned char uc, size_t N,
     CUstream hStream)
 {
+	SIM_GATE();
 	return set_run(dstDevice, uc, 1, N, stream_ptsz(hStream));
 }
 
@@ -259,6 +283,7 @@ CUresult
 cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N,
     CUstream hStream)
 {
+	SIM_GATE();
 	return set_run(dstDevice, us, 2, N, hStream);
 }
 
@@ -266,6 +291,7 @@ CUresult
 cuMemsetD16Async_ptsz(CUdeviceptr dstDevice, unsigned short us, size_t N,
     CUstream hStream)
 {
+	SIM_GATE();
 	return set_run(dstDevice, us, 2, N, stream_ptsz(hStream));
 }
 
@@ -273,6 +299,7 @@ CUresult
 cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N,
     CUstream hStream)
 {
+	SIM_GATE();
 	return set_run(dstDevice, ui, 4, N, hStream);
 }
 
@@ -280,5 +307,6 @@ CUresult
 cuMemsetD32Async_ptsz(CUdeviceptr dstDevice, unsigned int ui, size_t N,
     CUstream hStream)
 {
+	SIM_GATE();
 	return set_run(dstDevice, ui, 4, N, stream_ptsz(hStream));
 }

@@ -186,6 +186,7 @@ device_query(CUdevice dev, const void *out, int *phys)
 CUresult
 cuDeviceGetCount(int *count)
 {
+	SIM_GATE();
 	CUresult r = sim_ready_out(count);
 
 	if (r == CUDA_SUCCESS)
@@ -196,6 +197,7 @@ cuDeviceGetCount(int *count)
 CUresult
 cuDeviceGet(CUdevice *device, int ordinal)
 {
+	SIM_GATE();
 	CUresult r = sim_ready_out(device);
 
 	if (r != CUDA_SUCCESS)
@@ -209,6 +211,7 @@ cuDeviceGet(CUdevice *device, int ordinal)
 CUresult
 cuDeviceGetName(char *name, int len, CUdevice dev)
 {
+	SIM_GATE();
 	int phys;
 	CUresult r = device_query(dev, name, &phys);
 
@@ -235,18 +238,21 @@ device_uuid(CUuuid *uuid, CUdevice dev)
 CUresult
 cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
 {
+	SIM_GATE();
 	return device_uuid(uuid, dev);
 }
 
 CUresult
 cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
 {
+	SIM_GATE();
 	return device_uuid(uuid, dev);
 }
 
 CUresult
 cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {
+	SIM_GATE();
 	int phys;
 	CUresult r = device_query(dev, bytes, &phys);
 
@@ -259,6 +265,7 @@ cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 CUresult
 cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
 {
+	SIM_GATE();
 	int phys;
 	CUresult r = device_query(dev, pciBusId, &phys);
 
@@ -273,6 +280,7 @@ cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
 CUresult
 cuDeviceComputeCapability(int *major, int *minor, CUdevice dev)
 {
+	SIM_GATE();
 	CUresult r = device_check(dev);
 
 	if (r != CUDA_SUCCESS)
@@ -351,6 +359,7 @@ attribute_value(CUdevice_attribute a, int phys)
 CUresult
 cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
 {
+	SIM_GATE();
 	int phys;
 	CUresult r = device_query(dev, pi, &phys);
 

@@ -42,6 +42,7 @@ event_lookup(CUevent e)
 CUresult
 cuEventCreate(CUevent *phEvent, unsigned int Flags)
 {
+	SIM_GATE();
 	struct CUctx_st *ctx;
 	struct CUevent_st *e;
 	CUresult r = ctx_current(&ctx);
@@ -66,12 +67,14 @@ cuEventCreate(CUevent *phEvent, unsigned int Flags)
 CUresult
 cuEventDestroy(CUevent hEvent)
 {
+	SIM_GATE();
 	return handle_destroy(&events, hEvent);
 }
 
 CUresult
 cuEventDestroy_v2(CUevent hEvent)
 {
+	SIM_GATE();
 	return handle_destroy(&events, hEvent);
 }
 
@@ -95,12 +98,14 @@ event_record(CUevent hEvent, CUstream hStream)
 CUresult
 cuEventRecord(CUevent hEvent, CUstream hStream)
 {
+	SIM_GATE();
 	return event_record(hEvent, hStream);
 }
 
 CUresult
 cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
 {
+	SIM_GATE();
 	return event_record(hEvent, stream_ptsz(hStream));
 }
 
@@ -108,12 +113,14 @@ cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
 CUresult
 cuEventQuery(CUevent hEvent)
 {
+	SIM_GATE();
 	return event_lookup(hEvent);
 }
 
 CUresult
 cuEventSynchronize(CUevent hEvent)
 {
+	SIM_GATE();
 	return event_lookup(hEvent);
 }
 
@@ -142,12 +149,14 @@ event_elapsed(float *pMilliseconds, CUevent hStart, CUevent hEnd)
 CUresult
 cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd)
 {
+	SIM_GATE();
 	return event_elapsed(pMilliseconds, hStart, hEnd);
 }
 
 CUresult
 cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd)
 {
+	SIM_GATE();
 	return event_elapsed(pMilliseconds, hStart, hEnd);
 }
 

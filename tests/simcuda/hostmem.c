@@ -70,18 +70,21 @@ host_alloc(void **pp, size_t bytesize, unsigned int flags)
 CUresult
 cuMemAllocHost_v2(void **pp, size_t bytesize)
 {
+	SIM_GATE();
 	return host_alloc(pp, bytesize, 0);
 }
 
 CUresult
 cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
 {
+	SIM_GATE();
 	return host_alloc(pp, bytesize, Flags);
 }
 
 CUresult
 cuMemFreeHost(void *p)
 {
+	SIM_GATE();
 	return alloc_free((uint64_t)(uintptr_t)p, SIM_MEM_HOST,
 	    CUDA_ERROR_INVALID_VALUE);
 }
@@ -103,6 +106,7 @@ host_find(const void *p)
 CUresult
 cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)
 {
+	SIM_GATE();
 	CUresult r = sim_ready_out(pdptr);
 
 	if (r != CUDA_SUCCESS)
@@ -121,6 +125,7 @@ cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)
 CUresult
 cuMemHostGetFlags(unsigned int *pFlags, void *p)
 {
+	SIM_GATE();
 	struct sim_alloc *a;
 	CUresult r = sim_ready_out(pFlags);
 
@@ -157,18 +162,21 @@ host_register(void *p, size_t bytesize, unsigned int Flags)
 CUresult
 cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags)
 {
+	SIM_GATE();
 	return host_register(p, bytesize, Flags);
 }
 
 CUresult
 cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
 {
+	SIM_GATE();
 	return host_register(p, bytesize, Flags);
 }
 
 CUresult
 cuMemHostUnregister(void *p)
 {
+	SIM_GATE();
 	return alloc_free((uint64_t)(uintptr_t)p, SIM_MEM_REGISTERED,
 	    CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
 }

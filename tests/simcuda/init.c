@@ -118,8 +118,10 @@ cuInit(unsigned int Flags)
 	if (!initialised && init_error == CUDA_SUCCESS) {
 		context_bytes_parse();
 		init_error = device_init();
-		if (init_error == CUDA_SUCCESS)
+		if (init_error == CUDA_SUCCESS) {
+			state_join();
 			__atomic_store_n(&initialised, 1, __ATOMIC_RELEASE);
+		}
 	}
 	r = initialised ? CUDA_SUCCESS : init_error;
 	sim_unlock();

@@ -17,6 +17,7 @@ ipc_unsupported(const void *out)
 CUresult
 cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr)
 {
+	SIM_GATE();
 	(void)dptr;
 	return ipc_unsupported(pHandle);
 }
@@ -25,6 +26,7 @@ CUresult
 cuIpcOpenMemHandle(CUdeviceptr *pdptr, CUipcMemHandle handle,
     unsigned int Flags)
 {
+	SIM_GATE();
 	(void)handle;
 	(void)Flags;
 	return ipc_unsupported(pdptr);
@@ -34,6 +36,7 @@ CUresult
 cuIpcOpenMemHandle_v2(CUdeviceptr *pdptr, CUipcMemHandle handle,
     unsigned int Flags)
 {
+	SIM_GATE();
 	(void)handle;
 	(void)Flags;
 	return ipc_unsupported(pdptr);
@@ -43,6 +46,7 @@ cuIpcOpenMemHandle_v2(CUdeviceptr *pdptr, CUipcMemHandle handle,
 CUresult
 cuIpcCloseMemHandle(CUdeviceptr dptr)
 {
+	SIM_GATE();
 	CUresult r = sim_ready();
 
 	(void)dptr;

@@ -59,6 +59,7 @@ out_free:
 CUresult
 cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
+	SIM_GATE();
 	struct CUctx_st *ctx;
 	CUresult r = ctx_current(&ctx);
 
@@ -75,6 +76,7 @@ CUresult
 cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
     size_t Height, unsigned int ElementSizeBytes)
 {
+	SIM_GATE();
 	struct CUctx_st *ctx;
 	uint64_t pitch, total;
 	CUresult r = ctx_current(&ctx);
@@ -102,6 +104,7 @@ cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
 CUresult
 cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
 {
+	SIM_GATE();
 	struct CUctx_st *ctx;
 	CUresult r = ctx_current(&ctx);
 
@@ -122,6 +125,7 @@ cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
 CUresult
 cuMemFree_v2(CUdeviceptr dptr)
 {
+	SIM_GATE();
 	return alloc_free(dptr, SIM_MEM_DEVICE | SIM_MEM_MANAGED,
 	    CUDA_ERROR_INVALID_VALUE);
 }
@@ -129,6 +133,7 @@ cuMemFree_v2(CUdeviceptr dptr)
 CUresult
 cuMemGetInfo_v2(size_t *free, size_t *total)
 {
+	SIM_GATE();
 	struct CUctx_st *ctx;
 	uint64_t used, cap;
 	CUresult r = ctx_current(&ctx);
@@ -147,6 +152,7 @@ cuMemGetInfo_v2(size_t *free, size_t *total)
 CUresult
 cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
 {
+	SIM_GATE();
 	struct CUctx_st *ctx;
 	struct sim_alloc *a;
 	CUresult r = ctx_current(&ctx);

@@ -83,6 +83,7 @@ CUresult
 cuPointerGetAttribute(void *data, CUpointer_attribute attribute,
     CUdeviceptr ptr)
 {
+	SIM_GATE();
 	struct sim_alloc *a;
 	CUresult r = sim_ready_out(data);
 
@@ -129,6 +130,7 @@ CUresult
 cuPointerGetAttributes(unsigned int numAttributes,
     CUpointer_attribute *attributes, void **data, CUdeviceptr ptr)
 {
+	SIM_GATE();
 	struct sim_alloc *a;
 	unsigned int i;
 	CUresult r = sim_ready();

@@ -16,6 +16,13 @@
  * are not simulated: a caller that old gets VERSION_NOT_SUFFICIENT.
  */
 static const struct procaddr table[] = {
+	PA("cuCheckpointProcessCheckpoint", 12080, cuCheckpointProcessCheckpoint),
+	PA("cuCheckpointProcessGetRestoreThreadId", 12080,
+	    cuCheckpointProcessGetRestoreThreadId),
+	PA("cuCheckpointProcessGetState", 12080, cuCheckpointProcessGetState),
+	PA("cuCheckpointProcessLock", 12080, cuCheckpointProcessLock),
+	PA("cuCheckpointProcessRestore", 12080, cuCheckpointProcessRestore),
+	PA("cuCheckpointProcessUnlock", 12080, cuCheckpointProcessUnlock),
 	PA("cuCtxCreate", 2000, cuCtxCreate),
 	PA("cuCtxCreate", 3020, cuCtxCreate_v2),
 	PA("cuCtxCreate", 11040, cuCtxCreate_v3),
@@ -164,6 +171,10 @@ cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
 		return CUDA_ERROR_INVALID_VALUE;
 	e = procaddr_find(table, TABLE_LEN, symbol, cudaVersion, flags,
 	    &status);
+	if (e != NULL && checkpoint_hidden(symbol)) {
+		e = NULL;
+		status = PROCADDR_NOT_FOUND;
+	}
 	if (symbolStatus != NULL)
 		*symbolStatus = status == PROCADDR_FOUND ?
 		    CU_GET_PROC_ADDRESS_SUCCESS : status == PROCADDR_VERSION_LOW ?

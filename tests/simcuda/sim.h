@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /*
  * A 12.8 driver: 13.0 added cuCtxGetDevice_v2 and cuCtxSynchronize_v2 with
@@ -45,6 +46,34 @@ int		state_charge(int phys, uint64_t bytes);	/* 0, or -1: no room */
 void		state_uncharge(int phys, uint64_t bytes);
 void		state_meminfo(int phys, uint64_t *used, uint64_t *total);
 void		state_forget(void);
+void		state_join(void);	/* at cuInit: take this process's slot */
+
+/*
+ * The gate every driver call of a process passes (DESIGN.md §4 host
+ * swap): SIM_GATE() first in an entry point counts the call in flight
+ * until it returns, and waits first while another process holds the
+ * process locked (cuCheckpointProcessLock). Calls made during a call (a
+ * host callback's) are part of it. Not gated: cuInit, cuDriverGetVersion,
+ * cuGetErrorName, cuGetErrorString, cuGetProcAddress, cuGetExportTable
+ * and the cuCheckpointProcess* calls, which act on other processes.
+ */
+void		*gate_enter(void);
+void		gate_leave(void **entered);
+#define SIM_GATE() \
+	void *sim_gate_ __attribute__((cleanup(gate_leave), unused)) = \
+	    gate_enter()
+
+/*
+ * The checkpoint operations on the initialised process pid, for
+ * checkpoint.c: CUDA_ERROR_INVALID_VALUE if there is none,
+ * CUDA_ERROR_ILLEGAL_STATE if it is in the wrong state.
+ */
+CUresult	state_ck_lock(pid_t pid, unsigned timeout_ms);
+CUresult	state_ck_checkpoint(pid_t pid);
+CUresult	state_ck_restore(pid_t pid);
+CUresult	state_ck_unlock(pid_t pid);
+CUresult	state_ck_state(pid_t pid, CUprocessState *state);
+int		state_ck_known(pid_t pid);
 
 /* device.c */
 CUresult	device_init(void);
@@ -138,6 +167,9 @@ void		stream_forget(void);
 CUresult	event_check(CUevent e);		/* CUDA_ERROR_INVALID_HANDLE */
 void		event_release_ctx(struct CUctx_st *ctx);
 void		event_forget(void);
+
+/* checkpoint.c: SIMCUDA_NO_CHECKPOINT hides the cuCheckpoint* calls. */
+int		checkpoint_hidden(const char *symbol);
 
 /* procaddr_table.c */
 int		procaddr_table_check(void);

@@ -1,11 +1,14 @@
 /*
  * Device memory accounting shared by every process of one simulated
  * machine: capacity and use per physical device, and what each process
- * holds, so that a process that dies, even by SIGKILL, loses its memory.
+ * holds, so that a process that dies, even by SIGKILL, loses its memory;
+ * and each process's checkpoint state, the gate its driver calls pass
+ * and the checkpoint operations other processes apply to it.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +16,8 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -27,7 +32,19 @@ struct state_proc {
 	uint64_t	start;		/* /proc/PID/stat field 22, which tells
 					 * a reused pid apart */
 	uint64_t	used[SIM_MAX_DEVICES];
+	/* Checkpoint (DESIGN.md §4 host swap): ckstate and locker change
+	 * under the lock; locked and inflight are futex words, read and
+	 * written with atomics. */
+	uint32_t	ckstate;	/* CK_* */
+	uint32_t	locked;		/* non-zero: the process's calls wait */
+	uint32_t	inflight;	/* its driver calls in progress */
+	int32_t		locker;		/* pid of the Lock in progress */
+	uint64_t	locker_start;
+	uint64_t	parked[SIM_MAX_DEVICES];	/* what Checkpoint released */
 };
+
+/* LOCKING: a Lock is waiting for the calls in flight; reads as RUNNING. */
+enum { CK_RUNNING, CK_LOCKING, CK_LOCKED, CK_CHECKPOINTED };
 
 /*
  * The segment. Whoever finds it uninitialised (ready == 0) initialises it
@@ -49,6 +66,8 @@ struct state_shared {
 
 static struct state_shared *shm;
 static int self_slot = -1;
+static struct state_proc *self_proc;	/* the gate's: atomics */
+static __thread int gate_depth;		/* driver calls on this thread */
 
 /* Start time and liveness of pid; -1 if it is gone or a zombie. */
 static int
@@ -97,7 +116,16 @@ slot_clear(struct state_proc *sp)
 
 	for (d = 0; d < SIM_MAX_DEVICES; d++)
 		shm->used[d] -= sp->used[d];
-	memset(sp, 0, sizeof(*sp));
+	/* The futex words may be in use by the slot's own threads. */
+	__atomic_store_n(&sp->locked, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&sp->inflight, 0, __ATOMIC_SEQ_CST);
+	sp->pid = 0;
+	sp->start = 0;
+	sp->ckstate = CK_RUNNING;
+	sp->locker = 0;
+	sp->locker_start = 0;
+	memset(sp->used, 0, sizeof(sp->used));
+	memset(sp->parked, 0, sizeof(sp->parked));
 }
 
 /*
@@ -380,6 +408,7 @@ void
 state_forget(void)
 {
 	self_slot = -1;
+	__atomic_store_n(&self_proc, NULL, __ATOMIC_RELEASE);
 }
 
 /* A process that exits returns its memory at once, as the real one does. */
@@ -391,5 +420,325 @@ state_exit(void)
 	if (shm->procs[self_slot].pid == getpid())
 		slot_clear(&shm->procs[self_slot]);
 	self_slot = -1;
+	__atomic_store_n(&self_proc, NULL, __ATOMIC_RELEASE);
 	state_unlock();
 }
+
+/*
+ * Join the table at cuInit, so that the checkpoint operations find every
+ * initialised process, even one that holds no memory yet.
+ */
+void
+state_join(void)
+{
+	int slot;
+
+	if (shm == NULL || state_lock() < 0)
+		return;
+	if ((slot = self_get()) >= 0)
+		__atomic_store_n(&self_proc, &shm->procs[slot], __ATOMIC_RELEASE);
+	state_unlock();
+}
+
+static long
+futex(uint32_t *word, int op, uint32_t val, const struct timespec *timeout)
+{
+	/* Not FUTEX_PRIVATE_FLAG: the words are shared between processes. */
+	return syscall(SYS_futex, word, op, val, timeout, NULL, 0);
+}
+
+/* A call of this process leaves; the last one out wakes a waiting Lock. */
+static void
+gate_out(struct state_proc *sp)
+{
+	if (__atomic_sub_fetch(&sp->inflight, 1, __ATOMIC_SEQ_CST) == 0 &&
+	    __atomic_load_n(&sp->locked, __ATOMIC_SEQ_CST))
+		futex(&sp->inflight, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+/*
+ * The increment of inflight and the load of locked pair with Lock's store
+ * of locked and load of inflight (all sequentially consistent): either
+ * Lock sees the call in flight and waits for it, or the call sees the
+ * lock and waits for Unlock.
+ */
+void *
+gate_enter(void)
+{
+	struct state_proc *sp;
+	uint32_t v;
+
+	if (gate_depth++ > 0)	/* made by a driver call: part of it */
+		return NULL;
+	if ((sp = __atomic_load_n(&self_proc, __ATOMIC_ACQUIRE)) == NULL)
+		return NULL;
+	for (;;) {
+		__atomic_add_fetch(&sp->inflight, 1, __ATOMIC_SEQ_CST);
+		if (!__atomic_load_n(&sp->locked, __ATOMIC_SEQ_CST))
+			return sp;
+		gate_out(sp);
+		while ((v = __atomic_load_n(&sp->locked, __ATOMIC_SEQ_CST)))
+			futex(&sp->locked, FUTEX_WAIT, v, NULL);
+	}
+}
+
+void
+gate_leave(void **entered)
+{
+	gate_depth--;
+	/* After fork the child's slot is another one, or none. */
+	if (*entered != NULL &&
+	    *entered == __atomic_load_n(&self_proc, __ATOMIC_ACQUIRE))
+		gate_out(*entered);
+}
+
+/* The slot of live process pid, with the lock held; NULL if none. */
+static struct state_proc *
+proc_find(pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < (int)shm->nslots; i++) {
+		struct state_proc *sp = &shm->procs[i];
+
+		if (sp->pid != pid)
+			continue;
+		if (i == self_slot || proc_alive(sp))
+			return sp;
+		slot_clear(sp);
+		return NULL;
+	}
+	return NULL;
+}
+
+static void
+ck_unlock(struct state_proc *sp)
+{
+	sp->ckstate = CK_RUNNING;
+	sp->locker = 0;
+	__atomic_store_n(&sp->locked, 0, __ATOMIC_SEQ_CST);
+	futex(&sp->locked, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+/*
+ * The slot of pid, locked, after undoing the half-done Lock of a caller
+ * that died waiting; NULL (and unlocked) if pid is not an initialised
+ * process of this machine.
+ */
+static struct state_proc *
+ck_find(pid_t pid)
+{
+	struct state_proc *sp;
+	uint64_t start;
+
+	if (shm == NULL || state_lock() < 0)
+		return NULL;
+	if ((sp = proc_find(pid)) == NULL) {
+		state_unlock();
+		return NULL;
+	}
+	if (sp->ckstate == CK_LOCKING && (proc_start(sp->locker, &start) < 0 ||
+	    start != sp->locker_start))
+		ck_unlock(sp);
+	return sp;
+}
+
+static int
+ms_left(const struct timespec *deadline)
+{
+	struct timespec now;
+	long long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (deadline->tv_sec - now.tv_sec) * 1000LL +
+	    (deadline->tv_nsec - now.tv_nsec) / 1000000;
+	return ms < 0 ? 0 : ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
+/*
+ * Wait, without the lock, until the calls of process pid (started at
+ * start) in flight have returned: 0; -1 at the timeout (0: none), or
+ * 1 if the process is gone. Sleeps on the futex in slices of at most
+ * 100 ms so that a process killed inside a call is noticed.
+ */
+static int
+ck_drain(struct state_proc *sp, pid_t pid, uint64_t start,
+    unsigned timeout_ms)
+{
+	struct timespec deadline, slice;
+	uint64_t now_start;
+	uint32_t n;
+	int left;
+
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += timeout_ms / 1000;
+	deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (deadline.tv_nsec >= 1000000000) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000;
+	}
+	while ((n = __atomic_load_n(&sp->inflight, __ATOMIC_SEQ_CST)) != 0) {
+		if (proc_start(pid, &now_start) < 0 || now_start != start)
+			return 1;
+		left = timeout_ms == 0 ? 100 : ms_left(&deadline);
+		if (left == 0)
+			return -1;
+		if (left > 100)
+			left = 100;
+		slice.tv_sec = 0;
+		slice.tv_nsec = (long)left * 1000000;
+		futex(&sp->inflight, FUTEX_WAIT, n, &slice);
+	}
+	return 0;
+}
+
+CUresult
+state_ck_lock(pid_t pid, unsigned timeout_ms)
+{
+	struct state_proc *sp;
+	uint64_t start, self_start;
+	int r;
+
+	if (proc_start(getpid(), &self_start) < 0)
+		return CUDA_ERROR_OPERATING_SYSTEM;
+	if ((sp = ck_find(pid)) == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (sp->ckstate != CK_RUNNING) {
+		state_unlock();
+		return CUDA_ERROR_ILLEGAL_STATE;
+	}
+	start = sp->start;
+	sp->ckstate = CK_LOCKING;
+	sp->locker = getpid();
+	sp->locker_start = self_start;
+	__atomic_store_n(&sp->locked, 1, __ATOMIC_SEQ_CST);
+	state_unlock();
+
+	r = ck_drain(sp, pid, start, timeout_ms);
+
+	if (state_lock() < 0)
+		return CUDA_ERROR_OPERATING_SYSTEM;
+	if (sp->pid != pid || sp->start != start || sp->ckstate != CK_LOCKING ||
+	    sp->locker != getpid()) {
+		state_unlock();		/* it died, and its slot went */
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	if (r == 0) {
+		sp->ckstate = CK_LOCKED;
+		sp->locker = 0;
+	} else
+		ck_unlock(sp);
+	state_unlock();
+	/* The documented codes have no TIMEOUT; NOT_READY is the one that
+	 * fits ("not completed yet"). */
+	return r == 0 ? CUDA_SUCCESS : r < 0 ? CUDA_ERROR_NOT_READY :
+	    CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult
+state_ck_unlock(pid_t pid)
+{
+	struct state_proc *sp;
+	CUresult r = CUDA_SUCCESS;
+
+	if ((sp = ck_find(pid)) == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (sp->ckstate == CK_LOCKED)
+		ck_unlock(sp);
+	else
+		r = CUDA_ERROR_ILLEGAL_STATE;
+	state_unlock();
+	return r;
+}
+
+/* Give the process's device memory back to the machine, and remember it. */
+CUresult
+state_ck_checkpoint(pid_t pid)
+{
+	struct state_proc *sp;
+	unsigned d;
+
+	if ((sp = ck_find(pid)) == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (sp->ckstate != CK_LOCKED) {
+		state_unlock();
+		return CUDA_ERROR_ILLEGAL_STATE;
+	}
+	for (d = 0; d < SIM_MAX_DEVICES; d++) {
+		sp->parked[d] = sp->used[d];
+		shm->used[d] -= sp->used[d];
+		sp->used[d] = 0;
+	}
+	sp->ckstate = CK_CHECKPOINTED;
+	state_unlock();
+	return CUDA_SUCCESS;
+}
+
+static int
+ck_fits(const struct state_proc *sp)
+{
+	unsigned d;
+
+	for (d = 0; d < shm->ndev; d++)
+		if (sp->parked[d] != 0 && !fits((int)d, sp->parked[d]))
+			return 0;
+	return 1;
+}
+
+/* Charge the remembered memory again, on every device or on none. */
+CUresult
+state_ck_restore(pid_t pid)
+{
+	struct state_proc *sp;
+	unsigned d;
+
+	if ((sp = ck_find(pid)) == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (sp->ckstate != CK_CHECKPOINTED) {
+		state_unlock();
+		return CUDA_ERROR_ILLEGAL_STATE;
+	}
+	if (!ck_fits(sp))
+		state_reap();
+	if (!ck_fits(sp)) {
+		state_unlock();
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	for (d = 0; d < SIM_MAX_DEVICES; d++) {
+		shm->used[d] += sp->parked[d];
+		sp->used[d] = sp->parked[d];
+		sp->parked[d] = 0;
+	}
+	sp->ckstate = CK_LOCKED;
+	state_unlock();
+	return CUDA_SUCCESS;
+}
+
+CUresult
+state_ck_state(pid_t pid, CUprocessState *state)
+{
+	static const CUprocessState map[] = {
+		[CK_RUNNING] = CU_PROCESS_STATE_RUNNING,
+		[CK_LOCKING] = CU_PROCESS_STATE_RUNNING,
+		[CK_LOCKED] = CU_PROCESS_STATE_LOCKED,
+		[CK_CHECKPOINTED] = CU_PROCESS_STATE_CHECKPOINTED,
+	};
+	struct state_proc *sp;
+
+	if ((sp = ck_find(pid)) == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	*state = map[sp->ckstate];
+	state_unlock();
+	return CUDA_SUCCESS;
+}
+
+/* Whether pid is an initialised process of this machine. */
+int
+state_ck_known(pid_t pid)
+{
+	if (ck_find(pid) == NULL)
+		return 0;
+	state_unlock();
+	return 1;
+}
+

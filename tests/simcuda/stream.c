@@ -74,6 +74,7 @@ stream_create(CUstream *phStream, unsigned int Flags, int priority)
 CUresult
 cuStreamCreate(CUstream *phStream, unsigned int Flags)
 {
+	SIM_GATE();
 	return stream_create(phStream, Flags, 0);
 }
 
@@ -81,18 +82,21 @@ CUresult
 cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags,
     int priority)
 {
+	SIM_GATE();
 	return stream_create(phStream, flags, priority);
 }
 
 CUresult
 cuStreamDestroy(CUstream hStream)
 {
+	SIM_GATE();
 	return handle_destroy(&streams, hStream);
 }
 
 CUresult
 cuStreamDestroy_v2(CUstream hStream)
 {
+	SIM_GATE();
 	return handle_destroy(&streams, hStream);
 }
 
@@ -107,24 +111,28 @@ stream_idle(CUstream hStream)
 CUresult
 cuStreamSynchronize(CUstream hStream)
 {
+	SIM_GATE();
 	return stream_idle(hStream);
 }
 
 CUresult
 cuStreamSynchronize_ptsz(CUstream hStream)
 {
+	SIM_GATE();
 	return stream_idle(stream_ptsz(hStream));
 }
 
 CUresult
 cuStreamQuery(CUstream hStream)
 {
+	SIM_GATE();
 	return stream_idle(hStream);
 }
 
 CUresult
 cuStreamQuery_ptsz(CUstream hStream)
 {
+	SIM_GATE();
 	return stream_idle(stream_ptsz(hStream));
 }
 
@@ -148,12 +156,14 @@ stream_wait_event(CUstream hStream, CUevent hEvent, unsigned int Flags)
 CUresult
 cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
 {
+	SIM_GATE();
 	return stream_wait_event(hStream, hEvent, Flags);
 }
 
 CUresult
 cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags)
 {
+	SIM_GATE();
 	return stream_wait_event(stream_ptsz(hStream), hEvent, Flags);
 }
 
@@ -174,12 +184,14 @@ stream_get_flags(CUstream hStream, unsigned int *flags)
 CUresult
 cuStreamGetFlags(CUstream hStream, unsigned int *flags)
 {
+	SIM_GATE();
 	return stream_get_flags(hStream, flags);
 }
 
 CUresult
 cuStreamGetFlags_ptsz(CUstream hStream, unsigned int *flags)
 {
+	SIM_GATE();
 	return stream_get_flags(stream_ptsz(hStream), flags);
 }
 
@@ -200,12 +212,14 @@ stream_get_priority(CUstream hStream, int *priority)
 CUresult
 cuStreamGetPriority(CUstream hStream, int *priority)
 {
+	SIM_GATE();
 	return stream_get_priority(hStream, priority);
 }
 
 CUresult
 cuStreamGetPriority_ptsz(CUstream hStream, int *priority)
 {
+	SIM_GATE();
 	return stream_get_priority(stream_ptsz(hStream), priority);
 }
 
@@ -229,6 +243,7 @@ CUresult
 cuStreamAddCallback(CUstream hStream, CUstreamCallback callback,
     void *userData, unsigned int flags)
 {
+	SIM_GATE();
 	return stream_add_callback(hStream, callback, userData, flags);
 }
 
@@ -236,6 +251,7 @@ CUresult
 cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback,
     void *userData, unsigned int flags)
 {
+	SIM_GATE();
 	return stream_add_callback(stream_ptsz(hStream), callback, userData,
 	    flags);
 }
@@ -257,12 +273,14 @@ launch_host_func(CUstream hStream, CUhostFn fn, void *userData)
 CUresult
 cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
 {
+	SIM_GATE();
 	return launch_host_func(hStream, fn, userData);
 }
 
 CUresult
 cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void *userData)
 {
+	SIM_GATE();
 	return launch_host_func(stream_ptsz(hStream), fn, userData);
 }
 
