@@ -212,7 +212,7 @@ devices_discover(const char *lib, struct device_desc **devs,
 		    uuid_format((*devs)[i].uuid, ubuf, sizeof(ubuf)),
 		    (*devs)[i].name,
 		    size_format((*devs)[i].total, sbuf, sizeof(sbuf)),
-		    *swap_support ? ", can swap" : "");
+		    *swap_support ? ", driver has the checkpoint API" : "");
 	return n;
 
 out_none:

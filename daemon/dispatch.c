@@ -341,7 +341,12 @@ on_status_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		memcpy(ds.uuid, d->uuid, GF_UUID_LEN);
 		proto_strlcpy(ds.name, d->name, sizeof(ds.name));
 		ds.index = d->index;
-		ds.swap_support = d->swap_support;
+		/*
+		 * Swap needs the driver's checkpoint API and the daemon's swap
+		 * resolver, which does not exist yet: report no swap whatever
+		 * the driver has (that is logged at start).
+		 */
+		ds.swap_support = 0;
 		ds.total = d->total;
 		ds.reserve = d->reserve;
 		ds.capacity = d->capacity;
