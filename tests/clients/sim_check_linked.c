@@ -25,36 +25,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check.h"
+
 #define GiB	(1ull << 30)
 #define MiB	(1ull << 20)
-
-static int failures;
-
-#define CHECK(cond, ...) do {						\
-	if (!(cond)) {							\
-		printf("FAIL %s:%d: ", __func__, __LINE__);		\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-		failures++;						\
-	}								\
-} while (0)
-
-static const char *
-err_name(CUresult r)
-{
-	const char *s = NULL;
-
-	cuGetErrorName(r, &s);
-	return s != NULL ? s : "?";
-}
-
-#define EXPECT(call, want) do {						\
-	CUresult r_ = (call);						\
-	CHECK(r_ == (want), "%s: got %s, want %s", #call,		\
-	    err_name(r_), err_name(want));				\
-} while (0)
-
-#define OK(call)	EXPECT(call, CUDA_SUCCESS)
 
 static uint64_t
 free_bytes(void)

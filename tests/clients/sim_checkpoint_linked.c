@@ -26,38 +26,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check.h"
+
 #define MiB		(1ull << 20)
 #define CAPACITY	(64 * MiB)	/* SIMCUDA_DEVICES */
 #define TARGET_BYTES	(40 * MiB)	/* what the target holds */
-
-static int failures;
-
-#define CHECK(cond, ...) do {						\
-	if (!(cond)) {							\
-		printf("FAIL %s:%d: ", __func__, __LINE__);		\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-		fflush(stdout);						\
-		failures++;						\
-	}								\
-} while (0)
-
-static const char *
-err_name(CUresult r)
-{
-	const char *s = NULL;
-
-	cuGetErrorName(r, &s);
-	return s != NULL ? s : "?";
-}
-
-#define EXPECT(call, want) do {						\
-	CUresult r_ = (call);						\
-	CHECK(r_ == (want), "%s: got %s, want %s", #call,		\
-	    err_name(r_), err_name(want));				\
-} while (0)
-
-#define OK(call)	EXPECT(call, CUDA_SUCCESS)
 
 static long long
 now_ms(void)
