@@ -10,6 +10,8 @@ MANDIR    ?= $(PREFIX)/share/man
 CUDA_HOME ?= /usr/local/cuda
 PYTHON    ?= /usr/bin/python3
 
+.DEFAULT_GOAL := all
+
 CFLAGS  ?= -O2 -g
 WARNINGS = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CPPFLAGS += -D_GNU_SOURCE -DGPUFRAC_VERSION='"$(VERSION)"' \

@@ -41,6 +41,10 @@ static const char *const events[] = {
 	[GF_EV_TIMEOUT] = "timeout",
 	[GF_EV_PREEMPT] = "preempt",
 	[GF_EV_KILL] = "kill",
+	[GF_EV_SWAP_OUT] = "swap-out",
+	[GF_EV_SWAP_IN] = "swap-in",
+	[GF_EV_SWAP_SKIP] = "swap-skip",
+	[GF_EV_FALLBACK] = "fallback",
 };
 
 static const char *

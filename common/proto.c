@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "proto.h"
 
@@ -36,17 +38,19 @@ static const struct msg_type types[] = {
 	T(COMMIT, gf_commit),
 	T(ROLLBACK, gf_rollback),
 	T(FREE, gf_free),
+	T0(SWAP_IN),
 	T0(STATUS_REQ),
 	T0(PS_REQ),
 	T(ALLOCS_REQ, gf_allocs_req),
 	T(EVENTS_REQ, gf_events_req),
 	T0(RELOAD_REQ),
+	T(SWAP_REQ, gf_swap_req),
 	T(HELLO_OK, gf_hello_ok),
 	T(DEVICE_INFO, gf_device_info),
 	T(GRANT, gf_grant),
 	T(DENY, gf_deny),
 	TS(ERROR, gf_error, msg),
-	TS(STATUS, gf_status, version),
+	TS2(STATUS, gf_status, version, swap_reason),
 	TS(DEVICE_STATUS, gf_device_status, name),
 	T(DEVICE_END, gf_end),
 	TS(CLIENT, gf_client, group),
@@ -163,15 +167,36 @@ proto_pack(struct gf_msg *m, uint16_t type, uint32_t seq, const void *payload)
 }
 
 int
-proto_send(int fd, uint16_t type, uint32_t seq, const void *payload)
+proto_send_fd(int fd, uint16_t type, uint32_t seq, const void *payload,
+    int passfd)
 {
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(sizeof(int))];
+	} cm;
 	struct gf_msg m;
+	struct iovec iov;
+	struct msghdr mh;
 	ssize_t n;
 
 	if (proto_pack(&m, type, seq, payload) < 0)
 		return -1;
+	iov.iov_base = &m;
+	iov.iov_len = m.hdr.len;
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	if (passfd >= 0) {
+		memset(&cm, 0, sizeof(cm));
+		mh.msg_control = cm.buf;
+		mh.msg_controllen = sizeof(cm.buf);
+		cm.hdr.cmsg_level = SOL_SOCKET;
+		cm.hdr.cmsg_type = SCM_RIGHTS;
+		cm.hdr.cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(&cm.hdr), &passfd, sizeof(int));
+	}
 	do
-		n = send(fd, &m, m.hdr.len, MSG_NOSIGNAL);
+		n = sendmsg(fd, &mh, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -1;
@@ -183,25 +208,88 @@ proto_send(int fd, uint16_t type, uint32_t seq, const void *payload)
 }
 
 int
-proto_recv(int fd, struct gf_msg *m, int flags, const char **why)
+proto_send(int fd, uint16_t type, uint32_t seq, const void *payload)
 {
+	return proto_send_fd(fd, type, seq, payload, -1);
+}
+
+/*
+ * The first descriptor passed with a packet; any others are closed (a
+ * peer must not be able to fill our descriptor table). -1 if none.
+ */
+static int
+passed_fd(struct msghdr *mh)
+{
+	struct cmsghdr *c;
+	int fd = -1, *p;
+	size_t i, n;
+
+	for (c = CMSG_FIRSTHDR(mh); c != NULL; c = CMSG_NXTHDR(mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		p = (int *)(void *)CMSG_DATA(c);
+		for (i = 0; i < n; i++) {
+			int one;
+
+			memcpy(&one, &p[i], sizeof(one));
+			if (fd < 0)
+				fd = one;
+			else
+				close(one);
+		}
+	}
+	return fd;
+}
+
+int
+proto_recv_fd(int fd, struct gf_msg *m, int flags, const char **why,
+    int *passfd)
+{
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(4 * sizeof(int))];
+	} cm;
+	struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
+	struct msghdr mh;
+	int got = -1;
 	ssize_t n;
 
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	if (passfd != NULL) {
+		*passfd = -1;
+		mh.msg_control = cm.buf;
+		mh.msg_controllen = sizeof(cm.buf);
+	}
 	/* MSG_TRUNC makes recv report the real length of an oversized packet. */
 	do
-		n = recv(fd, m, sizeof(*m), flags | MSG_TRUNC);
+		n = recvmsg(fd, &mh, flags | MSG_TRUNC | MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -1;
-	if (n == 0)
-		return 0;
-	if ((size_t)n > sizeof(*m)) {
-		*why = "packet longer than any message";
+	if (passfd != NULL)
+		got = passed_fd(&mh);
+	if (n == 0 || (size_t)n > sizeof(*m) || proto_check(m, (size_t)n,
+	    why) < 0) {
+		if (got >= 0)
+			close(got);
+		if (n == 0)
+			return 0;
+		if ((size_t)n > sizeof(*m))
+			*why = "packet longer than any message";
 		return -2;
 	}
-	if (proto_check(m, (size_t)n, why) < 0)
-		return -2;
+	if (passfd != NULL)
+		*passfd = got;
 	return 1;
+}
+
+int
+proto_recv(int fd, struct gf_msg *m, int flags, const char **why)
+{
+	return proto_recv_fd(fd, m, flags, why, NULL);
 }
 
 void

@@ -37,6 +37,9 @@ ssize_t	proto_pack(struct gf_msg *m, uint16_t type, uint32_t seq,
  * raises SIGPIPE. Returns 0, or -1 with errno set.
  */
 int	proto_send(int fd, uint16_t type, uint32_t seq, const void *payload);
+/* The same, passing descriptor passfd (SCM_RIGHTS) with it; -1: none. */
+int	proto_send_fd(int fd, uint16_t type, uint32_t seq, const void *payload,
+	    int passfd);
 
 /*
  * Receive one packet into *m and validate it. Returns 1 on a valid message,
@@ -45,6 +48,13 @@ int	proto_send(int fd, uint16_t type, uint32_t seq, const void *payload);
  * flags are recv(2) flags (MSG_DONTWAIT).
  */
 int	proto_recv(int fd, struct gf_msg *m, int flags, const char **why);
+/*
+ * The same, and *passfd gets the descriptor passed with a valid message
+ * (close-on-exec, the caller's to close), or -1. Descriptors passed beyond
+ * the first, or with a packet that is not returned as valid, are closed.
+ */
+int	proto_recv_fd(int fd, struct gf_msg *m, int flags, const char **why,
+	    int *passfd);
 
 /* Copy src into a fixed-size wire string, truncating, always terminated. */
 void	proto_strlcpy(char *dst, const char *src, size_t size);

@@ -270,6 +270,7 @@ arbiter_start(struct arbiter *a, struct config *conf, const char *lib)
 			return -1;
 		}
 	free(devs);
+	swap_init(a);
 	if (arbiter_apply(a, conf, &rt) < 0) {
 		log_errx("the configuration does not fit this machine");
 		return -1;
@@ -320,10 +321,22 @@ void
 arbiter_stop(struct arbiter *a)
 {
 	a->stopping = 1;
+	swap_free(a);
 	control_shutdown(&a->control);
 	resolve_free(a);
 	ledger_free(&a->ledger);
 	config_free(&a->conf);
+}
+
+static void
+arbiter_vevent(struct arbiter *a, uint32_t kind,
+    const struct ledger_client *lc, int dev, uint64_t bytes,
+    uint32_t duration_ms, const char *fmt, va_list ap)
+{
+	events_vadd(&a->events, events_wall_ms(), kind, lc ? lc->pid : 0,
+	    lc ? a->ledger.groups[lc->group].pol.name : NULL,
+	    dev >= 0 ? a->ledger.devices[dev].uuid : NULL, bytes,
+	    duration_ms, fmt, ap);
 }
 
 void
@@ -331,14 +344,21 @@ arbiter_event(struct arbiter *a, uint32_t kind,
     const struct ledger_client *lc, int dev, uint64_t bytes,
     const char *fmt, ...)
 {
-	char reason[GF_REASON_LEN];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(reason, sizeof(reason), fmt, ap);
+	arbiter_vevent(a, kind, lc, dev, bytes, 0, fmt, ap);
 	va_end(ap);
-	events_add(&a->events, events_wall_ms(), kind, lc ? lc->pid : 0,
-	    lc ? a->ledger.groups[lc->group].pol.name : NULL,
-	    dev >= 0 ? a->ledger.devices[dev].uuid : NULL, bytes, "%s",
-	    reason);
+}
+
+void
+arbiter_event_timed(struct arbiter *a, uint32_t kind,
+    const struct ledger_client *lc, uint64_t bytes, uint32_t duration_ms,
+    const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	arbiter_vevent(a, kind, lc, -1, bytes, duration_ms, fmt, ap);
+	va_end(ap);
 }

@@ -13,6 +13,7 @@
 #include "control.h"
 #include "events.h"
 #include "ledger.h"
+#include "swap.h"
 #include "waitq.h"
 
 struct conn;
@@ -35,6 +36,7 @@ struct arbiter {
 	int		 serving;	/* resolve_serve is walking */
 	int		 serve_again;	/* memory came back meanwhile */
 	int		 stopping;	/* arbiter_stop: grant nothing more */
+	struct swap	 swap;		/* host swap */
 };
 
 /*
@@ -44,6 +46,12 @@ struct arbiter {
 void	arbiter_event(struct arbiter *a, uint32_t kind,
 	    const struct ledger_client *lc, int dev, uint64_t bytes,
 	    const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* The same for a whole process (no device), with a duration (a swap). */
+void	arbiter_event_timed(struct arbiter *a, uint32_t kind,
+	    const struct ledger_client *lc, uint64_t bytes,
+	    uint32_t duration_ms, const char *fmt, ...)
+	    __attribute__((format(printf, 6, 7)));
 
 /*
  * Read the configuration (path, its drop-ins, then socket_arg over

@@ -24,37 +24,6 @@
 #include "units.h"
 #include "uuid.h"
 
-/*
- * What the daemon can do so far: the one place that enables a resolver or
- * an on_preempt action (their names are common/names.c's). The
- * configuration refuses the others.
- */
-static const int resolver_supported[] = {
-	[GF_RESOLVER_FAIL] = 1,
-	[GF_RESOLVER_WAIT] = 1,
-	[GF_RESOLVER_PREEMPT] = 1,
-	[GF_RESOLVER_SWAP] = 0,
-}, preempt_supported[] = {
-	[GF_PREEMPT_SWAP] = 0,
-	[GF_PREEMPT_KILL] = 1,
-	[GF_PREEMPT_NONE] = 1,
-};
-
-#define NRESOLVERS	(sizeof(resolver_supported) / sizeof(resolver_supported[0]))
-#define NPREEMPTS	(sizeof(preempt_supported) / sizeof(preempt_supported[0]))
-
-int
-config_resolver_supported(uint32_t resolver)
-{
-	return resolver < NRESOLVERS && resolver_supported[resolver];
-}
-
-int
-config_preempt_supported(uint32_t action)
-{
-	return action < NPREEMPTS && preempt_supported[action];
-}
-
 void
 config_default_policy(const struct config *c, struct group_policy *p)
 {
@@ -474,40 +443,15 @@ key_default_limit(struct parse *p, const char *key, const char *v)
 	}
 }
 
-/* "supported: fail, ..." for an error message. */
-static char *
-supported_list(const int *supported, size_t n,
-    const char *(*name)(uint32_t), char *buf, size_t size)
-{
-	size_t i, len;
-
-	snprintf(buf, size, "supported:");
-	for (i = 0; i < n; i++) {
-		if (!supported[i])
-			continue;
-		len = strlen(buf);
-		snprintf(buf + len, size - len, "%s %s",
-		    buf[len - 1] == ':' ? "" : ",", name((uint32_t)i));
-	}
-	return buf;
-}
-
 int
 parse_resolver(struct parse *p, const char *key, const char *v,
     uint32_t *out)
 {
 	int r = name_resolver_parse(v);
-	char list[64];
 
 	if (r < 0) {
 		parse_error(p, "unknown resolver '%s' for '%s' (expected "
 		    "fail, wait, preempt or swap)", v, key);
-		return -1;
-	}
-	if (!config_resolver_supported((uint32_t)r)) {
-		parse_error(p, "resolver '%s' is not supported yet for '%s' "
-		    "(%s)", v, key, supported_list(resolver_supported, NRESOLVERS,
-		    name_resolver, list, sizeof(list)));
 		return -1;
 	}
 	*out = (uint32_t)r;
@@ -518,17 +462,10 @@ int
 parse_preempt(struct parse *p, const char *key, const char *v, uint32_t *out)
 {
 	int a = name_on_preempt_parse(v);
-	char list[64];
 
 	if (a < 0) {
 		parse_error(p, "unknown action '%s' for '%s' (expected kill, "
 		    "none or swap)", v, key);
-		return -1;
-	}
-	if (!config_preempt_supported((uint32_t)a)) {
-		parse_error(p, "action '%s' is not supported yet for '%s' "
-		    "(%s)", v, key, supported_list(preempt_supported, NPREEMPTS,
-		    name_on_preempt, list, sizeof(list)));
 		return -1;
 	}
 	*out = (uint32_t)a;

@@ -89,14 +89,6 @@ void	config_free(struct config *c);
 int	config_load(struct config *c, const char *path, int optional,
 	    config_report_fn *report, void *arg);
 
-/*
- * Whether the daemon can apply a resolver yet: the one place that says so.
- * A configuration naming one it cannot is refused.
- */
-int	config_resolver_supported(uint32_t resolver);
-/* The same for on_preempt actions (GF_PREEMPT_*). */
-int	config_preempt_supported(uint32_t action);
-
 /* The policy of the implicit group "default", from [daemon]. */
 void	config_default_policy(const struct config *c, struct group_policy *p);
 

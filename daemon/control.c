@@ -113,6 +113,7 @@ control_adopt(struct control *ctl, int fd)
 	}
 	c->ctl = ctl;
 	c->fd = fd;
+	c->rx_fd = -1;
 	c->pid = (uint32_t)cred.pid;
 	c->uid = (uint32_t)cred.uid;
 	c->gid = (uint32_t)cred.gid;
@@ -322,10 +323,14 @@ conn_read(struct conn *c)
 	int i, r;
 
 	for (i = 0; i < READ_BATCH; i++) {
-		r = proto_recv(c->fd, &m, MSG_DONTWAIT, &bad);
+		r = proto_recv_fd(c->fd, &m, MSG_DONTWAIT, &bad, &c->rx_fd);
 		if (r == 1) {
-			if (dispatch_msg(c->ctl->arb, c, &m, why,
-			    sizeof(why)) < 0)
+			r = dispatch_msg(c->ctl->arb, c, &m, why, sizeof(why));
+			/* A descriptor no handler took is not kept. */
+			if (c->rx_fd >= 0)
+				close(c->rx_fd);
+			c->rx_fd = -1;
+			if (r < 0)
 				goto out_close;
 			if (c->close_timer > 0)
 				return 0;	/* closing: read no more */

@@ -36,6 +36,8 @@ struct conn {
 	int		 gone;		/* the peer went away: no error */
 	int64_t		 close_timer;	/* control_close_later's, or 0 */
 	char		 close_why[96];
+	int		 rx_fd;		/* passed with the packet being handled,
+					   -1; a handler may take it */
 	int		 following;	/* EVENTS_REQ with follow: events go */
 	uint32_t	 follow_seq;	/* out with this seq */
 };

@@ -16,6 +16,7 @@
 #include "ledger.h"
 #include "log.h"
 #include "resolve.h"
+#include "swap.h"
 #include "units.h"
 
 /* Linux 5.3; headers older than the kernel may lack the number (434 on
@@ -54,6 +55,7 @@ static void
 client_gone(struct arbiter *a, struct ledger_client *lc)
 {
 	resolve_client_gone(a, lc);
+	swap_client_gone(a, lc);
 	ledger_client_drop(&a->ledger, lc);
 }
 

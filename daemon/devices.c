@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ckpt.h"
 #include "devices.h"
 #include "log.h"
 #include "proto.h"
@@ -54,6 +55,8 @@ sym(void *handle, const char *name, const char *fallback)
 		p = dlsym(handle, fallback);
 	return p;
 }
+
+static struct driver the_driver;	/* stays loaded: swap calls it */
 
 static const char *
 error_name(const struct driver *drv, CUresult r)
@@ -117,24 +120,56 @@ driver_load(struct driver *drv, const char *lib)
 	return 0;
 }
 
-/* Whether cuGetProcAddress finds cuCheckpointProcessLock. */
-static uint32_t
-swap_probe(const struct driver *drv)
+/* The driver's function name of the checkpoint API's ABI, or NULL. */
+static void *
+checkpoint_fn(const struct driver *d, const char *name)
 {
 	CUdriverProcAddressQueryResult status;
 	void *fn = NULL;
 	CUresult r;
 
-	if (drv->get_proc_address_v2 != NULL)
-		r = drv->get_proc_address_v2("cuCheckpointProcessLock", &fn,
-		    CHECKPOINT_CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT,
-		    &status);
-	else if (drv->get_proc_address != NULL)
-		r = drv->get_proc_address("cuCheckpointProcessLock", &fn,
-		    CHECKPOINT_CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT);
+	if (d->get_proc_address_v2 != NULL)
+		r = d->get_proc_address_v2(name, &fn, CHECKPOINT_CUDA_VERSION,
+		    CU_GET_PROC_ADDRESS_DEFAULT, &status);
+	else if (d->get_proc_address != NULL)
+		r = d->get_proc_address(name, &fn, CHECKPOINT_CUDA_VERSION,
+		    CU_GET_PROC_ADDRESS_DEFAULT);
 	else
-		return 0;
-	return r == CUDA_SUCCESS && fn != NULL;
+		return NULL;
+	return r == CUDA_SUCCESS ? fn : NULL;
+}
+
+/* The whole checkpoint API, or none of it. */
+static uint32_t
+swap_probe(const struct driver *d, struct ckpt_api *api)
+{
+	memset(api, 0, sizeof(*api));
+	*(void **)&api->lock = checkpoint_fn(d, "cuCheckpointProcessLock");
+	*(void **)&api->checkpoint = checkpoint_fn(d,
+	    "cuCheckpointProcessCheckpoint");
+	*(void **)&api->restore = checkpoint_fn(d, "cuCheckpointProcessRestore");
+	*(void **)&api->unlock = checkpoint_fn(d, "cuCheckpointProcessUnlock");
+	*(void **)&api->get_state = checkpoint_fn(d,
+	    "cuCheckpointProcessGetState");
+	if (api->lock && api->checkpoint && api->restore && api->unlock &&
+	    api->get_state)
+		return 1;
+	memset(api, 0, sizeof(*api));
+	return 0;
+}
+
+static struct ckpt_api checkpoint_api;
+
+void
+devices_checkpoint_api(struct ckpt_api *api)
+{
+	*api = checkpoint_api;
+}
+
+const char *
+devices_error_name(int r)
+{
+	return error_name(&the_driver, (CUresult)r);
 }
 
 /* Fill d for ordinal i; -1 (logged) when the driver will not say. */
@@ -175,7 +210,6 @@ int
 devices_discover(const char *lib, struct device_desc **devs,
     uint32_t *swap_support)
 {
-	static struct driver drv;	/* stays loaded: later issues use it */
 	char ubuf[UUID_STR_LEN], sbuf[32];
 	int count = 0, i, n = 0;
 	CUresult r;
@@ -185,16 +219,16 @@ devices_discover(const char *lib, struct device_desc **devs,
 	/* The daemon accounts for every device, by nvidia-smi's index. */
 	unsetenv("CUDA_VISIBLE_DEVICES");
 	setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
-	if (drv.handle == NULL && driver_load(&drv, lib) < 0)
+	if (the_driver.handle == NULL && driver_load(&the_driver, lib) < 0)
 		goto out_none;
-	if ((r = drv.init(0)) != CUDA_SUCCESS) {
+	if ((r = the_driver.init(0)) != CUDA_SUCCESS) {
 		log_warnx("the CUDA driver did not initialise: cuInit: %s",
-		    error_name(&drv, r));
+		    error_name(&the_driver, r));
 		goto out_none;
 	}
-	if ((r = drv.device_get_count(&count)) != CUDA_SUCCESS) {
+	if ((r = the_driver.device_get_count(&count)) != CUDA_SUCCESS) {
 		log_warnx("the CUDA driver cannot count its devices: %s",
-		    error_name(&drv, r));
+		    error_name(&the_driver, r));
 		goto out_none;
 	}
 	if (count <= 0)
@@ -202,11 +236,11 @@ devices_discover(const char *lib, struct device_desc **devs,
 	if ((*devs = calloc((size_t)count, sizeof(**devs))) == NULL)
 		return -1;
 	for (i = 0; i < count; i++)
-		if (device_query(&drv, i, &(*devs)[n]) == 0)
+		if (device_query(&the_driver, i, &(*devs)[n]) == 0)
 			n++;
 	if (n == 0)
 		goto out_none;
-	*swap_support = swap_probe(&drv);
+	*swap_support = swap_probe(&the_driver, &checkpoint_api);
 	for (i = 0; i < n; i++)
 		log_info("device %u: %s '%s', %s%s", (*devs)[i].index,
 		    uuid_format((*devs)[i].uuid, ubuf, sizeof(ubuf)),

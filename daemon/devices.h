@@ -33,4 +33,15 @@ struct device_desc {
 int	devices_discover(const char *lib, struct device_desc **devs,
 	    uint32_t *swap_support);
 
+struct ckpt_api;
+
+/*
+ * The driver's checkpoint API as devices_discover found it (all NULL if
+ * the driver lacks any of it, or before discovery).
+ */
+void	devices_checkpoint_api(struct ckpt_api *api);
+
+/* The driver's name for r ("CUDA_ERROR_NOT_READY"), or "error N". */
+const char *devices_error_name(int r);
+
 #endif

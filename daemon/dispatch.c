@@ -21,6 +21,7 @@
 #include "log.h"
 #include "proto.h"
 #include "resolve.h"
+#include "swap.h"
 #include "units.h"
 #include "uuid.h"
 
@@ -92,6 +93,8 @@ on_hello(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	log_info("client pid %u (uid %u) connected, cgroup '%s', group '%s'",
 	    c->pid, c->uid, c->cgroup,
 	    a->ledger.groups[c->client->group].pol.name);
+	swap_hello(a, c->client, c->rx_fd);
+	c->rx_fd = -1;
 	memset(&ok, 0, sizeof(ok));
 	ok.pid = c->pid;
 	return reply(c, GF_MSG_HELLO_OK, m->hdr.seq, &ok, why, whylen);
@@ -332,6 +335,8 @@ on_status_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	st.nclients = (uint32_t)l->nclients;
 	st.ndevices = (uint32_t)l->ndevices;
 	st.uptime_ms = event_now_ms() - a->start_ms;
+	st.swap_available = (uint32_t)a->swap.available;
+	proto_strlcpy(st.swap_reason, a->swap.reason, sizeof(st.swap_reason));
 	if (reply(c, GF_MSG_STATUS, m->hdr.seq, &st, why, whylen) < 0)
 		return -1;
 	for (i = 0; i < l->ndevices; i++) {
@@ -341,16 +346,11 @@ on_status_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		memcpy(ds.uuid, d->uuid, GF_UUID_LEN);
 		proto_strlcpy(ds.name, d->name, sizeof(ds.name));
 		ds.index = d->index;
-		/*
-		 * Swap needs the driver's checkpoint API and the daemon's swap
-		 * resolver, which does not exist yet: report no swap whatever
-		 * the driver has (that is logged at start).
-		 */
-		ds.swap_support = 0;
 		ds.total = d->total;
 		ds.reserve = d->reserve;
 		ds.capacity = d->capacity;
 		ds.used = d->used;
+		ds.host = d->host;
 		ds.nclients = d->nclients;
 		if (reply(c, GF_MSG_DEVICE_STATUS, m->hdr.seq, &ds, why,
 		    whylen) < 0)
@@ -381,9 +381,11 @@ ps_record(const struct arbiter *a, struct conn *c, uint32_t seq,
 	if (dev >= 0) {
 		memcpy(r.uuid, a->ledger.devices[dev].uuid, GF_UUID_LEN);
 		r.used = lc->usage[dev].used;
+		r.host = lc->usage[dev].host;
 		r.limit = lc->usage[dev].limit;
 		r.guarantee = g->share[dev].guarantee;
 	}
+	r.idle_ms = swap_idle_ms(lc);
 	return reply(c, GF_MSG_CLIENT, seq, &r, why, whylen);
 }
 
@@ -516,6 +518,30 @@ on_reload_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	return reply(c, GF_MSG_OK, m->hdr.seq, NULL, why, whylen);
 }
 
+static int
+on_swap_in(struct arbiter *a, struct conn *c, const struct gf_msg *m,
+    char *why, size_t whylen)
+{
+	return swap_on_swap_in(a, c, m->hdr.seq, why, whylen);
+}
+
+static int
+on_swap_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
+    char *why, size_t whylen)
+{
+	char msg[GF_ERRMSG_LEN] = "";
+
+	if (!admin_allowed(&a->conf, c->fd, c->pid, c->uid, c->gid)) {
+		admin_denied_msg(&a->conf, "swap", msg, sizeof(msg));
+		log_warnx("pid %u (uid %u) asked for a swap: refused",
+		    c->pid, c->uid);
+		return reply_error(c, m->hdr.seq, GF_ERR_PERMISSION, msg, why,
+		    whylen);
+	}
+	return swap_on_request(a, c, m->hdr.seq, &m->u.swap_req, why,
+	    whylen);
+}
+
 /* A follower's new event; a connection that cannot take it goes. */
 static void
 follow_event(void *arg, const struct gf_event *e)
@@ -593,11 +619,13 @@ static const struct handler handlers[] = {
 	{ GF_MSG_COMMIT, CLIENT, on_commit },
 	{ GF_MSG_ROLLBACK, CLIENT, on_rollback },
 	{ GF_MSG_FREE, CLIENT, on_free },
+	{ GF_MSG_SWAP_IN, CLIENT, on_swap_in },
 	{ GF_MSG_STATUS_REQ, ANY, on_status_req },
 	{ GF_MSG_PS_REQ, ANY, on_ps_req },
 	{ GF_MSG_ALLOCS_REQ, ANY, on_allocs_req },
 	{ GF_MSG_EVENTS_REQ, ANY, on_events_req },
 	{ GF_MSG_RELOAD_REQ, ANY, on_reload_req },
+	{ GF_MSG_SWAP_REQ, ANY, on_swap_req },
 };
 
 int

@@ -128,12 +128,11 @@ followers_deliver(struct events *ev)
 }
 
 void
-events_add(struct events *ev, uint64_t time_ms, uint32_t kind, uint32_t pid,
-    const char *group, const uint8_t *uuid, uint64_t bytes, const char *fmt,
-    ...)
+events_vadd(struct events *ev, uint64_t time_ms, uint32_t kind, uint32_t pid,
+    const char *group, const uint8_t *uuid, uint64_t bytes,
+    uint32_t duration_ms, const char *fmt, va_list ap)
 {
 	struct gf_event *e = &ev->ring[ev->total % ev->capacity];
-	va_list ap;
 
 	memset(e, 0, sizeof(*e));
 	e->time_ms = time_ms;
@@ -144,17 +143,27 @@ events_add(struct events *ev, uint64_t time_ms, uint32_t kind, uint32_t pid,
 	if (uuid != NULL)
 		memcpy(e->uuid, uuid, sizeof(e->uuid));
 	e->bytes = bytes;
-	if (fmt != NULL) {
-		va_start(ap, fmt);
+	e->duration_ms = duration_ms;
+	if (fmt != NULL)
 		vsnprintf(e->reason, sizeof(e->reason), fmt, ap);
-		va_end(ap);
-	}
 	oneline(e->group);
 	oneline(e->reason);
 	ev->total++;
 
 	event_log(e);
 	followers_deliver(ev);
+}
+
+void
+events_add(struct events *ev, uint64_t time_ms, uint32_t kind, uint32_t pid,
+    const char *group, const uint8_t *uuid, uint64_t bytes, const char *fmt,
+    ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	events_vadd(ev, time_ms, kind, pid, group, uuid, bytes, 0, fmt, ap);
+	va_end(ap);
 }
 
 const struct gf_event *

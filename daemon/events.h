@@ -23,6 +23,7 @@
 #ifndef GF_DAEMON_EVENTS_H
 #define GF_DAEMON_EVENTS_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -65,6 +66,12 @@ void	events_add(struct events *ev, uint64_t time_ms,
 	    uint32_t kind, uint32_t pid, const char *group,
 	    const uint8_t *uuid, uint64_t bytes, const char *fmt, ...)
 	    __attribute__((format(printf, 8, 9)));
+
+/* The same, with the duration of what it records (a swap), from a va_list. */
+void	events_vadd(struct events *ev, uint64_t time_ms, uint32_t kind,
+	    uint32_t pid, const char *group, const uint8_t *uuid,
+	    uint64_t bytes, uint32_t duration_ms, const char *fmt, va_list ap)
+	    __attribute__((format(printf, 9, 0)));
 
 /*
  * Iterate oldest first: start with *cursor = 0; each call returns the next

@@ -40,12 +40,19 @@ share_of(struct ledger *l, const struct ledger_client *c, size_t dev)
 	return &l->groups[c->group].share[dev];
 }
 
-/* Charge n more to c on dev, or return n of its charge. */
+/* Charge n more to c on dev, or return n of its charge: to the host
+ * tallies while c is swapped out. */
 static void
 charge(struct ledger *l, struct ledger_client *c, size_t dev, uint64_t n)
 {
 	struct ledger_share *sh = share_of(l, c, dev);
 
+	if (c->on_host) {
+		c->usage[dev].host = add_saturated(c->usage[dev].host, n);
+		sh->host = add_saturated(sh->host, n);
+		l->devices[dev].host = add_saturated(l->devices[dev].host, n);
+		return;
+	}
 	c->usage[dev].used = add_saturated(c->usage[dev].used, n);
 	sh->used = add_saturated(sh->used, n);
 	l->devices[dev].used = add_saturated(l->devices[dev].used, n);
@@ -56,6 +63,15 @@ discharge(struct ledger *l, struct ledger_client *c, size_t dev, uint64_t n)
 {
 	struct ledger_share *sh = share_of(l, c, dev);
 
+	if (c->on_host) {
+		c->usage[dev].host = sub_clamped(c->usage[dev].host, n,
+		    "host charge", c->pid);
+		sh->host = sub_clamped(sh->host, n, "group host charge",
+		    c->pid);
+		l->devices[dev].host = sub_clamped(l->devices[dev].host, n,
+		    "device host charge", c->pid);
+		return;
+	}
 	c->usage[dev].used = sub_clamped(c->usage[dev].used, n,
 	    "charge", c->pid);
 	sh->used = sub_clamped(sh->used, n, "group charge", c->pid);
@@ -76,11 +92,14 @@ group_tally(struct ledger *l, const struct ledger_client *c, int sign)
 
 		if (sign > 0) {
 			sh->used = add_saturated(sh->used, c->usage[i].used);
+			sh->host = add_saturated(sh->host, c->usage[i].host);
 			sh->nclients += c->usage[i].opened ? 1 : 0;
 			continue;
 		}
 		sh->used = sub_clamped(sh->used, c->usage[i].used,
 		    "group charge", c->pid);
+		sh->host = sub_clamped(sh->host, c->usage[i].host,
+		    "group host charge", c->pid);
 		if (c->usage[i].opened && sh->nclients > 0)
 			sh->nclients--;
 	}
@@ -402,6 +421,8 @@ ledger_client_drop(struct ledger *l, struct ledger_client *c)
 
 		d->used = sub_clamped(d->used, c->usage[i].used,
 		    "device charge", c->pid);
+		d->host = sub_clamped(d->host, c->usage[i].host,
+		    "device host charge", c->pid);
 		if (c->usage[i].opened)
 			d->nclients = d->nclients ? d->nclients - 1 : 0;
 	}
@@ -507,12 +528,14 @@ ledger_admit(const struct ledger *l, const struct ledger_client *c,
 
 	if (!u->opened)
 		return LEDGER_NOT_OPEN;
-	if (__builtin_add_overflow(u->used, size, &after) || after > u->limit)
+	/* Limits hold what a process has, on the device or swapped out. */
+	if (__builtin_add_overflow(add_saturated(u->used, u->host), size,
+	    &after) || after > u->limit)
 		return LEDGER_LIMIT;
 	sh = &l->groups[c->group].share[dev];
 	if (group_limit_applies(l, c, dev) &&
-	    (__builtin_add_overflow(sh->used, size, &after) ||
-	    after > sh->limit))
+	    (__builtin_add_overflow(add_saturated(sh->used, sh->host), size,
+	    &after) || after > sh->limit))
 		return LEDGER_GROUP_LIMIT;
 	if (size > ledger_available(l, c->group, dev))
 		return LEDGER_COLLISION;
@@ -610,4 +633,46 @@ ledger_release(struct ledger *l, struct ledger_client *c, uint64_t ptr)
 	discharge(l, c, a->device, a->size);
 	free(a);
 	return 0;
+}
+
+/* Move c's charges between the device and host tallies. */
+static void
+swap_move(struct ledger *l, struct ledger_client *c, int to_host)
+{
+	size_t i;
+	uint64_t n;
+
+	for (i = 0; i < l->ndevices; i++) {
+		n = to_host ? c->usage[i].used : c->usage[i].host;
+		discharge(l, c, i, n);
+		c->on_host = to_host;
+		charge(l, c, i, n);
+		c->on_host = !to_host;
+	}
+	c->on_host = to_host;
+}
+
+void
+ledger_swap_out(struct ledger *l, struct ledger_client *c)
+{
+	if (!c->on_host)
+		swap_move(l, c, 1);
+}
+
+void
+ledger_swap_in(struct ledger *l, struct ledger_client *c)
+{
+	if (c->on_host)
+		swap_move(l, c, 0);
+}
+
+int
+ledger_swap_in_fits(const struct ledger *l, const struct ledger_client *c)
+{
+	size_t i;
+
+	for (i = 0; i < l->ndevices; i++)
+		if (c->usage[i].host > ledger_available(l, c->group, i))
+			return 0;
+	return 1;
 }

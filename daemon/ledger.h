@@ -7,9 +7,13 @@
  * resolved; which group a client belongs to is the caller's to say).
  *
  * Invariants, per client and device:
- *   usage.used   == usage.pending + sum of the client's allocation sizes
- *   device.used  == sum over clients of usage.used
- *   group.usage[dev].used == sum over the group's clients of usage.used
+ *   usage.used + usage.host == usage.pending + sum of the client's
+ *                  allocation sizes (host: swapped out, 0 otherwise)
+ *   device.used  == sum over clients of usage.used, device.host of .host
+ *   group.share[dev].used (.host) == sum over its clients of usage.used
+ *                  (.host)
+ * A swapped-out client (on_host) holds nothing on the device: its charges
+ * are counted as host bytes, and its limits still count them.
  * Nothing ever wraps below zero: a subtraction that would (a broken
  * invariant, or a client returning more than it holds) is clamped at zero
  * and logged.
@@ -21,6 +25,7 @@
 #include <stdint.h>
 #include <sys/queue.h>
 
+#include "gpufrac/activity.h"
 #include "gpufrac/proto.h"
 #include "policy.h"
 #include "ptrmap.h"
@@ -36,6 +41,7 @@ struct ledger_device {
 	uint64_t	reserve;	/* kept back by configuration */
 	uint64_t	capacity;	/* total - reserve */
 	uint64_t	used;		/* charged to clients */
+	uint64_t	host;		/* theirs, swapped out to host memory */
 	uint32_t	nclients;	/* clients that opened it */
 };
 
@@ -58,6 +64,7 @@ struct ledger_usage {
 	uint64_t	capacity_sent;	/* DEVICE_INFO's limit and capacity */
 	uint64_t	used;		/* pending + committed allocations */
 	uint64_t	pending;	/* reserved, not yet committed */
+	uint64_t	host;		/* swapped out: what used was */
 };
 
 /* A group's standing on one device. */
@@ -65,6 +72,7 @@ struct ledger_share {
 	uint64_t	limit;		/* the group's (per_process: each's) */
 	uint64_t	guarantee;
 	uint64_t	used;		/* by all its clients */
+	uint64_t	host;		/* theirs, swapped out */
 	uint32_t	nclients;	/* its clients that opened the device */
 };
 
@@ -89,6 +97,13 @@ struct ledger_client {
 					   returned */
 	int		departing;	/* connection closed, the process not
 					   yet exited: its charge stays */
+	int		on_host;	/* swapped out: charges are host bytes */
+	/* swap.c's, not the ledger's */
+	struct gf_activity *act;	/* its activity page, or NULL */
+	int		swap;		/* SWAP_* (swap.h) */
+	uint64_t	swapped_ms;	/* when it went out (monotonic) */
+	int		swap_skip;	/* not to be swapped again this round */
+	uint32_t	swapin_asks;	/* SWAP_IN requests waiting */
 };
 
 TAILQ_HEAD(ledger_clients, ledger_client);
@@ -248,5 +263,13 @@ int	ledger_rollback(struct ledger *l, struct ledger_client *c, size_t dev,
  * the client has no allocation there.
  */
 int	ledger_release(struct ledger *l, struct ledger_client *c, uint64_t ptr);
+
+/* Move all of c's charges to the host tallies (swapped out), or back. */
+void	ledger_swap_out(struct ledger *l, struct ledger_client *c);
+void	ledger_swap_in(struct ledger *l, struct ledger_client *c);
+
+/* Whether c's host bytes fit ledger_available on every device again. */
+int	ledger_swap_in_fits(const struct ledger *l,
+	    const struct ledger_client *c);
 
 #endif

@@ -17,6 +17,7 @@
 #include "ledger.h"
 #include "log.h"
 #include "resolve.h"
+#include "swap.h"
 #include "units.h"
 #include "victims.h"
 #include "waitq.h"
@@ -196,8 +197,8 @@ resolve_queued_above(const struct arbiter *a, size_t dev, int32_t priority)
 	return w != NULL && w->priority > priority;
 }
 
-void
-resolve_serve(struct arbiter *a)
+static void
+serve_waiters(struct arbiter *a)
 {
 	size_t d;
 
@@ -219,9 +220,18 @@ resolve_serve(struct arbiter *a)
 }
 
 void
+resolve_serve(struct arbiter *a)
+{
+	serve_waiters(a);
+	/* What is left may bring a swapped-out process back, or need room. */
+	swap_pump(a);
+}
+
+void
 resolve_conn_gone(struct arbiter *a, struct conn *c)
 {
 	(void)waitq_remove_owner(&a->waitq, c);
+	swap_conn_gone(a, c);
 	if (c->client != NULL)
 		waiting_add(c->client, -(int)c->client->nwaiting);
 }
@@ -238,12 +248,8 @@ resolve_client_gone(struct arbiter *a, struct ledger_client *lc)
 	}
 }
 
-/*
- * Queue c's request for up to timeout_ms (0: no deadline) and say so with
- * WAIT. -1 (why) if the WAIT could not be sent.
- */
-static int
-queue_request(struct arbiter *a, struct conn *c, uint32_t seq, size_t dev,
+int
+resolve_queue(struct arbiter *a, struct conn *c, uint32_t seq, size_t dev,
     uint64_t size, uint64_t timeout_ms, char *why, size_t whylen)
 {
 	struct ledger_client *lc = c->client;
@@ -426,7 +432,12 @@ preempt(struct arbiter *a, struct conn *c, uint32_t seq, size_t dev,
 	n = victims_collect(l, rq, dev, cand, who, releasing);
 	k = victims_choose(pol->priority, need, cand, who, n, chosen);
 	for (i = 0; i < k; i++) {
-		g = preempt_victim(a, who[chosen[i] - cand], dev, rq);
+		struct ledger_client *vc = who[chosen[i] - cand];
+
+		if (l->groups[vc->group].pol.on_preempt == GF_PREEMPT_SWAP &&
+		    swap_preempt(a, vc, dev, rq) == 0)
+			continue;
+		g = preempt_victim(a, vc, dev, rq);
 		grace = g > grace ? g : grace;
 	}
 	free(cand);
@@ -440,7 +451,7 @@ preempt(struct arbiter *a, struct conn *c, uint32_t seq, size_t dev,
 	timeout = pol->wait_timeout_ms;
 	if (timeout != 0 && timeout < grace + RESOLVE_PREEMPT_SLACK_MS)
 		timeout = grace + RESOLVE_PREEMPT_SLACK_MS;
-	return queue_request(a, c, seq, dev, size, timeout, why, whylen);
+	return resolve_queue(a, c, seq, dev, size, timeout, why, whylen);
 }
 
 int
@@ -451,19 +462,20 @@ resolve_collision(struct arbiter *a, struct conn *c, uint32_t seq,
 	const struct group_policy *pol = &l->groups[c->client->group].pol;
 	uint64_t avail;
 
-	if (pol->resolver != GF_RESOLVER_WAIT &&
-	    pol->resolver != GF_RESOLVER_PREEMPT)
+	if (pol->resolver == GF_RESOLVER_FAIL)
 		return deny_now(a, c, seq, dev, size, "device full", why,
 		    whylen);
 	/* Such a request would hold the queue's barrier until its deadline. */
 	if (size > ledger_available_ever(l, c->client->group, dev))
 		return deny_now(a, c, seq, dev, size, "device full: could "
 		    "never fit", why, whylen);
+	if (pol->resolver == GF_RESOLVER_SWAP)
+		return swap_collision(a, c, seq, dev, size, why, whylen);
 	avail = ledger_available(l, c->client->group, dev);
 	if (pol->resolver == GF_RESOLVER_PREEMPT && size > avail)
 		return preempt(a, c, seq, dev, size, size - avail, why,
 		    whylen);
 	/* wait, or memory there but owed to a waiter of higher priority */
-	return queue_request(a, c, seq, dev, size, pol->wait_timeout_ms, why,
+	return resolve_queue(a, c, seq, dev, size, pol->wait_timeout_ms, why,
 	    whylen);
 }

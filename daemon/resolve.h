@@ -33,6 +33,14 @@ int	resolve_collision(struct arbiter *a, struct conn *c, uint32_t seq,
 	    size_t dev, uint64_t size, char *why, size_t whylen);
 
 /*
+ * Queue c's request for up to timeout_ms (0: no deadline) and say so with
+ * WAIT (GRANT or DENY follow). -1 (why) if the WAIT could not be sent.
+ */
+int	resolve_queue(struct arbiter *a, struct conn *c, uint32_t seq,
+	    size_t dev, uint64_t size, uint64_t timeout_ms, char *why,
+	    size_t whylen);
+
+/*
  * Whether a new request of priority on dev must queue behind a waiter of
  * higher priority (which the memory it would take is owed to).
  */
@@ -41,8 +49,9 @@ int	resolve_queued_above(const struct arbiter *a, size_t dev,
 
 /*
  * Memory came back (a free, a rollback, a smaller commit, a departure, a
- * reload): grant the waiters that fit now. Safe to call from anywhere,
- * its own callbacks included (the walk is then repeated).
+ * reload, a swap): grant the waiters that fit now, then let host swap
+ * decide what to move (swap_pump). Safe to call from anywhere, its own
+ * callbacks included (the walk is then repeated).
  */
 void	resolve_serve(struct arbiter *a);
 

@@ -83,3 +83,31 @@ victims_select(int32_t priority, uint64_t need,
 	}
 	return res->nchosen;
 }
+
+/* Whether swapping c out whole leaves its group at or above its guarantee. */
+static int
+swap_allowed(const struct swap_cand *c, int32_t priority)
+{
+	return c->eligible && c->priority <= priority && c->charge > 0 &&
+	    c->group_used >= c->group_guarantee &&
+	    c->charge <= c->group_used - c->group_guarantee;
+}
+
+long
+victims_swap_pick(int32_t priority, const struct swap_cand *cand,
+    size_t ncand)
+{
+	const struct swap_cand *b = NULL, *c;
+	size_t i;
+
+	for (i = 0; i < ncand; i++) {
+		c = &cand[i];
+		if (!swap_allowed(c, priority))
+			continue;
+		if (b == NULL || c->idle_ms > b->idle_ms ||
+		    (c->idle_ms == b->idle_ms && (c->charge > b->charge ||
+		    (c->charge == b->charge && c->id < b->id))))
+			b = c;
+	}
+	return b != NULL ? (long)(b - cand) : -1;
+}

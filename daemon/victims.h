@@ -74,4 +74,27 @@ size_t	victims_select(int32_t priority, uint64_t need,
 	    const struct victim_cand *cand, size_t ncand,
 	    const struct victim_cand **chosen, struct victims_result *res);
 
+/*
+ * The swap resolver's choice (issue 4): one process at a time, the least
+ * recently active first. A candidate may be taken when the caller marked
+ * it eligible (not the requester, on the device and idle enough to try,
+ * movable, not skipped), its group's priority is not above the
+ * requester's, it holds something on the device, and taking all of it
+ * leaves its group at or above its guarantee (charge <= group excess).
+ * Ties: the larger charge, then the smaller id.
+ */
+struct swap_cand {
+	uint64_t	id;		/* the caller's: a pid */
+	int		eligible;
+	int32_t		priority;	/* its group's */
+	uint64_t	idle_ms;	/* since its last GPU use */
+	uint64_t	charge;		/* on the device */
+	uint64_t	group_used;	/* its group's, on the device */
+	uint64_t	group_guarantee;
+};
+
+/* The index in cand of the next one to swap out, or -1 if none may be. */
+long	victims_swap_pick(int32_t priority, const struct swap_cand *cand,
+	    size_t ncand);
+
 #endif

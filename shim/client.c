@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "activity.h"
 #include "alloc_table.h"
 #include "client.h"
 #include "env.h"
@@ -153,8 +154,8 @@ client_poll(int fd, short events, int64_t deadline)
  * the daemon says unasked).
  */
 static int
-client_send(int fd, uint16_t type, const void *payload, uint32_t *seqp,
-    char *why, size_t whylen)
+client_send_fd(int fd, uint16_t type, const void *payload, int passfd,
+    uint32_t *seqp, char *why, size_t whylen)
 {
 	int64_t deadline = now_ms() + CLIENT_TIMEOUT_MS;
 	uint32_t seq;
@@ -164,7 +165,7 @@ client_send(int fd, uint16_t type, const void *payload, uint32_t *seqp,
 		;
 	if (seqp != NULL)
 		*seqp = seq;
-	while (proto_send(fd, type, seq, payload) < 0) {
+	while (proto_send_fd(fd, type, seq, payload, passfd) < 0) {
 		if (errno != EAGAIN && errno != EWOULDBLOCK) {
 			snprintf(why, whylen, "cannot send %s: %s",
 			    proto_type_name(type), strerror(errno));
@@ -178,6 +179,13 @@ client_send(int fd, uint16_t type, const void *payload, uint32_t *seqp,
 		}
 	}
 	return 0;
+}
+
+static int
+client_send(int fd, uint16_t type, const void *payload, uint32_t *seqp,
+    char *why, size_t whylen)
+{
+	return client_send_fd(fd, type, payload, -1, seqp, why, whylen);
 }
 
 /* Receive one packet without blocking: 1, 0 nothing there, -1 failed. */
@@ -241,14 +249,14 @@ static void	client_unsolicited(const struct gf_msg *m);
  * dropped: before HELLO_OK there is nothing it could say.
  */
 static int
-client_exchange(int fd, uint16_t type, const void *payload,
+client_exchange(int fd, uint16_t type, const void *payload, int passfd,
     struct gf_msg *reply, int locked, char *why, size_t whylen)
 {
 	int64_t deadline;
 	uint32_t seq;
 	int r;
 
-	if (client_send(fd, type, payload, &seq, why, whylen) < 0)
+	if (client_send_fd(fd, type, payload, passfd, &seq, why, whylen) < 0)
 		return -1;
 	deadline = now_ms() + CLIENT_TIMEOUT_MS;
 	for (;;) {
@@ -498,12 +506,14 @@ client_dispatch(const struct gf_msg *m)
 		    proto_type_name(m->hdr.type));
 		return;
 	}
-	if (m->hdr.type == GF_MSG_WAIT && c->type == GF_MSG_RESERVE) {
+	if (m->hdr.type == GF_MSG_WAIT && (c->type == GF_MSG_RESERVE ||
+	    c->type == GF_MSG_SWAP_IN)) {
 		c->wait_ms = m->u.wait.timeout_ms;
 		c->deadline = now_ms() + (int64_t)c->wait_ms +
 		    CLIENT_TIMEOUT_MS;
-		log_info("gpufracd queued a reservation on device %d: waiting "
-		    "up to %u ms", c->dev, c->wait_ms);
+		log_info("gpufracd queued %s on device %d: waiting up to %u ms",
+		    c->type == GF_MSG_SWAP_IN ? "our swap-in" :
+		    "a reservation", c->dev, c->wait_ms);
 		return;
 	}
 	if (c->dev >= 0)
@@ -697,7 +707,7 @@ client_device_open_new(int fd, unsigned gen, int dev, char *why,
 	struct gf_msg m;
 
 	client_device_open_msg(dev, &o);
-	if (client_exchange(fd, GF_MSG_DEVICE_OPEN, &o, &m, 1, why,
+	if (client_exchange(fd, GF_MSG_DEVICE_OPEN, &o, -1, &m, 1, why,
 	    whylen) < 0)
 		return -1;
 	client_device_note(dev, &m);
@@ -792,7 +802,9 @@ client_hello(int fd, char *why, size_t whylen)
 	h.priority = shim_env.priority;
 	h.resolver = shim_env.resolver;
 	h.wait_timeout_ms = shim_env.wait_timeout_ms;
-	if (client_exchange(fd, GF_MSG_HELLO, &h, &m, 0, why, whylen) < 0)
+	/* The activity page goes with it: the daemon sees our GPU use. */
+	if (client_exchange(fd, GF_MSG_HELLO, &h, activity_fd(), &m, 0, why,
+	    whylen) < 0)
 		return -1;
 	if (m.hdr.type != GF_MSG_HELLO_OK) {
 		client_unexpected(&m, GF_MSG_HELLO, why, whylen);
@@ -1048,6 +1060,7 @@ static void
 client_fork_child(void)
 {
 	alloc_table_fork_child();
+	activity_fork_child();
 	if (client_fd >= 0)
 		close(client_fd);
 	client_fd = -1;
@@ -1074,6 +1087,77 @@ client_init(void)
 	if ((e = pthread_atfork(client_fork_prepare, client_fork_parent,
 	    client_fork_child)) != 0)
 		log_errx("cannot install fork handlers: %s", strerror(e));
+}
+
+/* ---- swap ------------------------------------------------------------ */
+
+void
+client_swap_in(void)
+{
+	static int said;
+	struct gf_msg m;
+	unsigned gen;
+	int r = -1;
+
+	pthread_mutex_lock(&client_lock);
+	client_start();
+	if (client_up)
+		r = client_call(GF_MSG_SWAP_IN, -1, NULL, &m, &gen);
+	pthread_mutex_unlock(&client_lock);
+	if (r == 0 && m.hdr.type == GF_MSG_OK) {
+		log_debug("gpufracd swapped us back in");
+		return;
+	}
+	if (r == 0 && shim_once(&said))
+		log_errx("gpufracd did not swap us back in: %s",
+		    m.hdr.type == GF_MSG_ERROR ? m.u.error.msg :
+		    proto_type_name(m.hdr.type));
+	/* Down, or it said no: give the watcher time to rejoin it. */
+	poll(NULL, 0, CLIENT_RETRY_MIN_MS);
+}
+
+/*
+ * Whether the driver has us locked, asked of the driver itself; 1 when it
+ * cannot say (no checkpoint API: then no daemon ever locked us either,
+ * but the flag is not ours to doubt while the daemon is there).
+ */
+static int
+client_locked(void)
+{
+	static CUresult (*get_state)(int, CUprocessState *);
+	static int looked;
+	CUprocessState st;
+
+	if (!looked && real_cu.cuGetProcAddress_v2 != NULL)
+		(void)real_cu.cuGetProcAddress_v2("cuCheckpointProcessGetState",
+		    (void **)&get_state, 12080, CU_GET_PROC_ADDRESS_DEFAULT,
+		    NULL);
+	looked = 1;
+	if (get_state == NULL)
+		return 0;
+	if (get_state((int)getpid(), &st) != CUDA_SUCCESS)
+		return 1;
+	return st != CU_PROCESS_STATE_RUNNING;
+}
+
+int
+client_swap_pending(void)
+{
+	int up;
+
+	pthread_mutex_lock(&client_lock);
+	up = client_up;
+	pthread_mutex_unlock(&client_lock);
+	if (up || client_locked())
+		return 1;
+	/*
+	 * The daemon went away between marking us and locking us: the
+	 * driver is ours. A new daemon sees the same (GetState at HELLO).
+	 */
+	log_info("swapped-out mark left by a departed gpufracd, but the "
+	    "driver has us running: carrying on");
+	__atomic_store_n(&activity_page->swapped, 0, __ATOMIC_SEQ_CST);
+	return 0;
 }
 
 /* ---- accounting ------------------------------------------------------ */

@@ -74,4 +74,18 @@ CUresult client_free(CUdeviceptr ptr, CUresult (*real_free)(CUdeviceptr));
  */
 int	client_view(int dev, uint64_t real_total, struct client_view *v);
 
+/*
+ * The daemon has swapped this process out (activity.h): ask it for
+ * swap-in and wait for the answer; without a daemon, wait a moment for
+ * the watcher to rejoin one. The caller checks the flag again.
+ */
+void	client_swap_in(void);
+
+/*
+ * After client_swap_in, the flag still set: 1 to ask again; 0 when no
+ * daemon is there and the driver does not hold us locked (the mark is
+ * stale and is cleared).
+ */
+int	client_swap_pending(void);
+
 #endif

@@ -95,9 +95,9 @@ json_device(FILE *fp, const struct ctl_status *st,
 	ctl_json_string(fp, dev->name, sizeof(dev->name));
 	fprintf(fp, ",\"total_bytes\":%" PRIu64 ",\"reserve_bytes\":%"
 	    PRIu64 ",\"capacity_bytes\":%" PRIu64 ",\"used_bytes\":%"
-	    PRIu64 ",\"clients\":%" PRIu32 ",\"swap\":%s",
-	    dev->total, dev->reserve, dev->capacity, dev->used,
-	    dev->nclients, dev->swap_support ? "true" : "false");
+	    PRIu64 ",\"host_bytes\":%" PRIu64 ",\"clients\":%" PRIu32,
+	    dev->total, dev->reserve, dev->capacity, dev->used, dev->host,
+	    dev->nclients);
 	fprintf(fp, ",\"guaranteed_bytes\":%" PRIu64 ",\"free_bytes\":%"
 	    PRIu64 "}", ctl_status_guaranteed(st, dev->uuid),
 	    ctl_free_bytes(dev->capacity, dev->used));
@@ -127,8 +127,11 @@ ctl_json_status(FILE *fp, const struct ctl_status *st)
 	fputs("{\"daemon\":{\"version\":", fp);
 	ctl_json_string(fp, d->version, sizeof(d->version));
 	fprintf(fp, ",\"pid\":%" PRIu32 ",\"uptime_ms\":%" PRIu64
-	    ",\"clients\":%" PRIu32 "},\"devices\":[", d->pid, d->uptime_ms,
-	    d->nclients);
+	    ",\"clients\":%" PRIu32 "},\"swap\":{\"available\":%s,"
+	    "\"reason\":", d->pid, d->uptime_ms, d->nclients,
+	    d->swap_available ? "true" : "false");
+	ctl_json_string(fp, d->swap_reason, sizeof(d->swap_reason));
+	fputs("},\"devices\":[", fp);
 	for (i = 0; i < st->ndevices; i++) {
 		if (i > 0)
 			fputc(',', fp);
@@ -161,16 +164,21 @@ json_client(FILE *fp, const struct gf_client *clients, size_t n)
 	    c->pid, c->uid);
 	ctl_json_string(fp, c->group, sizeof(c->group));
 	fprintf(fp, ",\"priority\":%" PRId32 ",\"state\":\"%s\","
-	    "\"devices\":[", c->priority, name_state(state));
+	    "\"idle_ms\":", c->priority, name_state(state));
+	if (c->idle_ms == UINT64_MAX)
+		fputs("null", fp);
+	else
+		fprintf(fp, "%" PRIu64, c->idle_ms);
+	fputs(",\"devices\":[", fp);
 	for (i = 0; i < n; i++) {
 		c = &clients[i];
 		if (uuid_is_zero(c->uuid))
 			continue;	/* no device opened yet */
 		fprintf(fp, "%s{\"uuid\":", ndev++ ? "," : "");
 		json_uuid(fp, c->uuid);
-		fprintf(fp, ",\"used_bytes\":%" PRIu64 ",\"limit_bytes\":%"
-		    PRIu64 ",\"guarantee_bytes\":%" PRIu64 "}", c->used,
-		    c->limit, c->guarantee);
+		fprintf(fp, ",\"used_bytes\":%" PRIu64 ",\"host_bytes\":%"
+		    PRIu64 ",\"limit_bytes\":%" PRIu64 ",\"guarantee_bytes\":%"
+		    PRIu64 "}", c->used, c->host, c->limit, c->guarantee);
 	}
 	fputs("]}", fp);
 }
@@ -219,7 +227,8 @@ ctl_json_event(FILE *fp, const struct gf_event *ev)
 	ctl_json_string(fp, ev->group, sizeof(ev->group));
 	fputs(",\"device\":", fp);
 	json_uuid(fp, ev->uuid);
-	fprintf(fp, ",\"bytes\":%" PRIu64 ",\"reason\":", ev->bytes);
+	fprintf(fp, ",\"bytes\":%" PRIu64 ",\"duration_ms\":%" PRIu32
+	    ",\"reason\":", ev->bytes, ev->duration_ms);
 	ctl_json_string(fp, ev->reason, sizeof(ev->reason));
 	fputs("}\n", fp);
 }
@@ -228,4 +237,11 @@ void
 ctl_json_reload(FILE *fp)
 {
 	fputs("{\"reloaded\":true}\n", fp);
+}
+
+void
+ctl_json_swap(FILE *fp, uint32_t pid, int out)
+{
+	fprintf(fp, "{\"pid\":%" PRIu32 ",\"swapped\":\"%s\"}\n", pid,
+	    out ? "out" : "in");
 }

@@ -28,4 +28,7 @@ void	ctl_json_reload(FILE *fp);
  */
 void	ctl_json_string(FILE *fp, const char *s, size_t len);
 
+/* The answer to `swap out|in pid`: {"pid":N,"swapped":"out"}. */
+void	ctl_json_swap(FILE *fp, uint32_t pid, int out);
+
 #endif

@@ -92,7 +92,7 @@ status_devices(FILE *fp, const struct ctl_status *st)
 	static const struct ctl_column cols[] = {
 		{ "INDEX", 1 }, { "UUID", 0 }, { "TOTAL", 1 },
 		{ "RESERVE", 1 }, { "CAPACITY", 1 }, { "GUARANTEED", 1 },
-		{ "USED", 1 }, { "FREE", 1 }, { "CLIENTS", 1 }, { "SWAP", 0 },
+		{ "USED", 1 }, { "FREE", 1 }, { "HOST", 1 }, { "CLIENTS", 1 },
 		{ "NAME", 0 },
 	};
 	struct ctl_table t;
@@ -103,10 +103,9 @@ status_devices(FILE *fp, const struct ctl_status *st)
 		const struct gf_device_status *dev = &st->devices[i];
 		char index[16], uuid[UUID_STR_LEN], name[GF_NAME_LEN];
 		char total[32], reserve[32], capacity[32], guaranteed[32];
-		char used[32], avail[32], clients[16];
+		char used[32], avail[32], host[32], clients[16];
 		const char *row[] = { index, uuid, total, reserve, capacity,
-		    guaranteed, used, avail, clients,
-		    dev->swap_support ? "yes" : "no", name };
+		    guaranteed, used, avail, host, clients, name };
 
 		snprintf(index, sizeof(index), "%" PRIu32, dev->index);
 		uuid_format(dev->uuid, uuid, sizeof(uuid));
@@ -120,6 +119,7 @@ status_devices(FILE *fp, const struct ctl_status *st)
 		size_format(dev->used, used, sizeof(used));
 		size_format(ctl_free_bytes(dev->capacity, dev->used), avail,
 		    sizeof(avail));
+		size_format(dev->host, host, sizeof(host));
 		snprintf(clients, sizeof(clients), "%" PRIu32, dev->nclients);
 		ctl_table_add(&t, row, NITEMS(row));
 	}
@@ -172,13 +172,19 @@ void
 ctl_print_status(FILE *fp, const struct ctl_status *st)
 {
 	const struct gf_status *d = &st->daemon;
-	char version[GF_VERSION_LEN], up[32];
+	char version[GF_VERSION_LEN], up[32], reason[GF_REASON_LEN];
 
 	fprintf(fp, "gpufracd %s, pid %" PRIu32 ", up %s, %" PRIu32
-	    " client%s\n\n",
+	    " client%s\n",
 	    ctl_printable(d->version, sizeof(d->version), version,
 	    sizeof(version)), d->pid, duration_format(d->uptime_ms, up,
 	    sizeof(up)), d->nclients, d->nclients == 1 ? "" : "s");
+	if (d->swap_available)
+		fputs("host swap: available\n\n", fp);
+	else
+		fprintf(fp, "host swap: unavailable: %s\n\n",
+		    ctl_printable(d->swap_reason, sizeof(d->swap_reason), reason,
+		    sizeof(reason)));
 	status_devices(fp, st);
 	fputc('\n', fp);
 	status_groups(fp, st);
@@ -190,7 +196,8 @@ ctl_print_ps(FILE *fp, const struct gf_client *clients, size_t n)
 	static const struct ctl_column cols[] = {
 		{ "PID", 1 }, { "UID", 1 }, { "GROUP", 0 },
 		{ "PRIORITY", 1 }, { "DEVICE", 0 }, { "USED", 1 },
-		{ "LIMIT", 1 }, { "GUARANTEE", 1 }, { "STATE", 0 },
+		{ "LIMIT", 1 }, { "GUARANTEE", 1 }, { "HOST", 1 },
+		{ "IDLE", 1 }, { "STATE", 0 },
 	};
 	struct ctl_table t;
 	size_t i;
@@ -200,8 +207,9 @@ ctl_print_ps(FILE *fp, const struct gf_client *clients, size_t n)
 		const struct gf_client *c = &clients[i];
 		char pid[16], uid[16], group[GF_GROUP_LEN], priority[16];
 		char uuid[UUID_STR_LEN], used[32], limit[32], guarantee[32];
+		char host[32], idle[32];
 		const char *row[] = { pid, uid, group, priority, uuid, used,
-		    limit, guarantee, name_state(c->state) };
+		    limit, guarantee, host, idle, name_state(c->state) };
 
 		snprintf(pid, sizeof(pid), "%" PRIu32, c->pid);
 		snprintf(uid, sizeof(uid), "%" PRIu32, c->uid);
@@ -216,13 +224,19 @@ ctl_print_ps(FILE *fp, const struct gf_client *clients, size_t n)
 			strcpy(used, "-");
 			strcpy(limit, "-");
 			strcpy(guarantee, "-");
+			strcpy(host, "-");
 		} else {
 			uuid_format(c->uuid, uuid, sizeof(uuid));
 			size_format(c->used, used, sizeof(used));
 			size_format(c->limit, limit, sizeof(limit));
 			size_format(c->guarantee, guarantee,
 			    sizeof(guarantee));
+			size_format(c->host, host, sizeof(host));
 		}
+		if (c->idle_ms == UINT64_MAX)
+			strcpy(idle, "-");
+		else
+			duration_format(c->idle_ms, idle, sizeof(idle));
 		ctl_table_add(&t, row, NITEMS(row));
 	}
 	ctl_table_print(&t, fp);
@@ -282,9 +296,9 @@ ctl_print_events_init(struct ctl_table *t, int follow)
 		{ "TIME", 0 }, { "EVENT", 0 }, { "PID", 1 }, { "GROUP", 0 },
 		{ "DEVICE", 0 }, { "SIZE", 1 }, { "REASON", 0 },
 	};
-	/* "14:03:27.512", "timeout", a pid_max pid, a short name, a uuid,
+	/* "14:03:27.512", "swap-skip", a pid_max pid, a short name, a uuid,
 	 * "1023.9MiB" */
-	static const size_t widths[] = { 12, 7, 7, 12, UUID_STR_LEN - 1, 9 };
+	static const size_t widths[] = { 12, 9, 7, 12, UUID_STR_LEN - 1, 9 };
 	size_t i;
 
 	tzset();

@@ -71,6 +71,7 @@ conv_refused(const struct conv *c, const struct gf_error *e)
 		[GF_ERR_PERMISSION] = "permission denied",
 		[GF_ERR_STATE] = "request not valid in this state",
 		[GF_ERR_CONFIG] = "the configuration is not valid",
+		[GF_ERR_SWAP] = "the swap could not be done",
 	};
 	char msg[GF_ERRMSG_LEN];
 
@@ -444,6 +445,38 @@ ctl_query_reload(const char *path)
 	}
 	rc = 0;
 out_close:
+	close(c.fd);
+	return rc;
+}
+
+int
+ctl_query_swap(const char *path, uint32_t pid, int out)
+{
+	struct gf_swap_req r;
+	struct conv c;
+	struct gf_msg m;
+	int rc = -1;
+
+	memset(&r, 0, sizeof(r));
+	r.pid = pid;
+	r.direction = out ? GF_SWAP_OUT : GF_SWAP_IN;
+	if (conv_open(&c, path, GF_MSG_SWAP_REQ, &r) < 0)
+		return -1;
+	/* A swap moves gigabytes: wait as long as it takes. */
+	switch (conv_next(&c, &m, -1)) {
+	case CONV_MSG:
+		if (m.hdr.type == GF_MSG_OK)
+			rc = 0;
+		else
+			conv_unexpected(&c, &m);
+		break;
+	case CONV_HANGUP:
+		log_errx("'%s' closed the connection before answering",
+		    path);
+		break;
+	default:
+		break;
+	}
 	close(c.fd);
 	return rc;
 }

@@ -40,6 +40,8 @@ int	ctl_query_events(const char *path, struct gf_event **events,
 	    size_t *n);
 /* RELOAD_REQ: 0 when the daemon answered OK. */
 int	ctl_query_reload(const char *path);
+/* SWAP_REQ: 0 once the daemon has swapped pid out (out) or in. */
+int	ctl_query_swap(const char *path, uint32_t pid, int out);
 
 /* What ctl_query_events_follow does with the records as they come. */
 struct ctl_events_cb {

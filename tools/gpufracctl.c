@@ -29,7 +29,8 @@ enum {
 /* The command line, past the options. */
 struct args {
 	const char	*path;		/* the daemon's socket */
-	const char	*arg;		/* the command's one argument, or NULL */
+	const char	*arg;		/* the command's first argument, or NULL */
+	const char	*arg2;		/* its second, or NULL */
 	int		 json;		/* --json */
 	int		 follow;	/* --follow */
 };
@@ -37,6 +38,7 @@ struct args {
 /* What a command accepts besides --json. */
 #define CMD_ARG		0x1		/* one argument */
 #define CMD_FOLLOW	0x2		/* --follow */
+#define CMD_ARG2	0x4		/* two arguments */
 
 struct cmd {
 	const char	*name;
@@ -51,6 +53,7 @@ static int	cmd_ps(const struct args *);
 static int	cmd_allocs(const struct args *);
 static int	cmd_events(const struct args *);
 static int	cmd_reload(const struct args *);
+static int	cmd_swap(const struct args *);
 static int	cmd_help(const struct args *);
 
 static const struct cmd cmds[] = {
@@ -66,6 +69,9 @@ static const struct cmd cmds[] = {
 	  cmd_events },
 	{ "reload", "", 0, "make the daemon re-read its configuration",
 	  cmd_reload },
+	{ "swap", "out|in pid", CMD_ARG2,
+	  "move process pid's GPU memory to host memory, or back",
+	  cmd_swap },
 	{ "help", "", 0, "show this help", cmd_help },
 };
 
@@ -253,6 +259,31 @@ cmd_reload(const struct args *a)
 }
 
 static int
+cmd_swap(const struct args *a)
+{
+	uint32_t pid;
+	int out;
+
+	if (strcmp(a->arg, "out") == 0)
+		out = 1;
+	else if (strcmp(a->arg, "in") == 0)
+		out = 0;
+	else {
+		log_errx("swap: '%s' is neither 'out' nor 'in'", a->arg);
+		return usage_error();
+	}
+	if (pid_parse(a->arg2, &pid) < 0) {
+		log_errx("bad pid '%s'", a->arg2);
+		return usage_error();
+	}
+	if (ctl_query_swap(a->path, pid, out) < 0)
+		return EXIT_NO;
+	if (a->json)
+		ctl_json_swap(stdout, pid, out);
+	return EXIT_OK;
+}
+
+static int
 cmd_help(const struct args *a)
 {
 	(void)a;
@@ -325,7 +356,7 @@ main(int argc, char *argv[])
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct args a = { NULL, NULL, 0, 0 };
+	struct args a = { NULL, NULL, NULL, 0, 0 };
 	const struct cmd *cmd;
 	int ch, nargs, rc;
 
@@ -373,7 +404,7 @@ main(int argc, char *argv[])
 		log_errx("'%s' has no option '--follow'", cmd->name);
 		return usage_error();
 	}
-	nargs = cmd->takes & CMD_ARG ? 1 : 0;
+	nargs = cmd->takes & CMD_ARG2 ? 2 : cmd->takes & CMD_ARG ? 1 : 0;
 	if (argc < nargs) {
 		log_errx("'%s' needs a %s", cmd->name, cmd->synopsis);
 		return usage_error();
@@ -384,7 +415,8 @@ main(int argc, char *argv[])
 	}
 	if (a.path == NULL)
 		a.path = sock_default_path();
-	a.arg = nargs ? argv[0] : NULL;
+	a.arg = nargs > 0 ? argv[0] : NULL;
+	a.arg2 = nargs > 1 ? argv[1] : NULL;
 	rc = cmd->run(&a);
 	if (fflush(stdout) == EOF || ferror(stdout)) {
 		log_err("cannot write the output");

@@ -16,12 +16,15 @@
  *   COMMIT                                       after the driver call succeeded
  *   ROLLBACK                                     after it failed
  *   FREE                                         after a successful free
+ *   SWAP_IN          -> [WAIT] OK | ERROR        before a driver call while
+ *                                                swapped out (activity.h)
  * COMMIT with reserved == 0 charges an allocation that already exists: the
  * shim re-registers its live allocations this way after a daemon restart.
  * WAIT says the request is queued (the wait resolver): GRANT or DENY follows
  * when it is served or within WAIT's timeout. Other requests of the same
  * connection may be sent and answered meanwhile; replies carry their
- * request's seq.
+ * request's seq. HELLO carries, as SCM_RIGHTS, the client's activity page
+ * (include/gpufrac/activity.h): without it the process is never swapped.
  *
  * Queries (gpufracctl): lists are streamed as N records and an END message
  * that carries N.
@@ -32,6 +35,8 @@
  *   EVENTS_REQ       -> EVENT x N, EVENT_END; with follow set, then EVENT
  *                       as decisions happen, until the peer hangs up
  *   RELOAD_REQ       -> OK | ERROR               (root and admin_group only)
+ *   SWAP_REQ         -> OK | ERROR               (root and admin_group only;
+ *                                                OK once the swap is done)
  *
  * Replies echo the request's seq. Identity (pid, uid, gid, cgroup) is taken
  * from the kernel (SO_PEERCRED), never from a message.
@@ -72,12 +77,14 @@ enum {
 	GF_MSG_COMMIT,
 	GF_MSG_ROLLBACK,
 	GF_MSG_FREE,
+	GF_MSG_SWAP_IN,
 	/* gpufracctl -> daemon */
 	GF_MSG_STATUS_REQ = 32,
 	GF_MSG_PS_REQ,
 	GF_MSG_ALLOCS_REQ,
 	GF_MSG_EVENTS_REQ,
 	GF_MSG_RELOAD_REQ,
+	GF_MSG_SWAP_REQ,
 	/* daemon -> peer */
 	GF_MSG_HELLO_OK = 64,
 	GF_MSG_DEVICE_INFO,
@@ -136,6 +143,13 @@ enum {
 	GF_ERR_PERMISSION,
 	GF_ERR_STATE,		/* request not valid in this connection's state */
 	GF_ERR_CONFIG,		/* a reload found the configuration bad */
+	GF_ERR_SWAP,		/* a swap could not be done */
+};
+
+/* SWAP_REQ's direction. */
+enum {
+	GF_SWAP_OUT = 1,
+	GF_SWAP_IN,
 };
 
 /* What happens to a preempted group's processes. */
@@ -154,6 +168,10 @@ enum {
 	GF_EV_TIMEOUT,
 	GF_EV_PREEMPT,
 	GF_EV_KILL,
+	GF_EV_SWAP_OUT,		/* moved to host memory */
+	GF_EV_SWAP_IN,		/* back on the device */
+	GF_EV_SWAP_SKIP,	/* a swap that was not done, and why */
+	GF_EV_FALLBACK,		/* swap unavailable: wait or kill instead */
 };
 
 #define GF_REASON_LEN		64
@@ -237,21 +255,23 @@ struct gf_status {
 	uint32_t	pid;
 	uint32_t	nclients;
 	uint32_t	ndevices;
-	uint32_t	zero;
+	uint32_t	swap_available;	/* 1: host swap works */
 	uint64_t	uptime_ms;
+	char		swap_reason[GF_REASON_LEN];	/* why not, or "" */
 };
 
 struct gf_device_status {
 	uint8_t		uuid[GF_UUID_LEN];
 	char		name[GF_NAME_LEN];
 	uint32_t	index;		/* the driver's ordinal, all devices visible */
-	uint32_t	swap_support;	/* 0 = no checkpoint API */
+	uint32_t	zero;
 	uint64_t	total;		/* as the driver reports */
 	uint64_t	reserve;	/* kept back by configuration */
 	uint64_t	capacity;	/* total - reserve: shareable */
-	uint64_t	used;		/* charged to clients */
+	uint64_t	used;		/* charged to clients, on the device */
+	uint64_t	host;		/* swapped out to host memory */
 	uint32_t	nclients;
-	uint32_t	zero;
+	uint32_t	zero2;
 };
 
 struct gf_client {
@@ -263,9 +283,12 @@ struct gf_client {
 	uint32_t	zero;
 	char		group[GF_GROUP_LEN];
 	uint8_t		uuid[GF_UUID_LEN];
-	uint64_t	used;
+	uint64_t	used;		/* on the device */
 	uint64_t	limit;
 	uint64_t	guarantee;
+	uint64_t	host;		/* swapped out to host memory */
+	uint64_t	idle_ms;	/* since its last driver call; or
+					   UINT64_MAX: unknown */
 };
 
 struct gf_alloc {
@@ -287,6 +310,11 @@ struct gf_end {
 struct gf_wait {
 	uint32_t	timeout_ms;	/* the longest it will wait, or GF_WAIT_FOREVER */
 	uint32_t	zero;
+};
+
+struct gf_swap_req {
+	uint32_t	pid;
+	uint32_t	direction;	/* GF_SWAP_OUT or GF_SWAP_IN */
 };
 
 struct gf_events_req {
@@ -314,6 +342,8 @@ struct gf_event {
 	uint8_t		uuid[GF_UUID_LEN];
 	uint64_t	bytes;
 	char		reason[GF_REASON_LEN];	/* one line, for humans */
+	uint32_t	duration_ms;	/* of a swap; else 0 */
+	uint32_t	zero;
 };
 
 struct gf_error {
@@ -345,6 +375,7 @@ struct gf_msg {
 		struct gf_error		error;
 		struct gf_wait		wait;
 		struct gf_events_req	events_req;
+		struct gf_swap_req	swap_req;
 		struct gf_group_status	group_status;
 		struct gf_event		event;
 		uint8_t			raw[GF_MSG_MAX - sizeof(struct gf_hdr)];
@@ -359,11 +390,12 @@ _Static_assert(sizeof(struct gf_reserve) == 32, "gf_reserve layout");
 _Static_assert(sizeof(struct gf_deny) == 24, "gf_deny layout");
 _Static_assert(sizeof(struct gf_commit) == 48, "gf_commit layout");
 _Static_assert(sizeof(struct gf_rollback) == 24, "gf_rollback layout");
-_Static_assert(sizeof(struct gf_status) == 40, "gf_status layout");
-_Static_assert(sizeof(struct gf_device_status) == 128, "gf_device_status layout");
-_Static_assert(sizeof(struct gf_client) == 96, "gf_client layout");
+_Static_assert(sizeof(struct gf_status) == 104, "gf_status layout");
+_Static_assert(sizeof(struct gf_device_status) == 136, "gf_device_status layout");
+_Static_assert(sizeof(struct gf_client) == 112, "gf_client layout");
 _Static_assert(sizeof(struct gf_group_status) == 88, "gf_group_status layout");
-_Static_assert(sizeof(struct gf_event) == 136, "gf_event layout");
+_Static_assert(sizeof(struct gf_event) == 144, "gf_event layout");
+_Static_assert(sizeof(struct gf_swap_req) == 8, "gf_swap_req layout");
 _Static_assert(sizeof(struct gf_alloc) == 48, "gf_alloc layout");
 _Static_assert(sizeof(struct gf_error) == 128, "gf_error layout");
 _Static_assert(sizeof(struct gf_msg) == GF_MSG_MAX, "gf_msg layout");

@@ -220,9 +220,6 @@ static const struct {
 	    "bad limit for 'default_limit': '150%'" },
 	{ "bad_resolver.conf", 2,
 	    "unknown resolver 'quick' for 'default_resolver'" },
-	{ "bad_resolver_swap.conf", 2,
-	    "resolver 'swap' is not supported yet for 'default_resolver' "
-	    "(supported: fail, wait, preempt)" },
 	{ "bad_wait_timeout.conf", 2,
 	    "bad duration for 'wait_timeout': 'soon'" },
 	{ "bad_empty_value.conf", 2, "bad limit for 'default_limit': ''" },
@@ -240,7 +237,7 @@ static const struct {
 	{ "bad_group_guarantee.conf", 4, "guarantee 8.0GiB of group "
 	    "'trainer' is more than its limit 4.0GiB" },
 	{ "bad_group_resolver.conf", 3,
-	    "resolver 'swap' is not supported yet for 'resolver'" },
+	    "unknown resolver 'later' for 'resolver'" },
 	{ "bad_group_match.conf", 2, "bad rule 'container:3f2a9z' for "
 	    "'match': a container id prefix is 1 to 64 hex digits" },
 	{ "bad_group_name.conf", 1, "bad group name 'train er'" },
@@ -385,8 +382,6 @@ test_bad_values(void **state)
 		{ "daemon", "default_limit", "99999999999999999999",
 		    "bad limit" },
 		{ "daemon", "default_resolver", "FAIL", "unknown resolver" },
-		{ "daemon", "default_resolver", "swap",
-		    "resolver 'swap' is not supported yet" },
 		{ "daemon", "wait_timeout", "30 s", "bad duration" },
 		{ "daemon", "wait_timeout", "-5s", "bad duration" },
 		{ "daemon", "wait_timeout", "50d", "bad duration" },
@@ -410,12 +405,8 @@ test_bad_values(void **state)
 		{ "group g", "priority", "2147483648", "bad priority" },
 		{ "group g", "priority", "-2147483649", "bad priority" },
 		{ "group g", "priority", "0x10", "bad priority" },
-		{ "group g", "resolver", "swap",
-		    "resolver 'swap' is not supported yet" },
 		{ "group g", "resolver", "never", "unknown resolver" },
 		{ "group g", "wait_timeout", "soon", "bad duration" },
-		{ "group g", "on_preempt", "swap", "action 'swap' is not "
-		    "supported yet for 'on_preempt' (supported: kill, none)" },
 		{ "group g", "on_preempt", "KILL", "unknown action" },
 		{ "group g", "kill_grace", "1 s", "bad duration" },
 		{ "group g", "client_may_raise", "1", "expected yes or no" },

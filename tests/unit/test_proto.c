@@ -61,17 +61,19 @@ static const struct type_case types[] = {
 	T(COMMIT, gf_commit),
 	T(ROLLBACK, gf_rollback),
 	T(FREE, gf_free),
+	T0(SWAP_IN),
 	T0(STATUS_REQ),
 	T0(PS_REQ),
 	T(ALLOCS_REQ, gf_allocs_req),
 	T(EVENTS_REQ, gf_events_req),
 	T0(RELOAD_REQ),
+	T(SWAP_REQ, gf_swap_req),
 	T(HELLO_OK, gf_hello_ok),
 	T(DEVICE_INFO, gf_device_info),
 	T(GRANT, gf_grant),
 	T(DENY, gf_deny),
 	TS(ERROR, gf_error, msg),
-	TS(STATUS, gf_status, version),
+	TS2(STATUS, gf_status, version, swap_reason),
 	TS(DEVICE_STATUS, gf_device_status, name),
 	T(DEVICE_END, gf_end),
 	TS(CLIENT, gf_client, group),
@@ -272,8 +274,8 @@ static void
 test_unknown_type(void **state)
 {
 	static const uint16_t unknown[] = {
-		0, GF_MSG_FREE + 1, GF_MSG_STATUS_REQ - 1,
-		GF_MSG_RELOAD_REQ + 1, GF_MSG_HELLO_OK - 1,
+		0, GF_MSG_SWAP_IN + 1, GF_MSG_STATUS_REQ - 1,
+		GF_MSG_SWAP_REQ + 1, GF_MSG_HELLO_OK - 1,
 		GF_MSG_OK + 1, 0x7fff, 0xffff,
 	};
 	struct type_case tc = T0(OK);
@@ -334,10 +336,10 @@ test_unterminated_strings(void **state)
 		}
 	}
 	/*
-	 * ERROR msg, STATUS version, DEVICE_STATUS name, CLIENT group,
-	 * GROUP_STATUS name, EVENT group and reason
+	 * ERROR msg, STATUS version and swap_reason, DEVICE_STATUS name,
+	 * CLIENT group, GROUP_STATUS name, EVENT group and reason
 	 */
-	assert_int_equal(nstr, 7);
+	assert_int_equal(nstr, 8);
 }
 
 /* Both strings of EVENT unterminated, and each alone at full length. */

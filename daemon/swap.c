@@ -1,0 +1,950 @@
+/*
+ * Host swap: the swaps to do, one at a time through the checkpoint
+ * engine, the ledger's device charge moved to host and back around them,
+ * the answers owed to processes asking to come back and admins asking for
+ * a swap, and the events that say what happened.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "admin.h"
+#include "arbiter.h"
+#include "control.h"
+#include "devices.h"
+#include "event.h"
+#include "ledger.h"
+#include "log.h"
+#include "proto.h"
+#include "resolve.h"
+#include "swap.h"
+#include "units.h"
+#include "victims.h"
+#include "waitq.h"
+
+/* A swap asked for or under way. */
+struct swap_op {
+	TAILQ_ENTRY(swap_op) entry;
+	struct ckpt_job	 job;
+	struct arbiter	*a;
+	struct ledger_client *lc;	/* NULL once it has left */
+	int		 dir;		/* GF_SWAP_OUT or GF_SWAP_IN */
+	int		 preempt;	/* a preemption's: lc->preempting */
+	char		 cause[48];	/* "for pid 42", for the event */
+};
+
+/* An answer owed: OK once lc is where dir says, or (admin) an ERROR. */
+struct swap_ask {
+	TAILQ_ENTRY(swap_ask) entry;
+	struct conn	*c;
+	uint32_t	 seq;
+	struct ledger_client *lc;
+	int		 dir;
+	int		 admin;		/* SWAP_REQ: also told of failure */
+};
+
+static uint64_t
+coarse_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+uint64_t
+swap_idle_ms(const struct ledger_client *lc)
+{
+	uint64_t last, now;
+
+	if (lc->act == NULL ||
+	    (last = __atomic_load_n(&lc->act->last_ms, __ATOMIC_RELAXED)) == 0)
+		return UINT64_MAX;
+	now = coarse_ms();
+	return now > last ? now - last : 0;
+}
+
+static void
+mark(struct ledger_client *lc, uint32_t v)
+{
+	if (lc->act != NULL)
+		__atomic_store_n(&lc->act->swapped, v, __ATOMIC_SEQ_CST);
+}
+
+/* All lc holds, on the device or out. */
+static uint64_t
+footprint(const struct arbiter *a, const struct ledger_client *lc)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < a->ledger.ndevices; i++)
+		n += lc->usage[i].used + lc->usage[i].host;
+	return n;
+}
+
+static void
+set_state(struct ledger_client *lc)
+{
+	if (lc->swap == SWAP_OUT || lc->swap == SWAP_GOING_OUT)
+		lc->state = GF_STATE_SWAPPED;
+	else
+		lc->state = lc->nwaiting ? GF_STATE_WAITING : GF_STATE_RUNNING;
+}
+
+/* ---- answers ---------------------------------------------------------- */
+
+static void
+ask_drop(struct arbiter *a, struct swap_ask *q)
+{
+	if (!q->admin && q->lc != NULL && q->lc->swapin_asks > 0)
+		q->lc->swapin_asks--;
+	TAILQ_REMOVE(&a->swap.asks, q, entry);
+	free(q);
+}
+
+static void
+ask_reply(struct swap_ask *q, int ok, const char *msg)
+{
+	struct gf_error e;
+	int r;
+
+	if (ok)
+		r = conn_send(q->c, GF_MSG_OK, q->seq, NULL);
+	else {
+		memset(&e, 0, sizeof(e));
+		e.code = GF_ERR_SWAP;
+		proto_strlcpy(e.msg, msg, sizeof(e.msg));
+		r = conn_send(q->c, GF_MSG_ERROR, q->seq, &e);
+	}
+	if (r < 0)
+		control_close_later(q->c, q->c->err);
+}
+
+/*
+ * lc is now where dir says (ok), or could not get there: answer who
+ * asked for that. A process asking to come back is told only of success;
+ * it keeps waiting otherwise.
+ */
+static void
+asks_settle(struct arbiter *a, struct ledger_client *lc, int dir, int ok,
+    const char *msg)
+{
+	struct swap_ask *q, *next;
+
+	for (q = TAILQ_FIRST(&a->swap.asks); q != NULL; q = next) {
+		next = TAILQ_NEXT(q, entry);
+		if (q->lc != lc || q->dir != dir || (!ok && !q->admin))
+			continue;
+		ask_reply(q, ok, msg);
+		ask_drop(a, q);
+	}
+}
+
+static int
+ask_add(struct arbiter *a, struct conn *c, uint32_t seq,
+    struct ledger_client *lc, int dir, int admin)
+{
+	struct swap_ask *q = calloc(1, sizeof(*q));
+
+	if (q == NULL)
+		return -1;
+	q->c = c;
+	q->seq = seq;
+	q->lc = lc;
+	q->dir = dir;
+	q->admin = admin;
+	if (!admin)
+		lc->swapin_asks++;
+	TAILQ_INSERT_TAIL(&a->swap.asks, q, entry);
+	return 0;
+}
+
+/* ---- starting a swap ---------------------------------------------------- */
+
+/* Why lc's memory cannot be moved by the checkpoint API, or NULL. */
+static const char *
+unmovable(const struct ledger_client *lc)
+{
+	const struct ledger_alloc *al;
+	size_t pos = 0;
+
+	if (lc->act == NULL)
+		return "it shares no activity page with gpufracd";
+	if (__atomic_load_n(&lc->act->flags, __ATOMIC_RELAXED) & GF_ACT_IPC)
+		return "it holds IPC memory, which cannot be swapped";
+	while ((al = ptrmap_next(&lc->allocs, &pos, NULL)) != NULL)
+		if (al->kind == GF_KIND_MANAGED)
+			return "it holds managed memory, which cannot be "
+			    "swapped";
+	return NULL;
+}
+
+static int
+pending_any(const struct arbiter *a, const struct ledger_client *lc)
+{
+	size_t i;
+
+	for (i = 0; i < a->ledger.ndevices; i++)
+		if (lc->usage[i].pending)
+			return 1;
+	return 0;
+}
+
+static void
+op_free(struct arbiter *a, struct swap_op *op)
+{
+	if (op->preempt && op->lc != NULL)
+		op->lc->preempting = 0;
+	if (a->swap.running == op)
+		a->swap.running = NULL;
+	free(op);
+}
+
+static struct swap_op *
+op_new(struct arbiter *a, struct ledger_client *lc, int dir,
+    const char *cause)
+{
+	struct swap_op *op = calloc(1, sizeof(*op));
+
+	if (op == NULL) {
+		log_warnx("no memory to swap pid %u", lc->pid);
+		return NULL;
+	}
+	op->a = a;
+	op->lc = lc;
+	op->dir = dir;
+	snprintf(op->cause, sizeof(op->cause), "%s", cause);
+	op->job.op = dir == GF_SWAP_OUT ? CKPT_OUT : CKPT_IN;
+	op->job.pid = (pid_t)lc->pid;
+	op->job.lock_timeout_ms = SWAP_LOCK_TIMEOUT_MS;
+	op->job.arg = op;
+	return op;
+}
+
+static void
+op_submit(struct arbiter *a, struct swap_op *op)
+{
+	a->swap.running = op;
+	ckpt_submit(&a->swap.engine, &op->job);
+}
+
+/*
+ * Swap lc out now, unless it must be skipped: then an event says why, it
+ * is not tried again this round, and -1. op is taken over either way.
+ */
+static int
+start_out(struct arbiter *a, struct swap_op *op)
+{
+	struct ledger_client *lc = op->lc;
+	const char *no = unmovable(lc);
+
+	if (no == NULL && pending_any(a, lc))
+		no = "busy: an allocation is under way";
+	if (no == NULL) {
+		/* The handshake of activity.h: a thread in the driver wins. */
+		mark(lc, 1);
+		if (__atomic_load_n(&lc->act->inflight, __ATOMIC_SEQ_CST)) {
+			mark(lc, 0);
+			no = "busy: in a driver call";
+		}
+	}
+	if (no != NULL) {
+		lc->swap_skip = 1;
+		arbiter_event(a, GF_EV_SWAP_SKIP, lc, -1, footprint(a, lc),
+		    "not swapped out (%s): %s", op->cause, no);
+		asks_settle(a, lc, GF_SWAP_OUT, 0, no);
+		op_free(a, op);
+		return -1;
+	}
+	lc->swap = SWAP_GOING_OUT;
+	a->swap.nout++;
+	set_state(lc);
+	op_submit(a, op);
+	return 0;
+}
+
+/* Bring lc back now: its memory fits (the caller checked). */
+static void
+start_in(struct arbiter *a, struct swap_op *op)
+{
+	struct ledger_client *lc = op->lc;
+
+	ledger_swap_in(&a->ledger, lc);	/* its room is taken from now on */
+	lc->swap = SWAP_COMING_IN;
+	op_submit(a, op);
+}
+
+/* Swap lc in or out now; "why" names the pid it is done for. */
+static int
+start(struct arbiter *a, struct ledger_client *lc, int dir, const char *why,
+    uint32_t pid)
+{
+	char cause[48];
+	struct swap_op *op;
+
+	snprintf(cause, sizeof(cause), "%s pid %u", why, pid);
+	if ((op = op_new(a, lc, dir, cause)) == NULL)
+		return -1;
+	if (dir == GF_SWAP_OUT)
+		return start_out(a, op);
+	start_in(a, op);
+	return 0;
+}
+
+/* ---- a swap has ended ------------------------------------------------- */
+
+static void
+ended_out(struct arbiter *a, struct swap_op *op)
+{
+	struct ledger_client *lc = op->lc;
+	const struct ckpt_job *j = &op->job;
+	uint64_t bytes = footprint(a, lc);
+	char msg[GF_ERRMSG_LEN], sbuf[32];
+
+	if (j->result == CUDA_SUCCESS) {
+		ledger_swap_out(&a->ledger, lc);
+		lc->swap = SWAP_OUT;
+		lc->swapped_ms = event_now_ms();
+		set_state(lc);
+		arbiter_event_timed(a, GF_EV_SWAP_OUT, lc, bytes,
+		    (uint32_t)(j->duration_us / 1000), "swapped out %s in "
+		    "%llu ms (%s)", size_format(bytes, sbuf, sizeof(sbuf)),
+		    (unsigned long long)j->duration_us / 1000, op->cause);
+		asks_settle(a, lc, GF_SWAP_OUT, 1, NULL);
+		return;
+	}
+	mark(lc, 0);
+	lc->swap = SWAP_NONE;
+	lc->swap_skip = 1;
+	a->swap.nout--;
+	set_state(lc);
+	snprintf(msg, sizeof(msg), "%s failed: %s%s", j->stage,
+	    devices_error_name(j->result), !strcmp(j->stage, "lock") ?
+	    " (busy in the driver)" : "");
+	arbiter_event_timed(a, GF_EV_SWAP_SKIP, lc, bytes,
+	    (uint32_t)(j->duration_us / 1000), "not swapped out (%s): %s",
+	    op->cause, msg);
+	asks_settle(a, lc, GF_SWAP_OUT, 0, msg);
+	asks_settle(a, lc, GF_SWAP_IN, 1, NULL);	/* it never left */
+}
+
+static void
+retry_fire(struct event_loop *loop, void *arg)
+{
+	struct arbiter *a = arg;
+	struct ledger_client *lc;
+
+	(void)loop;
+	a->swap.retry_timer = 0;
+	TAILQ_FOREACH(lc, &a->ledger.clients, entry)
+		if (lc->swap == SWAP_OUT)
+			lc->swap_skip = 0;
+	swap_pump(a);
+}
+
+static void
+ended_in(struct arbiter *a, struct swap_op *op)
+{
+	struct ledger_client *lc = op->lc;
+	const struct ckpt_job *j = &op->job;
+	uint64_t bytes = footprint(a, lc);
+	char msg[GF_ERRMSG_LEN], sbuf[32];
+
+	if (j->result == CUDA_SUCCESS) {
+		mark(lc, 0);
+		lc->swap = SWAP_NONE;
+		a->swap.nout--;
+		set_state(lc);
+		arbiter_event_timed(a, GF_EV_SWAP_IN, lc, bytes,
+		    (uint32_t)(j->duration_us / 1000), "swapped in %s in "
+		    "%llu ms (%s)", size_format(bytes, sbuf, sizeof(sbuf)),
+		    (unsigned long long)j->duration_us / 1000, op->cause);
+		asks_settle(a, lc, GF_SWAP_IN, 1, NULL);
+		return;
+	}
+	/* Still out: give the room back, try again in a while. */
+	ledger_swap_out(&a->ledger, lc);
+	lc->swap = SWAP_OUT;
+	lc->swap_skip = 1;
+	snprintf(msg, sizeof(msg), "%s failed: %s", j->stage,
+	    devices_error_name(j->result));
+	arbiter_event_timed(a, GF_EV_SWAP_SKIP, lc, bytes,
+	    (uint32_t)(j->duration_us / 1000), "not swapped in (%s): %s; "
+	    "retrying in %d ms", op->cause, msg, SWAP_RETRY_MS);
+	asks_settle(a, lc, GF_SWAP_IN, 0, msg);
+	if (a->swap.retry_timer == 0)
+		a->swap.retry_timer = event_timer_add(a->loop, SWAP_RETRY_MS,
+		    retry_fire, a);
+	if (a->swap.retry_timer < 0)
+		a->swap.retry_timer = 0;
+}
+
+static void
+swap_done(void *arg, struct ckpt_job *j)
+{
+	struct arbiter *a = arg;
+	struct swap_op *op = j->arg;
+
+	if (op->lc != NULL) {
+		if (op->dir == GF_SWAP_OUT)
+			ended_out(a, op);
+		else
+			ended_in(a, op);
+	}
+	op_free(a, op);
+	/* Memory moved: waiters may fit now, and the next swap may start. */
+	resolve_serve(a);
+	swap_pump(a);
+}
+
+/* ---- what to do next -------------------------------------------------- */
+
+/*
+ * The next process on dev to swap out for requester rq (NULL: none) of
+ * priority, or NULL.
+ */
+static struct ledger_client *
+victim(struct arbiter *a, size_t dev, const struct ledger_client *rq,
+    int32_t priority)
+{
+	struct ledger *l = &a->ledger;
+	struct ledger_client *lc, **who, *v = NULL;
+	struct swap_cand *cand;
+	size_t n = 0;
+	long k;
+
+	cand = calloc(l->nclients ? l->nclients : 1, sizeof(*cand));
+	who = calloc(l->nclients ? l->nclients : 1, sizeof(*who));
+	if (cand == NULL || who == NULL) {
+		log_warnx("no memory to choose a process to swap out");
+		goto out;
+	}
+	TAILQ_FOREACH(lc, &l->clients, entry) {
+		const struct ledger_group *g = &l->groups[lc->group];
+
+		if (lc->usage[dev].used == 0)
+			continue;
+		cand[n].id = lc->pid;
+		cand[n].eligible = lc != rq && lc->swap == SWAP_NONE &&
+		    !lc->swap_skip && !lc->departing && !lc->preempting;
+		cand[n].priority = g->pol.priority;
+		cand[n].idle_ms = swap_idle_ms(lc);
+		cand[n].charge = lc->usage[dev].used;
+		cand[n].group_used = g->share[dev].used;
+		cand[n].group_guarantee = g->share[dev].guarantee;
+		who[n++] = lc;
+	}
+	if ((k = victims_swap_pick(priority, cand, n)) >= 0)
+		v = who[k];
+out:
+	free(cand);
+	free(who);
+	return v;
+}
+
+/* Room for lc on every device it has host bytes on: a swap-out, or -1. */
+static int
+room_for(struct arbiter *a, struct ledger_client *lc, int *started)
+{
+	int32_t prio = a->ledger.groups[lc->group].pol.priority;
+	struct ledger_client *v;
+	size_t i;
+
+	for (i = 0; i < a->ledger.ndevices; i++) {
+		if (lc->usage[i].host <= ledger_available(&a->ledger,
+		    lc->group, i))
+			continue;
+		if ((v = victim(a, i, lc, prio)) == NULL)
+			continue;
+		*started = start(a, v, GF_SWAP_OUT, "to bring back",
+		    lc->pid) == 0;
+		return 0;
+	}
+	return -1;
+}
+
+/* Explicit swaps (admin, preemption), first come first served. */
+static int
+pump_todo(struct arbiter *a, int *started)
+{
+	struct swap_op *op = TAILQ_FIRST(&a->swap.todo);
+	struct ledger_client *lc;
+	char msg[GF_ERRMSG_LEN];
+
+	if (op == NULL)
+		return -1;
+	TAILQ_REMOVE(&a->swap.todo, op, entry);
+	if ((lc = op->lc) == NULL) {
+		op_free(a, op);
+		return 0;
+	}
+	if (op->dir == GF_SWAP_OUT) {
+		if (lc->swap != SWAP_NONE) {
+			asks_settle(a, lc, GF_SWAP_OUT, lc->swap ==
+			    SWAP_OUT, "it is coming back in");
+			op_free(a, op);
+			return 0;
+		}
+		*started = start_out(a, op) == 0;
+		return 0;
+	}
+	if (lc->swap != SWAP_OUT || !ledger_swap_in_fits(&a->ledger, lc)) {
+		snprintf(msg, sizeof(msg), "its %llu bytes do not fit the "
+		    "device now", (unsigned long long)footprint(a, lc));
+		asks_settle(a, lc, GF_SWAP_IN, lc->swap == SWAP_NONE, msg);
+		op_free(a, op);
+		return 0;
+	}
+	start_in(a, op);
+	*started = 1;
+	return 0;
+}
+
+/* The process out that has waited longest: asked (asked) or not. */
+static struct ledger_client *
+longest_out(struct arbiter *a, int asked)
+{
+	struct ledger_client *lc, *b = NULL;
+	int32_t p, bp = 0;
+
+	TAILQ_FOREACH(lc, &a->ledger.clients, entry) {
+		if (lc->swap != SWAP_OUT || lc->swap_skip || lc->departing ||
+		    (asked && lc->swapin_asks == 0))
+			continue;
+		p = a->ledger.groups[lc->group].pol.priority;
+		if (b == NULL || (asked && p > bp) || ((!asked || p == bp) &&
+		    lc->swapped_ms < b->swapped_ms)) {
+			b = lc;
+			bp = p;
+		}
+	}
+	return b;
+}
+
+/* The first waiter of the swap resolver that does not fit, per device. */
+static int
+pump_waiters(struct arbiter *a, int *started)
+{
+	const struct waitq_waiter *w;
+	struct ledger_client *rq, *v;
+	const struct group_policy *pol;
+	size_t d;
+
+	for (d = 0; d < a->ledger.ndevices; d++)
+		for (w = waitq_next(&a->waitq, d, NULL); w != NULL;
+		    w = waitq_next(&a->waitq, d, w)) {
+			rq = ((struct conn *)w->owner)->client;
+			if (rq == NULL || ledger_admit(&a->ledger, rq, d,
+			    w->bytes) == LEDGER_GRANT)
+				continue;
+			pol = &a->ledger.groups[rq->group].pol;
+			if (pol->resolver != GF_RESOLVER_SWAP)
+				break;	/* it holds back those below it */
+			if ((v = victim(a, d, rq, pol->priority)) == NULL)
+				break;
+			*started = start(a, v, GF_SWAP_OUT, "for",
+			    rq->pid) == 0;
+			return 0;
+		}
+	return -1;
+}
+
+static int
+waiters_of_swap(const struct arbiter *a)
+{
+	const struct waitq_waiter *w;
+	const struct ledger_client *rq;
+	size_t d;
+
+	for (d = 0; d < a->ledger.ndevices; d++)
+		for (w = waitq_next(&a->waitq, d, NULL); w != NULL;
+		    w = waitq_next(&a->waitq, d, w)) {
+			rq = ((const struct conn *)w->owner)->client;
+			if (rq != NULL && a->ledger.groups[rq->group].pol.
+			    resolver == GF_RESOLVER_SWAP)
+				return 1;
+		}
+	return 0;
+}
+
+/*
+ * One decision: 1 when a swap was started, 0 when something was tried
+ * (and skipped: decide again), -1 when there is nothing to do.
+ */
+static int
+pump_once(struct arbiter *a)
+{
+	struct ledger_client *lc;
+	int started = 0;
+
+	if (pump_todo(a, &started) == 0)
+		return started;
+	if ((lc = longest_out(a, 1)) != NULL) {
+		if (ledger_swap_in_fits(&a->ledger, lc))
+			return start(a, lc, GF_SWAP_IN, "asked by",
+			    lc->pid) == 0;
+		if (room_for(a, lc, &started) == 0)
+			return started;
+	}
+	if (pump_waiters(a, &started) == 0)
+		return started;
+	if (waitq_count(&a->waitq) == 0 && (lc = longest_out(a, 0)) != NULL &&
+	    ledger_swap_in_fits(&a->ledger, lc))
+		return start(a, lc, GF_SWAP_IN, "fits again,",
+		    lc->pid) == 0;
+	/* The collision that skipped them is over: they may be tried again. */
+	if (!waiters_of_swap(a))
+		TAILQ_FOREACH(lc, &a->ledger.clients, entry)
+			if (lc->swap == SWAP_NONE)
+				lc->swap_skip = 0;
+	return -1;
+}
+
+void
+swap_pump(struct arbiter *a)
+{
+	struct swap *s = &a->swap;
+
+	if (!s->available || a->stopping || s->running != NULL || s->pumping)
+		return;
+	if (s->nout == 0 && TAILQ_EMPTY(&s->todo) && !waiters_of_swap(a))
+		return;
+	s->pumping = 1;
+	while (s->running == NULL && pump_once(a) == 0)
+		;
+	s->pumping = 0;
+}
+
+/* ---- requests ----------------------------------------------------------- */
+
+int
+swap_collision(struct arbiter *a, struct conn *c, uint32_t seq, size_t dev,
+    uint64_t size, char *why, size_t whylen)
+{
+	const struct group_policy *pol = &a->ledger.groups[c->client->group].pol;
+	int r;
+
+	if (!a->swap.available)
+		arbiter_event(a, GF_EV_FALLBACK, c->client, (int)dev, size,
+		    "swap unavailable (%s): waiting instead", a->swap.reason);
+	r = resolve_queue(a, c, seq, dev, size, pol->wait_timeout_ms, why,
+	    whylen);
+	swap_pump(a);
+	return r;
+}
+
+int
+swap_preempt(struct arbiter *a, struct ledger_client *lc, size_t dev,
+    const struct ledger_client *rq)
+{
+	char cause[48];
+	struct swap_op *op;
+
+	if (!a->swap.available) {
+		arbiter_event(a, GF_EV_FALLBACK, lc, (int)dev,
+		    lc->usage[dev].used, "swap unavailable (%s): killing "
+		    "instead", a->swap.reason);
+		return -1;
+	}
+	snprintf(cause, sizeof(cause), "preempted for pid %u", rq->pid);
+	if ((op = op_new(a, lc, GF_SWAP_OUT, cause)) == NULL)
+		return -1;
+	op->preempt = 1;
+	lc->preempting = 1;
+	arbiter_event(a, GF_EV_PREEMPT, lc, (int)dev, lc->usage[dev].used,
+	    "swap out, for pid %u of group '%s'", rq->pid,
+	    a->ledger.groups[rq->group].pol.name);
+	TAILQ_INSERT_TAIL(&a->swap.todo, op, entry);
+	swap_pump(a);
+	return 0;
+}
+
+int
+swap_on_swap_in(struct arbiter *a, struct conn *c, uint32_t seq, char *why,
+    size_t whylen)
+{
+	struct ledger_client *lc = c->client;
+	struct gf_wait wt;
+
+	if (lc->swap == SWAP_NONE) {
+		mark(lc, 0);		/* a mark left from a skipped swap */
+		if (conn_send(c, GF_MSG_OK, seq, NULL) == 0)
+			return 0;
+		snprintf(why, whylen, "%s", c->err);
+		return -1;
+	}
+	if (ask_add(a, c, seq, lc, GF_SWAP_IN, 0) < 0) {
+		snprintf(why, whylen, "out of memory for a swap-in request");
+		return -1;
+	}
+	memset(&wt, 0, sizeof(wt));
+	wt.timeout_ms = GF_WAIT_FOREVER;
+	if (conn_send(c, GF_MSG_WAIT, seq, &wt) < 0) {
+		snprintf(why, whylen, "%s", c->err);
+		return -1;
+	}
+	swap_pump(a);
+	return 0;
+}
+
+static int
+refuse(struct conn *c, uint32_t seq, uint32_t code, const char *msg,
+    char *why, size_t whylen)
+{
+	struct gf_error e;
+
+	memset(&e, 0, sizeof(e));
+	e.code = code;
+	proto_strlcpy(e.msg, msg, sizeof(e.msg));
+	if (conn_send(c, GF_MSG_ERROR, seq, &e) == 0)
+		return 0;
+	snprintf(why, whylen, "%s", c->err);
+	return -1;
+}
+
+int
+swap_on_request(struct arbiter *a, struct conn *c, uint32_t seq,
+    const struct gf_swap_req *r, char *why, size_t whylen)
+{
+	struct ledger_client *lc = NULL;
+	char msg[GF_ERRMSG_LEN];
+	struct swap_op *op;
+
+	if (r->direction != GF_SWAP_OUT && r->direction != GF_SWAP_IN) {
+		snprintf(why, whylen, "bad direction %u in SWAP_REQ",
+		    r->direction);
+		return -1;
+	}
+	while ((lc = ledger_client_find(&a->ledger, r->pid, lc)) != NULL &&
+	    lc->departing)
+		;
+	if (lc == NULL) {
+		snprintf(msg, sizeof(msg), "no client with pid %u", r->pid);
+		return refuse(c, seq, GF_ERR_NO_SUCH_PID, msg, why, whylen);
+	}
+	if (!a->swap.available) {
+		snprintf(msg, sizeof(msg), "swap unavailable: %s",
+		    a->swap.reason);
+		return refuse(c, seq, GF_ERR_SWAP, msg, why, whylen);
+	}
+	if (r->direction == GF_SWAP_OUT && lc->swap != SWAP_NONE)
+		return refuse(c, seq, GF_ERR_SWAP, "already swapped out", why,
+		    whylen);
+	if (r->direction == GF_SWAP_IN && lc->swap == SWAP_NONE)
+		return refuse(c, seq, GF_ERR_SWAP, "not swapped out", why,
+		    whylen);
+	log_info("pid %u (uid %u) asks to swap %s pid %u", c->pid, c->uid,
+	    r->direction == GF_SWAP_OUT ? "out" : "in", r->pid);
+	snprintf(msg, sizeof(msg), "by hand, pid %u", c->pid);
+	if (ask_add(a, c, seq, lc, (int)r->direction, 1) < 0 ||
+	    (lc->swap != SWAP_COMING_IN &&
+	    (op = op_new(a, lc, (int)r->direction, msg)) == NULL)) {
+		snprintf(why, whylen, "out of memory for a swap request");
+		return -1;
+	}
+	if (lc->swap != SWAP_COMING_IN)
+		TAILQ_INSERT_TAIL(&a->swap.todo, op, entry);
+	swap_pump(a);
+	return 0;
+}
+
+/* ---- clients come and go ---------------------------------------------- */
+
+/* lc's page from actfd, or NULL (logged): sealed, big enough, ours. */
+static struct gf_activity *
+page_map(const struct ledger_client *lc, int actfd)
+{
+	struct gf_activity *p;
+	struct stat st;
+	int seals;
+
+	if (fstat(actfd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size < GF_ACTIVITY_SIZE ||
+	    (seals = fcntl(actfd, F_GET_SEALS)) < 0 ||
+	    (seals & (F_SEAL_SHRINK | F_SEAL_SEAL)) !=
+	    (F_SEAL_SHRINK | F_SEAL_SEAL)) {
+		log_warnx("pid %u passed no sealed activity page: it will not "
+		    "be swapped", lc->pid);
+		return NULL;
+	}
+	p = mmap(NULL, GF_ACTIVITY_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+	    actfd, 0);
+	if (p == MAP_FAILED) {
+		log_warn("cannot map the activity page of pid %u", lc->pid);
+		return NULL;
+	}
+	if (p->magic != GF_ACTIVITY_MAGIC ||
+	    p->version != GF_ACTIVITY_VERSION) {
+		log_warnx("pid %u passed an activity page of another format: "
+		    "it will not be swapped", lc->pid);
+		munmap(p, GF_ACTIVITY_SIZE);
+		return NULL;
+	}
+	return p;
+}
+
+/* A previous daemon may have left lc swapped out, or locked. */
+static void
+adopt_state(struct arbiter *a, struct ledger_client *lc)
+{
+	struct ckpt_api *api = &a->swap.engine.api;
+	CUprocessState st = CU_PROCESS_STATE_RUNNING;
+
+	if (api->get_state == NULL ||
+	    api->get_state((int)lc->pid, &st) != CUDA_SUCCESS)
+		st = CU_PROCESS_STATE_RUNNING;
+	if (st == CU_PROCESS_STATE_LOCKED) {
+		log_info("pid %u was left locked: unlocking it", lc->pid);
+		(void)api->unlock((int)lc->pid, NULL);
+		st = CU_PROCESS_STATE_RUNNING;
+	}
+	if (st != CU_PROCESS_STATE_CHECKPOINTED) {
+		mark(lc, 0);
+		return;
+	}
+	log_info("pid %u was left swapped out: it comes back when it fits",
+	    lc->pid);
+	mark(lc, 1);
+	ledger_swap_out(&a->ledger, lc);	/* its charges go to host */
+	lc->swap = SWAP_OUT;
+	lc->swapped_ms = event_now_ms();
+	a->swap.nout++;
+	set_state(lc);
+}
+
+void
+swap_hello(struct arbiter *a, struct ledger_client *lc, int actfd)
+{
+	if (actfd >= 0) {
+		lc->act = page_map(lc, actfd);
+		close(actfd);
+	}
+	if (lc->act != NULL && a->swap.available)
+		adopt_state(a, lc);
+}
+
+void
+swap_conn_gone(struct arbiter *a, struct conn *c)
+{
+	struct swap_ask *q, *next;
+
+	for (q = TAILQ_FIRST(&a->swap.asks); q != NULL; q = next) {
+		next = TAILQ_NEXT(q, entry);
+		if (q->c == c)
+			ask_drop(a, q);
+	}
+}
+
+void
+swap_client_gone(struct arbiter *a, struct ledger_client *lc)
+{
+	struct swap_ask *q, *nq;
+	struct swap_op *op;
+	char msg[64];
+
+	snprintf(msg, sizeof(msg), "pid %u has left", lc->pid);
+	for (q = TAILQ_FIRST(&a->swap.asks); q != NULL; q = nq) {
+		nq = TAILQ_NEXT(q, entry);
+		if (q->lc != lc)
+			continue;
+		if (q->admin)
+			ask_reply(q, 0, msg);
+		q->lc = NULL;
+		ask_drop(a, q);
+	}
+	TAILQ_FOREACH(op, &a->swap.todo, entry)
+		if (op->lc == lc)
+			op->lc = NULL;
+	if (a->swap.running != NULL && a->swap.running->lc == lc)
+		a->swap.running->lc = NULL;
+	if (lc->swap != SWAP_NONE && a->swap.nout > 0)
+		a->swap.nout--;
+	lc->swap = SWAP_NONE;
+	if (lc->act != NULL)
+		munmap(lc->act, GF_ACTIVITY_SIZE);
+	lc->act = NULL;
+}
+
+/* ---- start and stop ----------------------------------------------------- */
+
+void
+swap_init(struct arbiter *a)
+{
+	struct swap *s = &a->swap;
+	struct ckpt_api api;
+
+	memset(s, 0, sizeof(*s));
+	TAILQ_INIT(&s->todo);
+	TAILQ_INIT(&s->asks);
+	devices_checkpoint_api(&api);
+	if (a->ledger.ndevices == 0)
+		snprintf(s->reason, sizeof(s->reason), "no CUDA devices");
+	else if (api.lock == NULL)
+		snprintf(s->reason, sizeof(s->reason), "the driver has no "
+		    "checkpoint API (needs driver 570 or later)");
+	else if (ckpt_init(&s->engine, a->loop, &api, swap_done, a) < 0)
+		snprintf(s->reason, sizeof(s->reason), "cannot start the swap "
+		    "thread");
+	else
+		s->available = 1;
+	if (s->available)
+		log_info("host swap available");
+	else
+		log_info("host swap unavailable: %s", s->reason);
+}
+
+void
+swap_free(struct arbiter *a)
+{
+	struct swap *s = &a->swap;
+	struct ledger_client *lc;
+	struct swap_op *op;
+	struct ckpt_job j;
+	CUprocessState st;
+
+	ckpt_free(&s->engine);
+	while ((op = TAILQ_FIRST(&s->todo)) != NULL) {
+		TAILQ_REMOVE(&s->todo, op, entry);
+		op_free(a, op);
+	}
+	if (s->running != NULL)
+		op_free(a, s->running);
+	while (!TAILQ_EMPTY(&s->asks))
+		ask_drop(a, TAILQ_FIRST(&s->asks));
+	if (s->retry_timer > 0)
+		event_timer_cancel(a->loop, s->retry_timer);
+	s->retry_timer = 0;
+	/* Nobody would bring them back: the driver decides if they fit. */
+	TAILQ_FOREACH(lc, &a->ledger.clients, entry) {
+		if (lc->swap == SWAP_NONE || !s->available ||
+		    s->engine.api.get_state((int)lc->pid, &st) != CUDA_SUCCESS)
+			continue;
+		lc->swap = SWAP_NONE;
+		if (st != CU_PROCESS_STATE_CHECKPOINTED) {
+			if (st == CU_PROCESS_STATE_LOCKED)
+				(void)s->engine.api.unlock((int)lc->pid, NULL);
+			mark(lc, 0);
+			continue;
+		}
+		memset(&j, 0, sizeof(j));
+		j.op = CKPT_IN;
+		j.pid = (pid_t)lc->pid;
+		ckpt_run(&s->engine, &j);
+		if (j.result == CUDA_SUCCESS) {
+			log_info("pid %u swapped back in before exit", lc->pid);
+			mark(lc, 0);
+		} else
+			log_warnx("pid %u stays swapped out (%s failed: %s); "
+			    "the next gpufracd brings it back", lc->pid,
+			    j.stage, devices_error_name(j.result));
+	}
+	s->available = 0;
+	s->nout = 0;
+}

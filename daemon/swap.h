@@ -1,0 +1,102 @@
+/*
+ * Host swap (DESIGN.md §4, issue 4): which processes go out to host memory
+ * and when they come back, driven through the checkpoint engine (ckpt.h).
+ *
+ * One swap runs at a time. What to do next (swap_pump) is, in order: swaps
+ * asked for explicitly (an admin's, a preemption's), processes that asked
+ * to come back (SWAP_IN: highest priority, then longest out, making room
+ * by the swap rules if need be), room for a waiting request of the swap
+ * resolver, and last, with nobody waiting, bringing back on its own the
+ * process longest out whose memory fits again.
+ *
+ * A victim is swapped out only after the activity page handshake
+ * (include/gpufrac/activity.h) finds none of its threads in the driver;
+ * one that is busy, holds memory the API cannot move (managed, IPC), or
+ * whose lock times out is skipped until the collision that wanted it is
+ * over, with an event saying why. Without the checkpoint API the swap
+ * resolver behaves as wait and on_preempt = swap as kill, each decision
+ * an event.
+ */
+#ifndef GF_DAEMON_SWAP_H
+#define GF_DAEMON_SWAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include "ckpt.h"
+#include "gpufrac/proto.h"
+
+#define SWAP_LOCK_TIMEOUT_MS	1000	/* a process busier than this in
+					   the driver is skipped */
+#define SWAP_RETRY_MS		1000	/* after a failed restore */
+
+struct arbiter;
+struct conn;
+struct ledger_client;
+
+/* A client's swap state (ledger_client.swap). */
+enum {
+	SWAP_NONE = 0,		/* on the device */
+	SWAP_GOING_OUT,
+	SWAP_OUT,		/* in host memory, the driver locked */
+	SWAP_COMING_IN,
+};
+
+struct swap_op;
+struct swap_ask;
+
+struct swap {
+	struct ckpt	 engine;
+	int		 available;
+	char		 reason[GF_REASON_LEN];	/* why not; "" if available */
+	struct swap_op	*running;		/* the one under way */
+	TAILQ_HEAD(, swap_op) todo;		/* asked for explicitly */
+	TAILQ_HEAD(, swap_ask) asks;		/* answers owed */
+	uint32_t	 nout;			/* clients out or going */
+	int64_t		 retry_timer;
+	int		 pumping;
+};
+
+/* After the devices are known: start the engine if the driver can swap. */
+void	swap_init(struct arbiter *a);
+/* Shutdown: bring back every process still out (on this thread), free. */
+void	swap_free(struct arbiter *a);
+
+/*
+ * HELLO of lc with its activity page descriptor actfd (-1: none; taken
+ * over either way). A process the driver has locked or checkpointed (a
+ * previous daemon swapped it out) is taken as swapped out.
+ */
+void	swap_hello(struct arbiter *a, struct ledger_client *lc, int actfd);
+
+/* The resolver `swap` for c's RESERVE that collided; as resolve_collision. */
+int	swap_collision(struct arbiter *a, struct conn *c, uint32_t seq,
+	    size_t dev, uint64_t size, char *why, size_t whylen);
+
+/*
+ * Preempt victim lc (on_preempt = swap) for requester rq: queue its
+ * swap-out. Returns 0, or -1 when swap is unavailable (the fallback event
+ * is recorded; the caller kills).
+ */
+int	swap_preempt(struct arbiter *a, struct ledger_client *lc, size_t dev,
+	    const struct ledger_client *rq);
+
+/* SWAP_IN from c, and an admin's SWAP_REQ; as dispatch handlers. */
+int	swap_on_swap_in(struct arbiter *a, struct conn *c, uint32_t seq,
+	    char *why, size_t whylen);
+int	swap_on_request(struct arbiter *a, struct conn *c, uint32_t seq,
+	    const struct gf_swap_req *r, char *why, size_t whylen);
+
+/* Start the next swap, if any is due (see above). */
+void	swap_pump(struct arbiter *a);
+
+/* c is closing: its questions go unanswered. */
+void	swap_conn_gone(struct arbiter *a, struct conn *c);
+/* lc leaves the ledger: its page is unmapped, its swap forgotten. */
+void	swap_client_gone(struct arbiter *a, struct ledger_client *lc);
+
+/* Milliseconds since lc's last driver call; UINT64_MAX if unknown. */
+uint64_t swap_idle_ms(const struct ledger_client *lc);
+
+#endif

@@ -1,0 +1,52 @@
+/*
+ * The activity page: one page of memory a client process shares with
+ * gpufracd, so that the daemon knows when the process last used the GPU
+ * and the process knows it has been swapped out, with no message per
+ * driver call (DESIGN.md §4, host swap).
+ *
+ * The shim creates it (memfd, GF_ACTIVITY_SIZE bytes, sealed against
+ * shrinking and growing so the daemon may map it safely) and passes it
+ * with HELLO as SCM_RIGHTS; both map it shared. Fields are naturally
+ * aligned and accessed with atomic operations only.
+ *
+ * The swap handshake (a Dekker pair, all sequentially consistent):
+ *   shim, at every hooked driver call: inflight += 1, then load swapped;
+ *     if swapped, inflight -= 1 and ask for SWAP_IN before calling the
+ *     driver; else call the driver, then inflight -= 1.
+ *   daemon, before it locks the process: store swapped = 1, then load
+ *     inflight; if nonzero the process is busy in the driver: store
+ *     swapped = 0 and leave it alone.
+ * So no thread of a swapped-out process ever enters the driver through a
+ * hook: either it sees the flag, or the daemon sees the thread.
+ */
+#ifndef GPUFRAC_ACTIVITY_H
+#define GPUFRAC_ACTIVITY_H
+
+#include <stdint.h>
+
+#define GF_ACTIVITY_MAGIC	0x67664163u	/* "cAfg" */
+#define GF_ACTIVITY_VERSION	1
+#define GF_ACTIVITY_SIZE	4096
+
+/* flags, set by the shim: memory the checkpoint API cannot move. */
+#define GF_ACT_IPC		0x1u	/* exported or imported IPC memory */
+
+struct gf_activity {
+	uint32_t	magic;		/* GF_ACTIVITY_MAGIC (shim) */
+	uint32_t	version;	/* GF_ACTIVITY_VERSION (shim) */
+	uint64_t	last_ms;	/* shim: CLOCK_MONOTONIC_COARSE, in ms,
+					   of its latest hooked driver call;
+					   0: none yet */
+	uint32_t	inflight;	/* shim: threads between the swap check
+					   and the driver's return */
+	uint32_t	flags;		/* shim: GF_ACT_* */
+	uint32_t	swapped;	/* daemon: 1 while the process is being
+					   or has been swapped out */
+	uint32_t	zero;
+};
+
+_Static_assert(sizeof(struct gf_activity) == 32, "gf_activity layout");
+_Static_assert(sizeof(struct gf_activity) <= GF_ACTIVITY_SIZE,
+    "gf_activity fits its page");
+
+#endif

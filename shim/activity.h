@@ -1,0 +1,69 @@
+/*
+ * The process's side of the activity page (include/gpufrac/activity.h):
+ * every hook notes the time of its driver call and checks, before calling
+ * the driver, whether the daemon has swapped the process out. Costs one
+ * coarse clock read (vDSO, no system call), two atomic operations on a
+ * line the process owns, and a store only when the millisecond changed.
+ *
+ * Before the process first talks to the daemon the page is a private one;
+ * activity_fd() makes the shared one the first time the daemon is
+ * contacted, and the pointer moves to it. A thread keeps the page it
+ * entered with until it leaves, so the counts stay balanced.
+ */
+#ifndef GF_SHIM_ACTIVITY_H
+#define GF_SHIM_ACTIVITY_H
+
+#include <stdint.h>
+#include <time.h>
+
+#include "gpufrac/activity.h"
+
+extern struct gf_activity *activity_page;
+
+/* The slow path of activity_enter: the process is swapped out. */
+struct gf_activity *activity_swapped(struct gf_activity *p);
+
+/*
+ * First in a hook, before any driver call: note the call and come back
+ * once the process is on the device. Returns the page to pass to
+ * activity_leave after the driver call.
+ */
+static inline struct gf_activity *
+activity_enter(void)
+{
+	struct gf_activity *p = __atomic_load_n(&activity_page,
+	    __ATOMIC_ACQUIRE);
+	struct timespec ts;
+	uint64_t ms;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	if (__atomic_load_n(&p->last_ms, __ATOMIC_RELAXED) != ms)
+		__atomic_store_n(&p->last_ms, ms, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&p->inflight, 1, __ATOMIC_SEQ_CST);
+	if (__builtin_expect(__atomic_load_n(&p->swapped, __ATOMIC_SEQ_CST) !=
+	    0, 0))
+		return activity_swapped(p);
+	return p;
+}
+
+/* After the driver call. */
+static inline void
+activity_leave(struct gf_activity *p)
+{
+	__atomic_sub_fetch(&p->inflight, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Note memory the checkpoint API cannot move (GF_ACT_*). */
+void	activity_flag(uint32_t flag);
+
+/*
+ * The shared page's descriptor, made on first use (memfd, sealed); -1 if
+ * it cannot be made (said once): the daemon then never swaps the process.
+ */
+int	activity_fd(void);
+
+/* In a fork child: back to a private page; the child makes its own. */
+void	activity_fork_child(void);
+
+#endif
