@@ -58,15 +58,19 @@ dlsym_real_get(void)
 }
 
 /*
- * A hooked driver symbol: NULL for any other name. Most lookups are not for
- * the driver (and a sanitizer's start-up never is): two bytes decide.
+ * A hooked driver symbol: NULL for any other name, and for a newer ABI the
+ * table lists only to leave unhooked. Most lookups are not for the driver
+ * (and a sanitizer's start-up never is): two bytes decide.
  */
 SHIM_NO_SANITIZE static const struct procaddr *
 dlsym_hook_of(const char *name)
 {
+	const struct procaddr *e;
+
 	if (name == NULL || name[0] != 'c' || name[1] != 'u')
 		return NULL;
-	return procaddr_by_symbol(hooks_table, hooks_table_len, name);
+	e = procaddr_by_symbol(hooks_table, hooks_table_len, name);
+	return e != NULL && e->fn != NULL ? e : NULL;
 }
 
 /* A hooked name: the real lookup, then the hook if the real one found it. */

@@ -34,10 +34,17 @@ SHIM_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn,
 		    int cudaVersion, cuuint64_t flags,
 		    CUdriverProcAddressQueryResult *symbolStatus);
 
+/* The gated pass-throughs (hooks_gate.c), as hooks_list.h lists them. */
+#define GATE_ABI(name, version, ptds, symbol, flag, params, args) \
+	SHIM_EXPORT CUresult symbol params;
+#include "hooks_list.h"
+
 /*
  * Every hook, by (name, CUDA version of its ABI, per-thread variant), sorted
  * as procaddr_find requires; the symbol field is its exported name, which
- * the dlsym path looks up with procaddr_by_symbol.
+ * the dlsym path looks up with procaddr_by_symbol. An entry whose fn is
+ * NULL is a newer ABI that is not hooked (symbol: the driver's name for
+ * it): both paths must leave the driver's function in place.
  */
 extern const struct procaddr hooks_table[];
 extern const size_t hooks_table_len;

@@ -5,6 +5,7 @@
  */
 #include <stdint.h>
 
+#include "activity.h"
 #include "client.h"
 #include "gpufrac/proto.h"
 #include "hooks.h"
@@ -72,11 +73,13 @@ mem_settle(CUresult r, const struct client_ticket *t, CUdeviceptr ptr,
 CUresult
 cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
+	struct gf_activity *act;
 	struct client_ticket t;
 	CUresult r;
 
 	if (!hook_enter())
 		return REAL_CALL(cuMemAlloc_v2, dptr, bytesize);
+	act = activity_enter();
 	/* Nothing to charge: the driver rejects these by itself. */
 	if (dptr == NULL || bytesize == 0)
 		r = REAL_CALL(cuMemAlloc_v2, dptr, bytesize);
@@ -86,6 +89,7 @@ cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 		r = mem_settle(r, &t, r == CUDA_SUCCESS ? *dptr : 0,
 		    bytesize);
 	}
+	activity_leave(act);
 	hook_leave();
 	return r;
 }
@@ -98,6 +102,7 @@ CUresult
 cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
     size_t Height, unsigned int ElementSizeBytes)
 {
+	struct gf_activity *act;
 	struct client_ticket t;
 	uint64_t row;
 	CUresult r;
@@ -105,6 +110,7 @@ cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
 	if (!hook_enter())
 		return REAL_CALL(cuMemAllocPitch_v2, dptr, pPitch,
 		    WidthInBytes, Height, ElementSizeBytes);
+	act = activity_enter();
 	row = WidthInBytes > UINT64_MAX - (MEM_PITCH_ALIGN - 1) ? UINT64_MAX :
 	    (WidthInBytes + MEM_PITCH_ALIGN - 1) & ~(uint64_t)(MEM_PITCH_ALIGN - 1);
 	if (dptr == NULL || pPitch == NULL || WidthInBytes == 0 || Height == 0)
@@ -117,6 +123,7 @@ cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
 		r = mem_settle(r, &t, r == CUDA_SUCCESS ? *dptr : 0,
 		    r == CUDA_SUCCESS ? mem_mul(*pPitch, Height) : 0);
 	}
+	activity_leave(act);
 	hook_leave();
 	return r;
 }
@@ -124,11 +131,13 @@ cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
 CUresult
 cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
 {
+	struct gf_activity *act;
 	struct client_ticket t;
 	CUresult r;
 
 	if (!hook_enter())
 		return REAL_CALL(cuMemAllocManaged, dptr, bytesize, flags);
+	act = activity_enter();
 	if (dptr == NULL || bytesize == 0)
 		r = REAL_CALL(cuMemAllocManaged, dptr, bytesize, flags);
 	else if ((r = mem_reserve(bytesize, GF_KIND_MANAGED, &t)) ==
@@ -137,6 +146,7 @@ cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
 		r = mem_settle(r, &t, r == CUDA_SUCCESS ? *dptr : 0,
 		    bytesize);
 	}
+	activity_leave(act);
 	hook_leave();
 	return r;
 }
@@ -144,14 +154,17 @@ cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
 CUresult
 cuMemFree_v2(CUdeviceptr dptr)
 {
+	struct gf_activity *act;
 	CUresult r;
 
 	if (!hook_enter())
 		return REAL_CALL(cuMemFree_v2, dptr);
+	act = activity_enter();
 	if (dptr == 0 || real_cu.cuMemFree_v2 == NULL)
 		r = REAL_CALL(cuMemFree_v2, dptr);
 	else
 		r = client_free(dptr, real_cu.cuMemFree_v2);
+	activity_leave(act);
 	hook_leave();
 	return r;
 }
@@ -179,16 +192,19 @@ mem_view_apply(const struct client_view *v, size_t *free_bytes,
 CUresult
 cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes)
 {
+	struct gf_activity *act;
 	struct client_view v;
 	CUresult r;
 	int dev;
 
 	if (!hook_enter())
 		return REAL_CALL(cuMemGetInfo_v2, free_bytes, total_bytes);
+	act = activity_enter();
 	r = REAL_CALL(cuMemGetInfo_v2, free_bytes, total_bytes);
 	if (r == CUDA_SUCCESS && free_bytes != NULL && total_bytes != NULL &&
 	    (dev = mem_device()) >= 0 && client_view(dev, *total_bytes, &v) == 0)
 		mem_view_apply(&v, free_bytes, total_bytes);
+	activity_leave(act);
 	hook_leave();
 	return r;
 }
@@ -196,15 +212,18 @@ cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes)
 CUresult
 cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {
+	struct gf_activity *act;
 	struct client_view v;
 	CUresult r;
 
 	if (!hook_enter())
 		return REAL_CALL(cuDeviceTotalMem_v2, bytes, dev);
+	act = activity_enter();
 	r = REAL_CALL(cuDeviceTotalMem_v2, bytes, dev);
 	if (r == CUDA_SUCCESS && bytes != NULL &&
 	    client_view(dev, *bytes, &v) == 0)
 		*bytes = v.limit < v.capacity ? v.limit : v.capacity;
+	activity_leave(act);
 	hook_leave();
 	return r;
 }

@@ -6,7 +6,10 @@
 #include "hooks.h"
 #include "real.h"
 
-/* Replace the driver's answer by a hook for the same ABI, if there is one. */
+/*
+ * Replace the driver's answer by a hook for the same ABI, if there is one;
+ * an entry without a function (a newer ABI, not hooked) leaves it alone.
+ */
 static void
 hooks_substitute(const char *symbol, void **pfn, int version,
     cuuint64_t flags)
@@ -18,7 +21,7 @@ hooks_substitute(const char *symbol, void **pfn, int version,
 		return;
 	e = procaddr_find(hooks_table, hooks_table_len, symbol, version,
 	    flags, &status);
-	if (e != NULL)
+	if (e != NULL && e->fn != NULL)
 		*pfn = e->fn;
 }
 

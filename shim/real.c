@@ -39,6 +39,9 @@ static const struct {
 	SYM(cuCtxGetDevice, "cuCtxGetDevice"),
 	SYM(cuDeviceGetUuid_v2, "cuDeviceGetUuid_v2"),
 	SYM(cuDeviceGetUuid_v1, "cuDeviceGetUuid"),
+#define GATE_ABI(name, version, ptds, symbol, flag, params, args) \
+	SYM(symbol, #symbol),
+#include "hooks_list.h"
 };
 
 /*

@@ -30,6 +30,10 @@ struct real_driver {
 	CUresult (*cuDeviceGetUuid_v2)(CUuuid *, CUdevice);
 	/* "cuDeviceGetUuid", for drivers older than 11.4 */
 	CUresult (*cuDeviceGetUuid_v1)(CUuuid *, CUdevice);
+	/* one per gated pass-through of hooks_list.h, named as it exports */
+#define GATE_ABI(name, version, ptds, symbol, flag, params, args) \
+	CUresult (*symbol) params;
+#include "hooks_list.h"
 };
 
 /* Filled by the first hook_enter(); read-only afterwards. */

@@ -17,6 +17,12 @@
  *   info             cuMemGetInfo          -> "info free=N total=N"
  *   total            cuDeviceTotalMem      -> "total N"
  *   verify           write a pattern into each allocation, read it back
+ *   fill             write each allocation's own pattern (its first 4 KiB)
+ *   check            read them back: "check ok" | "check differs" | "check err=CODE"
+ *   sync             cuCtxSynchronize      -> "sync ok" | "sync err=CODE"
+ *   busy             inside cuLaunchHostFunc (a driver call gpufrac hooks)
+ *                    print "holding", then wait for SIGUSR1
+ *   busy-unhooked    the same inside cuStreamAddCallback, which it does not
  *   fork CMD         run one command in a forked child, then wait for it
  *   hold             print "holding", then wait for SIGUSR1
  * Sizes use gpufrac's notation (512Mi, 1Gi). Exit status: 0, or 2 on a
@@ -195,6 +201,82 @@ verify(void)
 	return 0;
 }
 
+static void
+pattern(size_t i, unsigned char *buf, size_t n)
+{
+	size_t j;
+
+	for (j = 0; j < n; j++)
+		buf[j] = (unsigned char)(i * 131 + j * 7 + 1);
+}
+
+static void
+fill(void)
+{
+	unsigned char out[4096];
+	size_t i, n;
+	CUresult r = CUDA_SUCCESS;
+
+	for (i = 0; i < (size_t)nmems && r == CUDA_SUCCESS; i++) {
+		n = mems[i].size < sizeof(out) ? mems[i].size : sizeof(out);
+		pattern(i, out, n);
+		r = cuMemcpyHtoD_v2(mems[i].ptr, out, n);
+	}
+	report("fill", r);
+}
+
+static void
+check(void)
+{
+	unsigned char want[4096], got[4096];
+	size_t i, n;
+	CUresult r;
+
+	for (i = 0; i < (size_t)nmems; i++) {
+		n = mems[i].size < sizeof(want) ? mems[i].size : sizeof(want);
+		pattern(i, want, n);
+		if ((r = cuMemcpyDtoH_v2(got, mems[i].ptr, n)) != CUDA_SUCCESS) {
+			report("check", r);
+			return;
+		}
+		if (memcmp(got, want, n) != 0) {
+			printf("check differs\n");
+			return;
+		}
+	}
+	printf("check ok\n");
+}
+
+/* Say "holding" and wait for SIGUSR1: the "hold" command. */
+static void
+hold(void)
+{
+	sigset_t usr1;
+	int sig;
+
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	printf("holding\n");
+	fflush(stdout);
+	sigwait(&usr1, &sig);
+}
+
+static void
+hold_fn(void *arg)
+{
+	(void)arg;
+	hold();
+}
+
+static void CUDA_CB
+hold_cb(CUstream s, CUresult status, void *arg)
+{
+	(void)s;
+	(void)status;
+	hold();
+	(void)arg;
+}
+
 /* How many words a command takes, itself included. */
 static int
 arity(const char *cmd)
@@ -278,14 +360,27 @@ run(char **argv)
 		return 1;
 	}
 	if (strcmp(cmd, "hold") == 0) {
-		sigset_t usr1;
-		int sig;
-
-		sigemptyset(&usr1);
-		sigaddset(&usr1, SIGUSR1);
-		printf("holding\n");
-		fflush(stdout);
-		sigwait(&usr1, &sig);
+		hold();
+		return 1;
+	}
+	if (strcmp(cmd, "fill") == 0 || strcmp(cmd, "check") == 0) {
+		if (cmd[0] == 'f')
+			fill();
+		else
+			check();
+		return 1;
+	}
+	if (strcmp(cmd, "sync") == 0) {
+		report("sync", cuCtxSynchronize());
+		return 1;
+	}
+	if (strcmp(cmd, "busy") == 0) {
+		report("busy", cuLaunchHostFunc(NULL, hold_fn, NULL));
+		return 1;
+	}
+	if (strcmp(cmd, "busy-unhooked") == 0) {
+		report("busy-unhooked", cuStreamAddCallback(NULL, hold_cb, NULL,
+		    0));
 		return 1;
 	}
 	if (strcmp(cmd, "fork") == 0 && argv[1]) {

@@ -1,0 +1,34 @@
+/*
+ * The gated pass-throughs: every driver call that uses the device (launch,
+ * copy, set, synchronise, IPC) waits until a swapped-out process is back on
+ * the device, then goes to the driver unchanged. Generated from hooks_list.h.
+ */
+#include "activity.h"
+#include "hooks.h"
+#include "real.h"
+
+#define GATE_ARGS(...)	__VA_ARGS__
+
+/*
+ * No lock, allocation or system call beyond activity_enter's: these are on
+ * every launch and copy. The IPC ones also note memory the checkpoint API
+ * cannot move (flag), so that the daemon never swaps the process out.
+ */
+#define GATE_ABI(name, version, ptds, symbol, flag, params, args)	\
+CUresult								\
+symbol params								\
+{									\
+	struct gf_activity *act;					\
+	CUresult res;							\
+									\
+	if (!hook_enter())						\
+		return REAL_CALL(symbol, GATE_ARGS args);		\
+	act = activity_enter();						\
+	res = REAL_CALL(symbol, GATE_ARGS args);			\
+	activity_leave(act);						\
+	if ((flag) != 0 && res == CUDA_SUCCESS)				\
+		activity_flag(flag);					\
+	hook_leave();							\
+	return res;							\
+}
+#include "hooks_list.h"

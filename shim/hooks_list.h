@@ -1,0 +1,240 @@
+/*
+ * Every driver ABI the shim hooks, in the one order the hook table needs
+ * (name, then version, then per-thread variant): the table, the exports'
+ * prototypes, the real pointers and the gated hooks are generated from it.
+ *
+ * An X-macro list: no include guard. Define what the includer needs; the
+ * rest expand to nothing and all are undefined at the end.
+ *   HOOK(name, version, symbol)  a hook written by hand (hooks_mem.c,
+ *	hooks_procaddr.c); no per-thread variant
+ *   GATE_ABI(name, version, ptds, symbol, flag, params, args)  a gated
+ *	pass-through (hooks_gate.c): it waits to be swapped in, calls the
+ *	driver, and on success notes activity flag flag (GF_ACT_*) unless 0
+ *   NEWER(name, version, symbol)  a newer ABI that is not hooked: the
+ *	driver's answer to cuGetProcAddress stands, where the hook of an
+ *	older ABI of the same name would otherwise replace it
+ * Versions are those in which the driver introduced each ABI (cudaTypedefs.h
+ * names them PFN_<name>_v<version>[_ptds|_ptsz]). The 32-bit ABIs of
+ * CUDA < 3.2 are not listed: an old caller gets the driver's own function.
+ */
+#include <cuda.h>
+
+/* cuda.h makes these names macros for newer ABIs; here they are symbols. */
+#undef cuGetProcAddress
+#undef cuIpcOpenMemHandle
+#undef cuMemcpyBatchAsync
+#undef cuMemcpy3DBatchAsync
+
+#ifndef HOOK
+#define HOOK(name, version, symbol)
+#endif
+#ifndef GATE_ABI
+#define GATE_ABI(name, version, ptds, symbol, flag, params, args)
+#endif
+#ifndef NEWER
+#define NEWER(name, version, symbol)
+#endif
+
+/* A gated ABI; the same with its per-thread variant (_ptds or _ptsz). */
+#define GATE(name, version, symbol, params, args) \
+	GATE_ABI(name, version, 0, symbol, 0, params, args)
+#define GATE_PT(name, version, symbol, pt_version, pt_symbol, params, args) \
+	GATE_ABI(name, version, 0, symbol, 0, params, args) \
+	GATE_ABI(name, pt_version, 1, pt_symbol, 0, params, args)
+/* IPC memory cannot be checkpointed: the daemon must not swap us out. */
+#define GATE_IPC(name, version, symbol, params, args) \
+	GATE_ABI(name, version, 0, symbol, GF_ACT_IPC, params, args)
+
+/* Parameter lists shared by several entries. */
+#define P_LAUNCH	CUfunction f, unsigned int gridDimX, \
+	unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, \
+	unsigned int blockDimY, unsigned int blockDimZ, \
+	unsigned int sharedMemBytes, CUstream hStream, void **kernelParams
+#define A_LAUNCH	f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, \
+	blockDimZ, sharedMemBytes, hStream, kernelParams
+#define P_BATCH		CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, \
+	size_t count, CUmemcpyAttributes *attrs, size_t *attrsIdxs, \
+	size_t numAttrs
+#define A_BATCH		dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs
+#define P_PEER		CUdeviceptr dstDevice, CUcontext dstContext, \
+	CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount
+#define A_PEER		dstDevice, dstContext, srcDevice, srcContext, ByteCount
+#define P_SET2D(type, v) \
+	CUdeviceptr dstDevice, size_t dstPitch, type v, size_t Width, \
+	size_t Height
+#define A_SET2D(v)	dstDevice, dstPitch, v, Width, Height
+
+GATE("cuCtxSynchronize", 2000, cuCtxSynchronize, (void), ())
+/* CUDA 13's takes a context (cuCtxSynchronize_v2): not hooked. */
+NEWER("cuCtxSynchronize", 13000, cuCtxSynchronize_v2)
+HOOK("cuDeviceTotalMem", 3020, cuDeviceTotalMem_v2)
+GATE("cuEventSynchronize", 2000, cuEventSynchronize,
+    (CUevent hEvent), (hEvent))
+HOOK("cuGetProcAddress", 11030, cuGetProcAddress)
+HOOK("cuGetProcAddress", 12000, cuGetProcAddress_v2)
+GATE_PT("cuGraphLaunch", 10000, cuGraphLaunch, 10000, cuGraphLaunch_ptsz,
+    (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream))
+GATE_IPC("cuIpcGetMemHandle", 4010, cuIpcGetMemHandle,
+    (CUipcMemHandle *pHandle, CUdeviceptr dptr), (pHandle, dptr))
+GATE_IPC("cuIpcOpenMemHandle", 4010, cuIpcOpenMemHandle,
+    (CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags),
+    (pdptr, handle, Flags))
+GATE_IPC("cuIpcOpenMemHandle", 11000, cuIpcOpenMemHandle_v2,
+    (CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags),
+    (pdptr, handle, Flags))
+GATE_PT("cuLaunchCooperativeKernel", 9000, cuLaunchCooperativeKernel,
+    9000, cuLaunchCooperativeKernel_ptsz, (P_LAUNCH), (A_LAUNCH))
+GATE_PT("cuLaunchHostFunc", 10000, cuLaunchHostFunc,
+    10000, cuLaunchHostFunc_ptsz,
+    (CUstream hStream, CUhostFn fn, void *userData), (hStream, fn, userData))
+GATE_PT("cuLaunchKernel", 4000, cuLaunchKernel, 7000, cuLaunchKernel_ptsz,
+    (P_LAUNCH, void **extra), (A_LAUNCH, extra))
+GATE_PT("cuLaunchKernelEx", 11060, cuLaunchKernelEx,
+    11060, cuLaunchKernelEx_ptsz,
+    (const CUlaunchConfig *config, CUfunction f, void **kernelParams,
+    void **extra), (config, f, kernelParams, extra))
+HOOK("cuMemAlloc", 3020, cuMemAlloc_v2)
+HOOK("cuMemAllocManaged", 6000, cuMemAllocManaged)
+HOOK("cuMemAllocPitch", 3020, cuMemAllocPitch_v2)
+HOOK("cuMemFree", 3020, cuMemFree_v2)
+HOOK("cuMemGetInfo", 3020, cuMemGetInfo_v2)
+GATE_PT("cuMemcpy", 4000, cuMemcpy, 7000, cuMemcpy_ptds,
+    (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount),
+    (dst, src, ByteCount))
+GATE_PT("cuMemcpy2D", 3020, cuMemcpy2D_v2, 7000, cuMemcpy2D_v2_ptds,
+    (const CUDA_MEMCPY2D *pCopy), (pCopy))
+GATE_PT("cuMemcpy2DAsync", 3020, cuMemcpy2DAsync_v2,
+    7000, cuMemcpy2DAsync_v2_ptsz,
+    (const CUDA_MEMCPY2D *pCopy, CUstream hStream), (pCopy, hStream))
+GATE_PT("cuMemcpy2DUnaligned", 3020, cuMemcpy2DUnaligned_v2,
+    7000, cuMemcpy2DUnaligned_v2_ptds, (const CUDA_MEMCPY2D *pCopy), (pCopy))
+GATE_PT("cuMemcpy3D", 3020, cuMemcpy3D_v2, 7000, cuMemcpy3D_v2_ptds,
+    (const CUDA_MEMCPY3D *pCopy), (pCopy))
+GATE_PT("cuMemcpy3DAsync", 3020, cuMemcpy3DAsync_v2,
+    7000, cuMemcpy3DAsync_v2_ptsz,
+    (const CUDA_MEMCPY3D *pCopy, CUstream hStream), (pCopy, hStream))
+/* CUDA 12.8's batch copies report a failing index; 13.0's do not. */
+GATE_PT("cuMemcpy3DBatchAsync", 12080, cuMemcpy3DBatchAsync,
+    12080, cuMemcpy3DBatchAsync_ptsz,
+    (size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, size_t *failIdx,
+    unsigned long long flags, CUstream hStream),
+    (numOps, opList, failIdx, flags, hStream))
+GATE_PT("cuMemcpy3DBatchAsync", 13000, cuMemcpy3DBatchAsync_v2,
+    13000, cuMemcpy3DBatchAsync_v2_ptsz,
+    (size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList, unsigned long long flags,
+    CUstream hStream), (numOps, opList, flags, hStream))
+GATE_PT("cuMemcpy3DPeer", 4000, cuMemcpy3DPeer, 7000, cuMemcpy3DPeer_ptds,
+    (const CUDA_MEMCPY3D_PEER *pCopy), (pCopy))
+GATE_PT("cuMemcpy3DPeerAsync", 4000, cuMemcpy3DPeerAsync,
+    7000, cuMemcpy3DPeerAsync_ptsz,
+    (const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream), (pCopy, hStream))
+GATE_PT("cuMemcpyAsync", 4000, cuMemcpyAsync, 7000, cuMemcpyAsync_ptsz,
+    (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream),
+    (dst, src, ByteCount, hStream))
+GATE_PT("cuMemcpyAtoA", 3020, cuMemcpyAtoA_v2, 7000, cuMemcpyAtoA_v2_ptds,
+    (CUarray dstArray, size_t dstOffset, CUarray srcArray, size_t srcOffset,
+    size_t ByteCount), (dstArray, dstOffset, srcArray, srcOffset, ByteCount))
+GATE_PT("cuMemcpyAtoD", 3020, cuMemcpyAtoD_v2, 7000, cuMemcpyAtoD_v2_ptds,
+    (CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset,
+    size_t ByteCount), (dstDevice, srcArray, srcOffset, ByteCount))
+GATE_PT("cuMemcpyAtoH", 3020, cuMemcpyAtoH_v2, 7000, cuMemcpyAtoH_v2_ptds,
+    (void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount),
+    (dstHost, srcArray, srcOffset, ByteCount))
+GATE_PT("cuMemcpyAtoHAsync", 3020, cuMemcpyAtoHAsync_v2,
+    7000, cuMemcpyAtoHAsync_v2_ptsz,
+    (void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount,
+    CUstream hStream), (dstHost, srcArray, srcOffset, ByteCount, hStream))
+GATE_PT("cuMemcpyBatchAsync", 12080, cuMemcpyBatchAsync,
+    12080, cuMemcpyBatchAsync_ptsz,
+    (P_BATCH, size_t *failIdx, CUstream hStream), (A_BATCH, failIdx, hStream))
+GATE_PT("cuMemcpyBatchAsync", 13000, cuMemcpyBatchAsync_v2,
+    13000, cuMemcpyBatchAsync_v2_ptsz,
+    (P_BATCH, CUstream hStream), (A_BATCH, hStream))
+GATE_PT("cuMemcpyDtoA", 3020, cuMemcpyDtoA_v2, 7000, cuMemcpyDtoA_v2_ptds,
+    (CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice,
+    size_t ByteCount), (dstArray, dstOffset, srcDevice, ByteCount))
+GATE_PT("cuMemcpyDtoD", 3020, cuMemcpyDtoD_v2, 7000, cuMemcpyDtoD_v2_ptds,
+    (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount),
+    (dstDevice, srcDevice, ByteCount))
+GATE_PT("cuMemcpyDtoDAsync", 3020, cuMemcpyDtoDAsync_v2,
+    7000, cuMemcpyDtoDAsync_v2_ptsz,
+    (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount,
+    CUstream hStream), (dstDevice, srcDevice, ByteCount, hStream))
+GATE_PT("cuMemcpyDtoH", 3020, cuMemcpyDtoH_v2, 7000, cuMemcpyDtoH_v2_ptds,
+    (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount),
+    (dstHost, srcDevice, ByteCount))
+GATE_PT("cuMemcpyDtoHAsync", 3020, cuMemcpyDtoHAsync_v2,
+    7000, cuMemcpyDtoHAsync_v2_ptsz,
+    (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,
+    CUstream hStream), (dstHost, srcDevice, ByteCount, hStream))
+GATE_PT("cuMemcpyHtoA", 3020, cuMemcpyHtoA_v2, 7000, cuMemcpyHtoA_v2_ptds,
+    (CUarray dstArray, size_t dstOffset, const void *srcHost,
+    size_t ByteCount), (dstArray, dstOffset, srcHost, ByteCount))
+GATE_PT("cuMemcpyHtoAAsync", 3020, cuMemcpyHtoAAsync_v2,
+    7000, cuMemcpyHtoAAsync_v2_ptsz,
+    (CUarray dstArray, size_t dstOffset, const void *srcHost,
+    size_t ByteCount, CUstream hStream),
+    (dstArray, dstOffset, srcHost, ByteCount, hStream))
+GATE_PT("cuMemcpyHtoD", 3020, cuMemcpyHtoD_v2, 7000, cuMemcpyHtoD_v2_ptds,
+    (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount),
+    (dstDevice, srcHost, ByteCount))
+GATE_PT("cuMemcpyHtoDAsync", 3020, cuMemcpyHtoDAsync_v2,
+    7000, cuMemcpyHtoDAsync_v2_ptsz,
+    (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount,
+    CUstream hStream), (dstDevice, srcHost, ByteCount, hStream))
+GATE_PT("cuMemcpyPeer", 4000, cuMemcpyPeer, 7000, cuMemcpyPeer_ptds,
+    (P_PEER), (A_PEER))
+GATE_PT("cuMemcpyPeerAsync", 4000, cuMemcpyPeerAsync,
+    7000, cuMemcpyPeerAsync_ptsz,
+    (P_PEER, CUstream hStream), (A_PEER, hStream))
+GATE_PT("cuMemsetD16", 3020, cuMemsetD16_v2, 7000, cuMemsetD16_v2_ptds,
+    (CUdeviceptr dstDevice, unsigned short us, size_t N),
+    (dstDevice, us, N))
+GATE_PT("cuMemsetD16Async", 3020, cuMemsetD16Async,
+    7000, cuMemsetD16Async_ptsz,
+    (CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream),
+    (dstDevice, us, N, hStream))
+GATE_PT("cuMemsetD2D16", 3020, cuMemsetD2D16_v2, 7000, cuMemsetD2D16_v2_ptds,
+    (P_SET2D(unsigned short, us)), (A_SET2D(us)))
+GATE_PT("cuMemsetD2D16Async", 3020, cuMemsetD2D16Async,
+    7000, cuMemsetD2D16Async_ptsz,
+    (P_SET2D(unsigned short, us), CUstream hStream), (A_SET2D(us), hStream))
+GATE_PT("cuMemsetD2D32", 3020, cuMemsetD2D32_v2, 7000, cuMemsetD2D32_v2_ptds,
+    (P_SET2D(unsigned int, ui)), (A_SET2D(ui)))
+GATE_PT("cuMemsetD2D32Async", 3020, cuMemsetD2D32Async,
+    7000, cuMemsetD2D32Async_ptsz,
+    (P_SET2D(unsigned int, ui), CUstream hStream), (A_SET2D(ui), hStream))
+GATE_PT("cuMemsetD2D8", 3020, cuMemsetD2D8_v2, 7000, cuMemsetD2D8_v2_ptds,
+    (P_SET2D(unsigned char, uc)), (A_SET2D(uc)))
+GATE_PT("cuMemsetD2D8Async", 3020, cuMemsetD2D8Async,
+    7000, cuMemsetD2D8Async_ptsz,
+    (P_SET2D(unsigned char, uc), CUstream hStream), (A_SET2D(uc), hStream))
+GATE_PT("cuMemsetD32", 3020, cuMemsetD32_v2, 7000, cuMemsetD32_v2_ptds,
+    (CUdeviceptr dstDevice, unsigned int ui, size_t N), (dstDevice, ui, N))
+GATE_PT("cuMemsetD32Async", 3020, cuMemsetD32Async,
+    7000, cuMemsetD32Async_ptsz,
+    (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream),
+    (dstDevice, ui, N, hStream))
+GATE_PT("cuMemsetD8", 3020, cuMemsetD8_v2, 7000, cuMemsetD8_v2_ptds,
+    (CUdeviceptr dstDevice, unsigned char uc, size_t N), (dstDevice, uc, N))
+GATE_PT("cuMemsetD8Async", 3020, cuMemsetD8Async,
+    7000, cuMemsetD8Async_ptsz,
+    (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream),
+    (dstDevice, uc, N, hStream))
+GATE_PT("cuStreamSynchronize", 2000, cuStreamSynchronize,
+    7000, cuStreamSynchronize_ptsz, (CUstream hStream), (hStream))
+
+#undef P_LAUNCH
+#undef A_LAUNCH
+#undef P_BATCH
+#undef A_BATCH
+#undef P_PEER
+#undef A_PEER
+#undef P_SET2D
+#undef A_SET2D
+#undef GATE
+#undef GATE_PT
+#undef GATE_IPC
+#undef HOOK
+#undef GATE_ABI
+#undef NEWER
