@@ -103,6 +103,8 @@ struct ledger_client {
 	int		swap;		/* SWAP_* (swap.h) */
 	uint64_t	swapped_ms;	/* when it went out (monotonic) */
 	int		swap_skip;	/* not to be swapped again this round */
+	int		swap_parked;	/* out by an admin's hand: it comes
+					   back when it asks, not on its own */
 	uint32_t	swapin_asks;	/* SWAP_IN requests waiting */
 };
 

@@ -36,6 +36,7 @@ struct swap_op {
 	struct ledger_client *lc;	/* NULL once it has left */
 	int		 dir;		/* GF_SWAP_OUT or GF_SWAP_IN */
 	int		 preempt;	/* a preemption's: lc->preempting */
+	int		 by_hand;	/* an admin's */
 	char		 cause[48];	/* "for pid 42", for the event */
 };
 
@@ -311,6 +312,7 @@ ended_out(struct arbiter *a, struct swap_op *op)
 	if (j->result == CUDA_SUCCESS) {
 		ledger_swap_out(&a->ledger, lc);
 		lc->swap = SWAP_OUT;
+		lc->swap_parked = op->by_hand;
 		lc->swapped_ms = event_now_ms();
 		set_state(lc);
 		arbiter_event_timed(a, GF_EV_SWAP_OUT, lc, bytes,
@@ -360,6 +362,7 @@ ended_in(struct arbiter *a, struct swap_op *op)
 	if (j->result == CUDA_SUCCESS) {
 		mark(lc, 0);
 		lc->swap = SWAP_NONE;
+		lc->swap_parked = 0;
 		a->swap.nout--;
 		set_state(lc);
 		arbiter_event_timed(a, GF_EV_SWAP_IN, lc, bytes,
@@ -516,7 +519,8 @@ longest_out(struct arbiter *a, int asked)
 
 	TAILQ_FOREACH(lc, &a->ledger.clients, entry) {
 		if (lc->swap != SWAP_OUT || lc->swap_skip || lc->departing ||
-		    (asked && lc->swapin_asks == 0))
+		    (asked && lc->swapin_asks == 0) ||
+		    (!asked && lc->swap_parked))
 			continue;
 		p = a->ledger.groups[lc->group].pol.priority;
 		if (b == NULL || (asked && p > bp) || ((!asked || p == bp) &&
@@ -633,7 +637,7 @@ swap_collision(struct arbiter *a, struct conn *c, uint32_t seq, size_t dev,
 
 	if (!a->swap.available)
 		arbiter_event(a, GF_EV_FALLBACK, c->client, (int)dev, size,
-		    "swap unavailable (%s): waiting instead", a->swap.reason);
+		    "swap unavailable: waiting instead");
 	r = resolve_queue(a, c, seq, dev, size, pol->wait_timeout_ms, why,
 	    whylen);
 	swap_pump(a);
@@ -649,8 +653,7 @@ swap_preempt(struct arbiter *a, struct ledger_client *lc, size_t dev,
 
 	if (!a->swap.available) {
 		arbiter_event(a, GF_EV_FALLBACK, lc, (int)dev,
-		    lc->usage[dev].used, "swap unavailable (%s): killing "
-		    "instead", a->swap.reason);
+		    lc->usage[dev].used, "swap unavailable: killing instead");
 		return -1;
 	}
 	snprintf(cause, sizeof(cause), "preempted for pid %u", rq->pid);
@@ -749,8 +752,10 @@ swap_on_request(struct arbiter *a, struct conn *c, uint32_t seq,
 		snprintf(why, whylen, "out of memory for a swap request");
 		return -1;
 	}
-	if (lc->swap != SWAP_COMING_IN)
+	if (lc->swap != SWAP_COMING_IN) {
+		op->by_hand = 1;
 		TAILQ_INSERT_TAIL(&a->swap.todo, op, entry);
+	}
 	swap_pump(a);
 	return 0;
 }

@@ -1,0 +1,164 @@
+# Host swap on the simulated driver's checkpoint API: an idle process is
+# swapped out to make room and comes back with its data intact when it
+# next calls the driver (making room in turn), or on its own once its
+# memory fits; on_preempt = swap parks a victim; a guarantee protects; a
+# busy process is skipped (in a hooked call, or by the lock's timeout);
+# managed memory is never moved; an admin swaps by hand, others may not;
+# without the checkpoint API swap falls back to wait and kill.
+# shellcheck disable=SC2154	# PID_* are client_start's
+. "$(dirname "$0")/lib.sh"
+C=$CLIENTS/cuclient_linked
+PRE="LD_PRELOAD=${SAN_RT:+$SAN_RT }$SHIM"
+conf=$TMP/gpufrac.conf
+
+nobody_setup
+
+# as_nobody CMD...: run CMD as uid 65534, with the shim.
+as_nobody() { "${NOBODY_ENV[@]}" "${AS_NOBODY[@]}" env "$PRE" "$@" 2>&1; }
+
+# has_event KIND PID [TEXT]: the decision log has such an event.
+has_event() {
+	ctl events --json | grep "\"event\":\"$1\",\"pid\":$2," |
+	    grep -q -- "${3:-}"
+}
+
+# state_is PID STATE, host_is PID BYTES: what ps says of PID.
+state_is() {
+	[ "$(ctl ps --json | json "[c['state'] for c in j['clients'] if c['pid'] == $1]")" = "['$2']" ]
+}
+host_is() {
+	[ "$(ctl ps --json | json "[c['devices'][0]['host_bytes'] for c in j['clients'] if c['pid'] == $1]")" = "[$2]" ]
+}
+
+GiB=$((1 << 30))
+printf '[daemon]\ndefault_resolver = swap\nwait_timeout = 20s\n' >"$conf"
+daemon_start
+check_eq "status says swap is available" \
+	"$(ctl status --json | json 'j["swap"]')" \
+	"{'available': True, 'reason': ''}"
+
+# --- an idle process makes room, and comes back when it calls ------------
+client_start a preload "$C" alloc 3Gi fill hold check hold
+client_start b preload "$C" alloc 2Gi fill hold check
+check "b was granted: a, idle, was swapped out" state_is "$PID_a" swapped
+check "a holds 3 GiB in host memory" host_is "$PID_a" $((3 * GiB))
+check "the device holds b's 2 GiB only" device_used_is $((2 * GiB))
+check "a swap-out event names a, its bytes and duration" eval \
+	"ctl events --json | grep -q '\"event\":\"swap-out\",\"pid\":$PID_a,.*\"bytes\":$((3 * GiB)),\"duration_ms\":[0-9]*,'"
+kill -USR1 "$PID_a"
+wait_for "a calls the driver: swapped back in, data intact" 20 \
+	grep -q '^check ok' "$TMP/a.out"
+check "making room for a swapped b out" state_is "$PID_b" swapped
+check "a runs again" state_is "$PID_a" running
+check "a swap-in event names a" has_event swap-in "$PID_a"
+kill -USR1 "$PID_a"
+wait "$PID_a"
+wait_for "a gone, b comes back on its own" 20 state_is "$PID_b" running
+check "b's swap-in says it fits again" has_event swap-in "$PID_b" "fits again"
+kill -USR1 "$PID_b"
+wait "$PID_b"
+check_eq "b's data came back intact" "$(tail -1 "$TMP/b.out")" "check ok"
+wait_for "nothing is left charged" 10 device_used_is 0
+
+# --- a busy process is skipped -------------------------------------------
+client_start v preload "$C" alloc 3Gi busy
+check_eq "in a hooked driver call: skipped, the request waits it out" \
+	"$(as_nobody env GPUFRAC_WAIT_TIMEOUT=1s "$C" alloc 2Gi)" \
+	"alloc err=2"
+check "a swap-skip event says it was busy" has_event swap-skip "$PID_v" \
+	"busy: in a driver call"
+check "the busy process still runs" state_is "$PID_v" running
+client_release v
+client_start v preload "$C" alloc 3Gi busy-unhooked
+check_eq "in a call gpufrac does not hook: the lock times out" \
+	"$(as_nobody env GPUFRAC_WAIT_TIMEOUT=3s "$C" alloc 2Gi)" \
+	"alloc err=2"
+check "a swap-skip event says the lock failed" has_event swap-skip \
+	"$PID_v" "lock failed"
+check "the process whose lock timed out still runs" state_is "$PID_v" \
+	running
+client_release v
+
+# --- managed memory is never moved ---------------------------------------
+client_start v preload "$C" managed 3Gi hold
+check_eq "managed memory: skipped" \
+	"$(as_nobody env GPUFRAC_WAIT_TIMEOUT=1s "$C" alloc 2Gi)" \
+	"alloc err=2"
+check "a swap-skip event names managed memory" has_event swap-skip \
+	"$PID_v" "managed memory"
+client_release v
+
+# --- an admin swaps by hand; others may not -------------------------------
+client_start v preload "$C" alloc 1Gi fill hold check
+check "an admin swaps a process out" ctl swap out "$PID_v"
+check "it is swapped, and stays out though it would fit" state_is \
+	"$PID_v" swapped
+check "swapping it out again is refused" eval "! ctl swap out $PID_v 2>/dev/null"
+check "anyone else is refused" eval \
+	"! as_nobody '$GPUFRACCTL' -s '$GPUFRAC_SOCKET' swap in $PID_v >$TMP/refused.out"
+check "with a clear reason" grep -q "swap.*root.*admin_group\|not allowed\|permission" \
+	"$TMP/refused.out"
+check_eq "an admin swaps it back in (--json)" \
+	"$(ctl swap in "$PID_v" --json)" "{\"pid\":$PID_v,\"swapped\":\"in\"}"
+check "it runs again" state_is "$PID_v" running
+client_release v
+check_eq "its data survived the round trip" "$(tail -1 "$TMP/v.out")" \
+	"check ok"
+
+# --- the guarantee protects ---------------------------------------------
+printf '[daemon]\ndefault_resolver = swap\nwait_timeout = 1s\n[group kept]\nmatch = uid:0\nguarantee = 3Gi\n' \
+    >"$conf"
+check "reload: root's processes guaranteed 3 GiB" ctl reload
+client_start v preload "$C" alloc 3Gi hold
+check_eq "a process within its guarantee is not swapped out" \
+	"$(as_nobody "$C" alloc 2Gi)" "alloc err=2"
+check "it still runs" state_is "$PID_v" running
+client_release v
+
+# --- on_preempt = swap ----------------------------------------------------
+printf '[group low]\nmatch = uid:0\npriority = 0\non_preempt = swap\n[group high]\nmatch = uid:65534\npriority = 10\nresolver = preempt\n' \
+    >"$conf"
+check "reload: low is parked when preempted" ctl reload
+client_start v preload "$C" alloc 3Gi fill hold check
+check_eq "the high-priority request is granted" "$(as_nobody "$C" alloc 2Gi)" \
+	"alloc ok"
+check "a preempt event says the victim is swapped" has_event preempt \
+	"$PID_v" "swap out"
+check "the victim is alive" kill -0 "$PID_v"
+client_release v
+check_eq "the victim resumes with its data" "$(tail -1 "$TMP/v.out")" \
+	"check ok"
+daemon_stop
+
+# --- without the checkpoint API ------------------------------------------
+printf '[daemon]\ndefault_resolver = swap\nwait_timeout = 20s\n' >"$conf"
+SIMCUDA_NO_CHECKPOINT=1 daemon_start
+check_eq "status says swap is unavailable, and why" \
+	"$(ctl status --json | json 'j["swap"]["available"], j["swap"]["reason"]')" \
+	"(False, 'the driver has no checkpoint API (needs driver 570 or later)')"
+check "the table says so too" eval "ctl status | grep -q 'host swap: unavailable'"
+client_start v preload "$C" alloc 3Gi hold
+env "$PRE" "$C" alloc 2Gi >"$TMP/w.out" 2>&1 &
+w=$!
+wait_for "swap falls back to waiting" 10 has_event fallback "$w" \
+	"waiting instead"
+client_release v
+wait "$w"
+check_eq "the waiter is granted when memory is freed" "$(cat "$TMP/w.out")" \
+	"alloc ok"
+check "a manual swap is refused with the reason" eval \
+	"ctl swap out $DAEMON_PID 2>&1 | grep -q 'no client'"
+printf '[group low]\nmatch = uid:0\npriority = 0\non_preempt = swap\n[group high]\nmatch = uid:65534\npriority = 10\nresolver = preempt\n' \
+    >"$conf"
+check "reload: low is to be parked when preempted" ctl reload
+client_start v preload "$C" alloc 3Gi hold
+check_eq "on_preempt = swap falls back to kill" \
+	"$(as_nobody "$C" alloc 2Gi)" "alloc ok"
+wait "$PID_v"
+check_eq "the victim died of SIGTERM" $? $((128 + 15))
+check "a fallback event says so" has_event fallback "$PID_v" \
+	"killing instead"
+
+daemon_stop
+
+finish
