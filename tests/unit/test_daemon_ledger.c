@@ -3,7 +3,7 @@
  * collisions, commits, rollbacks, releases, a departing client, that
  * nothing ever wraps below zero; groups: a limit shared by their clients,
  * a client's own request, client_may_raise, regrouping, and the check that
- * guarantees fit a device.
+ * guarantees fit a device; host swap moving charges to host and back.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -58,11 +58,13 @@ static void
 assert_invariants(const struct ledger *l)
 {
 	const struct ledger_client *c;
-	uint64_t dev_used[2] = { 0, 0 }, grp_used[8][2];
+	uint64_t dev_used[2] = { 0, 0 }, dev_host[2] = { 0, 0 };
+	uint64_t grp_used[8][2], grp_host[8][2];
 	uint32_t grp_members[8], grp_open[8][2];
 	size_t i, g;
 
 	memset(grp_used, 0, sizeof(grp_used));
+	memset(grp_host, 0, sizeof(grp_host));
 	memset(grp_members, 0, sizeof(grp_members));
 	memset(grp_open, 0, sizeof(grp_open));
 	assert_true(l->ngroups <= 8);
@@ -70,6 +72,7 @@ assert_invariants(const struct ledger *l)
 		grp_members[c->group]++;
 		for (i = 0; i < l->ndevices; i++) {
 			grp_used[c->group][i] += c->usage[i].used;
+			grp_host[c->group][i] += c->usage[i].host;
 			grp_open[c->group][i] += c->usage[i].opened ? 1 : 0;
 		}
 	}
@@ -78,6 +81,8 @@ assert_invariants(const struct ledger *l)
 		for (i = 0; i < l->ndevices; i++) {
 			assert_int_equal(l->groups[g].share[i].used,
 			    grp_used[g][i]);
+			assert_int_equal(l->groups[g].share[i].host,
+			    grp_host[g][i]);
 			assert_int_equal(l->groups[g].share[i].nclients,
 			    grp_open[g][i]);
 		}
@@ -91,13 +96,19 @@ assert_invariants(const struct ledger *l)
 		while ((a = ptrmap_next(&c->allocs, &pos, NULL)) != NULL)
 			allocs[a->device] += a->size;
 		for (i = 0; i < l->ndevices; i++) {
-			assert_int_equal(c->usage[i].used,
+			assert_int_equal(c->usage[i].used + c->usage[i].host,
 			    c->usage[i].pending + allocs[i]);
+			/* out: nothing on the device, in: nothing on host */
+			assert_int_equal(c->on_host ? c->usage[i].used :
+			    c->usage[i].host, 0);
 			dev_used[i] += c->usage[i].used;
+			dev_host[i] += c->usage[i].host;
 		}
 	}
-	for (i = 0; i < l->ndevices; i++)
+	for (i = 0; i < l->ndevices; i++) {
 		assert_int_equal(l->devices[i].used, dev_used[i]);
+		assert_int_equal(l->devices[i].host, dev_host[i]);
+	}
 }
 
 static void
@@ -307,6 +318,59 @@ test_commit_same_ptr_twice(void **state)
 	    GF_KIND_MEM, 2), 0);
 	assert_int_equal(c->usage[0].used, 2 * GiB);
 	assert_int_equal(c->allocs.len, 1);
+	assert_invariants(l);
+}
+
+/*
+ * Swapped out, a client's charge is host bytes: the device's room is
+ * free for others, its limits still count it, what it frees meanwhile
+ * comes off the host bytes, and it comes back only when it fits.
+ */
+static void
+test_swap(void **state)
+{
+	struct fixture *f = *state;
+	struct ledger *l = &f->l;
+	struct ledger_client *c = ledger_client_new(l, 1, 0, 0, NULL);
+	struct ledger_client *o = ledger_client_new(l, 2, 0, 0, NULL);
+
+	ledger_open(l, c, 0, GF_LIMIT_BYTES, 8 * GiB);
+	ledger_open(l, o, 0, GF_LIMIT_NONE, 0);
+	assert_int_equal(ledger_commit(l, c, 0, 0x1000, 0, 4 * GiB,
+	    GF_KIND_MEM, 1), 0);
+	assert_int_equal(ledger_commit(l, c, 0, 0x2000, 0, 2 * GiB,
+	    GF_KIND_MEM, 1), 0);
+	ledger_swap_out(l, c);
+	assert_true(c->on_host);
+	assert_int_equal(c->usage[0].used, 0);
+	assert_int_equal(c->usage[0].host, 6 * GiB);
+	assert_int_equal(l->devices[0].used, 0);
+	assert_int_equal(l->devices[0].host, 6 * GiB);
+	assert_int_equal(l->groups[0].share[0].host, 6 * GiB);
+	assert_int_equal(ledger_available(l, 0, 0), 16 * GiB);
+	assert_invariants(l);
+	/* Out, it still may not pass its own limit. */
+	assert_int_equal(ledger_admit(l, c, 0, 3 * GiB), LEDGER_LIMIT);
+	/* Others take the room; it no longer fits. */
+	assert_int_equal(ledger_reserve(l, o, 0, 12 * GiB), LEDGER_GRANT);
+	assert_false(ledger_swap_in_fits(l, c));
+	/* A free while out returns host bytes. */
+	assert_int_equal(ledger_release(l, c, 0x2000), 0);
+	assert_int_equal(c->usage[0].host, 4 * GiB);
+	assert_int_equal(l->devices[0].host, 4 * GiB);
+	assert_true(ledger_swap_in_fits(l, c));
+	assert_invariants(l);
+	ledger_swap_in(l, c);
+	assert_false(c->on_host);
+	assert_int_equal(c->usage[0].used, 4 * GiB);
+	assert_int_equal(l->devices[0].used, 16 * GiB);
+	assert_int_equal(l->devices[0].host, 0);
+	assert_invariants(l);
+	/* A client that leaves while out returns its host bytes. */
+	ledger_swap_out(l, c);
+	ledger_client_drop(l, c);
+	assert_int_equal(l->devices[0].host, 0);
+	assert_int_equal(l->groups[0].share[0].host, 0);
 	assert_invariants(l);
 }
 
@@ -768,6 +832,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_commit_same_ptr_twice,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rollback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_swap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_release, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_drop, setup,
 		    teardown),

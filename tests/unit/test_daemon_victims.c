@@ -337,6 +337,40 @@ test_under_way(void **state)
 }
 
 /* A process with nothing on the device is never a victim. */
+/* The swap resolver's pick: least recently active, within the rules. */
+static void
+test_swap_pick(void **state)
+{
+	struct swap_cand c[] = {
+		/* id, eligible, priority, idle, charge, group used, guar. */
+		{ 1, 1, 0, 500, 1 << 20, 4 << 20, 0 },
+		{ 2, 1, 0, 900, 1 << 20, 4 << 20, 0 },	/* most idle */
+		{ 3, 0, 0, 9000, 1 << 20, 4 << 20, 0 },	/* not eligible */
+		{ 4, 1, 5, 8000, 1 << 20, 4 << 20, 0 },	/* higher priority */
+		{ 5, 1, 0, 7000, 3 << 20, 4 << 20, 2 << 20 }, /* guarantee */
+		{ 6, 1, 0, 6000, 0, 4 << 20, 0 },	/* nothing held */
+	};
+
+	(void)state;
+	assert_int_equal(victims_swap_pick(0, c, 6), 1);
+	/* Taking 5 whole would leave its group 1 MiB, under 2 MiB. */
+	c[4].charge = 2 << 20;
+	assert_int_equal(victims_swap_pick(0, c, 6), 4);
+	/* A requester of priority 5 may take priority 5. */
+	assert_int_equal(victims_swap_pick(5, c, 6), 3);
+	/* Ties: the larger charge, then the smaller id. */
+	c[0].idle_ms = c[1].idle_ms = 1;
+	c[3].eligible = c[4].eligible = 0;
+	c[0].charge = 2 << 20;
+	assert_int_equal(victims_swap_pick(0, c, 6), 0);
+	c[0].charge = 1 << 20;
+	assert_int_equal(victims_swap_pick(0, c, 6), 0);
+	/* Nobody left. */
+	c[0].eligible = c[1].eligible = 0;
+	assert_int_equal(victims_swap_pick(0, c, 6), -1);
+	assert_int_equal(victims_swap_pick(0, c, 0), -1);
+}
+
 static void
 test_zero_charge(void **state)
 {
@@ -367,6 +401,7 @@ main(void)
 		cmocka_unit_test(test_one_group_partial),
 		cmocka_unit_test(test_under_way),
 		cmocka_unit_test(test_zero_charge),
+		cmocka_unit_test(test_swap_pick),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,7 +9,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -513,6 +515,80 @@ test_send_unknown_type(void **state)
 	assert_int_equal(errno, EINVAL);
 }
 
+/* The same file behind two descriptors (st_dev, st_ino). */
+static int
+same_file(int a, int b)
+{
+	struct stat sa, sb;
+
+	return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 &&
+	    sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/*
+ * A descriptor passed with a message arrives with it (close-on-exec);
+ * one received by plain proto_recv, or with a malformed packet, is not
+ * left open in the receiver.
+ */
+static void
+test_pass_fd(void **state)
+{
+	int *sv = *state;
+	struct gf_free f = { .ptr = 1 };
+	const char *why = NULL;
+	struct gf_msg m;
+	int pipefd[2], got = -2, before, after;
+
+	assert_int_equal(pipe(pipefd), 0);
+	assert_int_equal(proto_send_fd(sv[0], GF_MSG_FREE, 3, &f, pipefd[0]),
+	    0);
+	assert_int_equal(proto_recv_fd(sv[1], &m, 0, &why, &got), 1);
+	assert_int_equal(m.hdr.seq, 3);
+	assert_true(got >= 0);
+	assert_true(same_file(got, pipefd[0]));
+	assert_int_equal(fcntl(got, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+	close(got);
+
+	/* without a descriptor: -1 */
+	assert_int_equal(proto_send(sv[0], GF_MSG_FREE, 4, &f), 0);
+	assert_int_equal(proto_recv_fd(sv[1], &m, 0, &why, &got), 1);
+	assert_int_equal(got, -1);
+
+	/* plain proto_recv and a malformed packet leave nothing open */
+	before = dup(0);
+	close(before);
+	assert_int_equal(proto_send_fd(sv[0], GF_MSG_FREE, 5, &f, pipefd[1]),
+	    0);
+	assert_int_equal(proto_recv(sv[1], &m, 0, &why), 1);
+	assert_int_equal(proto_send_fd(sv[0], 999, 6, &f, pipefd[1]), -1);
+	memset(&m, 0, sizeof(m));
+	m.hdr.version = 77;
+	m.hdr.len = sizeof(m.hdr);
+	{
+		struct iovec iov = { &m, sizeof(m.hdr) };
+		union {
+			struct cmsghdr	 h;
+			char		 b[CMSG_SPACE(sizeof(int))];
+		} cm;
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+		    .msg_control = cm.b, .msg_controllen = sizeof(cm.b) };
+
+		memset(&cm, 0, sizeof(cm));
+		cm.h.cmsg_level = SOL_SOCKET;
+		cm.h.cmsg_type = SCM_RIGHTS;
+		cm.h.cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(&cm.h), &pipefd[1], sizeof(int));
+		assert_int_equal(sendmsg(sv[0], &mh, 0), sizeof(m.hdr));
+	}
+	assert_int_equal(proto_recv_fd(sv[1], &m, 0, &why, &got), -2);
+	assert_int_equal(got, -1);
+	after = dup(0);
+	close(after);
+	assert_int_equal(after, before);
+	close(pipefd[0]);
+	close(pipefd[1]);
+}
+
 static void
 test_recv_oversized(void **state)
 {
@@ -632,6 +708,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_send_unknown_type,
 		    pair_setup, pair_teardown),
 		cmocka_unit_test_setup_teardown(test_recv_oversized,
+		    pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(test_pass_fd,
 		    pair_setup, pair_teardown),
 		cmocka_unit_test_setup_teardown(test_recv_malformed,
 		    pair_setup, pair_teardown),
