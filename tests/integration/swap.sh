@@ -60,10 +60,33 @@ wait "$PID_b"
 check_eq "b's data came back intact" "$(tail -1 "$TMP/b.out")" "check ok"
 wait_for "nothing is left charged" 10 device_used_is 0
 
+# --- activity: known without a message, least recently active goes first --
+idle_of() { ctl ps --json | json "[c['idle_ms'] for c in j['clients'] if c['pid'] == $1][0]"; }
+idle_over() { [ "$(idle_of "$1")" -ge "$2" ]; }
+client_start a preload "$C" alloc 1Gi hold sync hold
+client_start b preload "$C" alloc 1Gi hold
+wait_for "a idles past 300 ms" 10 idle_over "$PID_a" 300
+before=$(idle_of "$PID_a")
+kill -USR1 "$PID_a"
+wait_for "a synchronises (a call the daemon is not told of)" 10 \
+	eval "[ \"\$(grep -c '^holding' $TMP/a.out)\" = 2 ]"
+after=$(idle_of "$PID_a")
+check "the daemon saw the call: idle $after ms < $before ms" \
+	[ "$after" -lt "$before" ]
+client_start r preload "$C" alloc 2560Mi hold
+check "the least recently active (b) was swapped out" state_is "$PID_b" \
+	swapped
+check "alone: a was not" state_is "$PID_a" running
+kill -USR1 "$PID_a" "$PID_b" "$PID_r"
+wait "$PID_a" "$PID_b" "$PID_r"
+
 # --- a busy process is skipped -------------------------------------------
+# Longer than the lock's 1 s timeout, short enough not to wait long.
+printf '[daemon]\ndefault_resolver = swap\nwait_timeout = 2s\n' >"$conf"
+check "reload: requests wait 2 s" ctl reload
 client_start v preload "$C" alloc 3Gi busy
 check_eq "in a hooked driver call: skipped, the request waits it out" \
-	"$(as_nobody env GPUFRAC_WAIT_TIMEOUT=1s "$C" alloc 2Gi)" \
+	"$(as_nobody "$C" alloc 2Gi)" \
 	"alloc err=2"
 check "a swap-skip event says it was busy" has_event swap-skip "$PID_v" \
 	"busy: in a driver call"
@@ -71,7 +94,7 @@ check "the busy process still runs" state_is "$PID_v" running
 client_release v
 client_start v preload "$C" alloc 3Gi busy-unhooked
 check_eq "in a call gpufrac does not hook: the lock times out" \
-	"$(as_nobody env GPUFRAC_WAIT_TIMEOUT=3s "$C" alloc 2Gi)" \
+	"$(as_nobody "$C" alloc 2Gi)" \
 	"alloc err=2"
 check "a swap-skip event says the lock failed" has_event swap-skip \
 	"$PID_v" "lock failed"
@@ -82,13 +105,15 @@ client_release v
 # --- managed memory is never moved ---------------------------------------
 client_start v preload "$C" managed 3Gi hold
 check_eq "managed memory: skipped" \
-	"$(as_nobody env GPUFRAC_WAIT_TIMEOUT=1s "$C" alloc 2Gi)" \
+	"$(as_nobody "$C" alloc 2Gi)" \
 	"alloc err=2"
 check "a swap-skip event names managed memory" has_event swap-skip \
 	"$PID_v" "managed memory"
 client_release v
 
 # --- an admin swaps by hand; others may not -------------------------------
+printf '[daemon]\ndefault_resolver = swap\nwait_timeout = 20s\n' >"$conf"
+check "reload: requests wait 20 s" ctl reload
 client_start v preload "$C" alloc 1Gi fill hold check
 check "an admin swaps a process out" ctl swap out "$PID_v"
 check "it is swapped, and stays out though it would fit" state_is \
@@ -104,6 +129,28 @@ check "it runs again" state_is "$PID_v" running
 client_release v
 check_eq "its data survived the round trip" "$(tail -1 "$TMP/v.out")" \
 	"check ok"
+
+# --- the daemon goes away while a process is out --------------------------
+client_start v preload "$C" alloc 1Gi fill hold check hold check
+check "swapped out by hand" ctl swap out "$PID_v"
+kill -9 "$DAEMON_PID"
+wait "$DAEMON_PID" 2>/dev/null
+daemon_start
+wait_for "a new gpufracd finds it out, and brings it back as it fits" 10 \
+	has_event swap-in "$PID_v" "fits again"
+wait_for "its re-registered bytes are on the device again" 10 \
+	device_used_is "$GiB"
+check "it runs" state_is "$PID_v" running
+kill -USR1 "$PID_v"
+wait_for "it carries on, data intact" 10 \
+	eval "grep -q '^check ok' $TMP/v.out"
+check "swapped out by hand again" ctl swap out "$PID_v"
+daemon_stop
+kill -USR1 "$PID_v"
+wait "$PID_v"
+check_eq "a stopping gpufracd brought it back first" \
+	"$(tail -1 "$TMP/v.out")" "check ok"
+daemon_start
 
 # --- the guarantee protects ---------------------------------------------
 printf '[daemon]\ndefault_resolver = swap\nwait_timeout = 1s\n[group kept]\nmatch = uid:0\nguarantee = 3Gi\n' \

@@ -1,0 +1,455 @@
+"""Host swap (DESIGN.md section 4, issue 4): two processes that each need
+70 % of the GPU take turns working and idling under resolver = swap; both
+must finish with correct results. Run by swap.sh against a gpufracd it
+started on $GPUFRAC_SOCKET with default_resolver = swap.
+
+  check_swap.py plan --out FILE
+      FILE gets the [device] section that makes the daemon share no more
+      of its first device than host memory can hold swapped out twice
+      (empty when the whole device fits).
+  check_swap.py run [--backend torch|driver] [--shim PATH]
+      Measure pinned host<->device copy bandwidth, run two swap_worker.py
+      under the shim and make them alternate, then report every swap-out
+      and swap-in against that bandwidth.
+
+Both exit 77, saying why, when the daemon has no host swap.
+
+The alternation is driven from here, one command at a time, never by
+sleeps: A fills its share; B fills its own, which does not fit, so the
+daemon swaps idle A out; then, each round, A works (its first driver call
+swaps it back in, swapping idle B out to make room), then B works (and
+swaps A out); at the end A, then B, checks every byte. Between its turns
+a worker waits on its stdin, outside the driver.
+
+Asserted: both workers' data are intact and they exit 0, and at least one
+swap-out and one swap-in happened. Speed is reported only (DESIGN.md
+section 7: swap-out + swap-in at >= 80 % of pinned copy bandwidth).
+"""
+import argparse
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+
+from gpucheck import GIB, check, done
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKER = os.path.join(HERE, "swap_worker.py")
+MIB = 1 << 20
+TARGET = 0.80			# DESIGN.md section 7
+out_lock = threading.Lock()
+
+
+class StepError(Exception):
+    pass
+
+
+def say(*lines):
+    with out_lock:
+        for line in lines:
+            print(line)
+        sys.stdout.flush()
+
+
+def size(n):
+    """Bytes in IEC units, as gpufracctl prints them."""
+    for unit, scale in (("TiB", 1 << 40), ("GiB", GIB), ("MiB", MIB),
+                        ("KiB", 1 << 10)):
+        if n >= scale:
+            return "%.1f%s" % (n / scale, unit)
+    return "%dB" % n
+
+
+def env_number(name, default, kind=float):
+    v = os.environ.get(name, "")
+    return kind(v) if v else default
+
+
+def clean_env():
+    """Ours, without the shim: for gpufracctl and the baseline."""
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    return env
+
+
+def ctl(*args):
+    return subprocess.run([os.environ["GPUFRACCTL"], "-s",
+                           os.environ["GPUFRAC_SOCKET"]] + list(args),
+                          env=clean_env(), check=True, capture_output=True,
+                          text=True).stdout
+
+
+def status_or_skip():
+    st = json.loads(ctl("status", "--json"))
+    if not st["swap"]["available"]:
+        say("SKIP  swap: host swap unavailable: " + st["swap"]["reason"])
+        sys.exit(77)
+    if not st["devices"]:
+        say("SKIP  swap: the daemon has no device")
+        sys.exit(77)
+    return st
+
+
+def mem_available():
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("no MemAvailable in /proc/meminfo")
+
+
+def host_budget(avail):
+    """What the swapped-out images may take of the host's free memory: both
+    workers' at once (the one coming in is still out while the other goes
+    out), with room left for the processes themselves."""
+    return avail - max(8 * GIB, avail // 4)
+
+
+def plan(args):
+    st = status_or_skip()
+    dev = st["devices"][0]
+    avail, cap = mem_available(), dev["capacity_bytes"]
+    budget = host_budget(avail)
+    open(args.out, "w").close()
+    if 2 * args.fraction * cap <= budget:
+        say("host memory: %s available holds two swapped-out shares of %s"
+            % (size(avail), size(int(args.fraction * cap))))
+        return 0
+    share = int(budget / (2 * args.fraction)) // GIB * GIB
+    if share < GIB:
+        say("SKIP  swap: %s of host memory available cannot hold two "
+            "swapped-out shares of even 1 GiB" % size(avail))
+        return 77
+    with open(args.out, "w") as f:
+        f.write("[device %s]\nreserve = %d\n" % (dev["uuid"],
+                                                dev["total_bytes"] - share))
+    say("host memory: %s available cannot hold two swapped-out shares of "
+        "%s; the daemon will share %s of the device's %s"
+        % (size(avail), size(int(args.fraction * cap)), size(share),
+           size(dev["total_bytes"])))
+    return 0
+
+
+class Worker:
+    """A swap_worker.py serve, its answers queued by a reader thread, its
+    stderr echoed with its name."""
+
+    def __init__(self, name, args, env):
+        self.name = name
+        self.pid = None
+        self.proc = subprocess.Popen(
+            [sys.executable, WORKER, "serve", "--name", name,
+             "--backend", args.backend],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, env=env, text=True, bufsize=1)
+        self.answers = queue.Queue()
+        threading.Thread(target=self._answers, daemon=True).start()
+        threading.Thread(target=self._stderr, daemon=True).start()
+
+    def _answers(self):
+        for line in self.proc.stdout:
+            self.answers.put(line.rstrip("\n"))
+        self.answers.put(None)
+
+    def _stderr(self):
+        for line in self.proc.stderr:
+            say("  %s| %s" % (self.name, line.rstrip("\n")))
+
+    def send(self, line):
+        try:
+            self.proc.stdin.write(line + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, ValueError):
+            raise StepError("%s: gone before %r" % (self.name, line))
+
+    def answer(self, cmd, timeout):
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                line = self.answers.get(
+                    timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise StepError("%s: no answer to %s within %g s"
+                                % (self.name, cmd, timeout))
+            if line is None:
+                self.answers.put(None)
+                raise StepError("%s: exited (status %s) before answering %s"
+                                % (self.name, self.proc.wait(), cmd))
+            word, _, rest = line.partition(" ")
+            got, _, rest = rest.partition(" ")
+            if word == "ok" and got == cmd:
+                return json.loads(rest)
+            if word == "error" and got == cmd:
+                raise StepError("%s: %s: %s" % (self.name, cmd, rest))
+            say("  %s| unexpected answer: %s" % (self.name, line))
+
+    def ask(self, line, timeout):
+        self.send(line)
+        return self.answer(line.split()[0], timeout)
+
+    def finish(self, timeout):
+        """exit, then its status; killed if it does not go in time."""
+        try:
+            self.ask("exit", timeout)
+        except StepError as e:
+            say("  %s" % e)
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            say("  %s: still running after exit; killed" % self.name)
+            self.proc.kill()
+            return self.proc.wait()
+
+
+def measure_bandwidth(args, nbytes, env):
+    """The baseline: pinned copies in a process of its own, no shim."""
+    out = subprocess.run(
+        [sys.executable, WORKER, "bandwidth", str(nbytes), "--backend",
+         args.backend], env=env, capture_output=True, text=True,
+        timeout=args.step_timeout)
+    if out.returncode != 0:
+        raise StepError("bandwidth measurement failed (status %d): %s"
+                        % (out.returncode, out.stderr.strip()[-2000:]))
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+class Events:
+    """gpufracctl events --json --follow, collected from now on."""
+
+    def __init__(self):
+        self.lines = []
+        self.proc = subprocess.Popen(
+            [os.environ["GPUFRACCTL"], "-s", os.environ["GPUFRAC_SOCKET"],
+             "events", "--json", "--follow"], stdout=subprocess.PIPE,
+            env=clean_env(), text=True)
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.append(line.strip())
+
+    def stop(self):
+        """Every event seen: followed, and the ring's (in case the follower
+        missed some), oldest first."""
+        time.sleep(0.5)			# the last swap's event is on its way
+        self.proc.terminate()
+        self.proc.wait()
+        self.reader.join(5)
+        try:
+            snapshot = ctl("events", "--json").splitlines()
+        except subprocess.CalledProcessError:
+            snapshot = []
+        seen, events = set(), []
+        for line in self.lines + snapshot:
+            if not line or line in seen:
+                continue
+            seen.add(line)
+            try:
+                events.append(json.loads(line))
+            except ValueError:
+                say("  events| not JSON: %s" % line)
+        events.sort(key=lambda e: e["time_ms"])
+        return events
+
+
+def gbps(e):
+    return e["bytes"] / e["duration_ms"] / 1e6 if e["duration_ms"] else None
+
+
+def report(events, who, bw):
+    """The swap table and its summary; returns the swap-outs and -ins."""
+    pinned = {"swap-out": bw["d2h_gbps"], "swap-in": bw["h2d_gbps"]}
+    swaps = [e for e in events if e["pid"] in who and e["event"] in pinned]
+    rows = [("EVENT", "WORKER", "PID", "BYTES", "MS", "GB/S", "OF PINNED",
+             "REASON")]
+    for e in swaps:
+        r = gbps(e)
+        rows.append((e["event"], who[e["pid"]], str(e["pid"]),
+                     size(e["bytes"]), str(e["duration_ms"]),
+                     "-" if r is None else "%.2f" % r,
+                     "-" if r is None else
+                     "%.0f%%" % (100 * r / pinned[e["event"]]), e["reason"]))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    say("", "--- swap events (pinned copies: host->device %.2f GB/s, "
+        "device->host %.2f GB/s, %s each way)"
+        % (bw["h2d_gbps"], bw["d2h_gbps"], size(bw["bytes"])))
+    for r in rows:
+        say("  ".join(c.rjust(w) if i in (2, 3, 4, 5, 6) else c.ljust(w)
+                      for i, (c, w) in enumerate(zip(r, widths)))
+            + "  " + r[-1])
+    ideal = actual = 0.0
+    for kind, way in (("swap-out", "device->host"), ("swap-in",
+                                                     "host->device")):
+        timed = [e for e in swaps if e["event"] == kind and e["duration_ms"]]
+        n = sum(1 for e in swaps if e["event"] == kind)
+        if not timed:
+            say("%-9s %d, none long enough to time" % (kind + ":", n))
+            continue
+        nbytes = sum(e["bytes"] for e in timed)
+        secs = sum(e["duration_ms"] for e in timed) / 1e3
+        ideal += nbytes / (pinned[kind] * 1e9)
+        actual += secs
+        say("%-9s %s, %s in %.2f s: %.2f GB/s, %.0f%% of pinned %s"
+            % (kind + ":", n if n == len(timed) else "%d (%d timed)" % (
+                n, len(timed)), size(nbytes), secs, nbytes / secs / 1e9,
+               100 * nbytes / secs / 1e9 / pinned[kind], way))
+    if actual > 0:
+        ratio = ideal / actual
+        say("swap-out + swap-in: %.0f%% of pinned host<->device bandwidth "
+            "(target >= %.0f%%: %s; reported, not asserted)"
+            % (100 * ratio, 100 * TARGET,
+               "met" if ratio >= TARGET else "not met"))
+    for e in events:
+        if e["pid"] in who and e["event"] in ("swap-skip", "fallback",
+                                              "timeout", "deny"):
+            say("note: %s %s (pid %d): %s" % (e["event"], who[e["pid"]],
+                                              e["pid"], e["reason"]))
+    return [e for e in swaps if e["event"] == "swap-out"], \
+        [e for e in swaps if e["event"] == "swap-in"]
+
+
+def sizes(args, cap):
+    """Each worker's share and its buffers' size: whole buffers, many."""
+    top = GIB if args.backend == "torch" else 64 * MIB
+    chunk = max(2 * MIB, min(top, int(args.fraction * cap) // 16))
+    chunk = chunk // (2 * MIB) * (2 * MIB)
+    return int(args.fraction * cap) // chunk * chunk, chunk
+
+
+def alternate(workers, share, chunk, args):
+    """The turns (see the top of the file); StepError ends them early."""
+    a, b = workers
+    steps = [(a, "alloc %d %d" % (share, chunk)),
+             (b, "alloc %d %d" % (share, chunk))]
+    for r in range(1, args.rounds + 1):
+        steps += [(a, "work %d" % r), (b, "work %d" % r)]
+    steps += [(a, "verify"), (b, "verify")]
+    verified = set()
+    for i, (w, line) in enumerate(steps):
+        if i > 0:
+            time.sleep(args.idle)
+        res = w.ask(line, args.step_timeout)
+        say("%s: %-22s %8.2f s" % (w.name, line if not line.startswith(
+            "alloc") else "alloc " + size(res["bytes"]), res["seconds"]))
+        if line == "verify":
+            verified.add(w.name)
+    return verified
+
+
+def run(args):
+    st = status_or_skip()
+    dev = st["devices"][0]
+    groups = [g for g in st["groups"] if g["name"] == "default" and
+              g["device"] in (dev["uuid"], None)]
+    if not groups or groups[0]["resolver"] != "swap":
+        say("check_swap: the daemon's default group does not resolve "
+            "collisions by swap: %s" % groups)
+        return 1
+    cap = dev["capacity_bytes"]
+    share, chunk = sizes(args, cap)
+    say("device %s (%s): %s shared of %s; each worker takes %s (%d %% of "
+        "it) in %s buffers, %d rounds"
+        % (dev["index"], dev["name"], size(cap), size(dev["total_bytes"]),
+           size(share), round(100 * args.fraction), size(chunk),
+           args.rounds))
+    avail = mem_available()
+    if 2 * share > host_budget(avail):
+        say("warning: %s of host memory available may not hold two "
+            "swapped-out shares" % size(avail))
+
+    env = clean_env()
+    env["CUDA_VISIBLE_DEVICES"] = dev["uuid"]
+    bw_bytes = min(4 * GIB if args.backend == "torch" else 256 * MIB,
+                   cap // 8, host_budget(avail) // 4) // (2 * MIB) * (2 * MIB)
+    try:
+        bw = measure_bandwidth(args, bw_bytes, env)
+    except (StepError, subprocess.TimeoutExpired, ValueError,
+            IndexError) as e:
+        check("pinned copy bandwidth measured", False, e)
+        return done()
+    say("pinned copies: host->device %.2f GB/s, device->host %.2f GB/s"
+        % (bw["h2d_gbps"], bw["d2h_gbps"]))
+
+    env["LD_PRELOAD"] = args.shim
+    events = Events()
+    workers = [Worker(n, args, env) for n in ("A", "B")]
+    verified, error = set(), None
+    try:
+        for w in workers:
+            w.send("hello")
+        for w in workers:
+            res = w.answer("hello", args.step_timeout)
+            w.pid = res["pid"]
+            say("%s: pid %d sees %s: %s total, %s free" % (
+                w.name, w.pid, res["device"], size(res["total"]),
+                size(res["free"])))
+        verified = alternate(workers, share, chunk, args)
+    except StepError as e:
+        error = e
+        say("stopped: %s" % e)
+        try:
+            say(ctl("ps"))
+        except subprocess.CalledProcessError as ce:
+            say("gpufracctl ps: %s" % ce.stderr.strip())
+    # B is on the device at the end: it goes first, A comes back to go.
+    codes = {w.name: w.finish(args.step_timeout) for w in workers[::-1]}
+    evs = events.stop()
+
+    who = {w.pid: w.name for w in workers if w.pid is not None}
+    outs, ins = report(evs, who, bw)
+    say("")
+    check("A and B took turns to the end", error is None, error)
+    for w in workers:
+        check("%s's %s came back from host memory intact" % (
+            w.name, size(share)), w.name in verified)
+        check("%s exits 0" % w.name, codes[w.name] == 0, codes[w.name])
+    check("at least one swap-out", len(outs) >= 1, len(outs))
+    check("at least one swap-in", len(ins) >= 1, len(ins))
+    return done()
+
+
+def fraction(s):
+    v = float(s)
+    if not 0.5 < v < 1.0:
+        raise argparse.ArgumentTypeError("not between 0.5 and 1: %s" % s)
+    return v
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--fraction", type=fraction,
+                   default=env_number("GPU_SWAP_FRACTION", 0.7),
+                   help="each worker's share of the device (0.7)")
+    sub = p.add_subparsers(dest="mode")
+    pl = sub.add_parser("plan", help="how much of the device to share")
+    pl.add_argument("--out", required=True)
+    r = sub.add_parser("run", help="run the two workers, report the swaps")
+    r.add_argument("--backend", choices=("torch", "driver"), default="torch")
+    r.add_argument("--shim", default=os.path.join(
+        HERE, "..", "..", "shim", "libgpufrac.so"))
+    r.add_argument("--rounds", type=int,
+                   default=env_number("GPU_SWAP_ROUNDS", 3, int))
+    r.add_argument("--idle", type=float,
+                   default=env_number("GPU_SWAP_IDLE", 1.0),
+                   help="seconds between turns (1)")
+    r.add_argument("--step-timeout", type=float,
+                   default=env_number("GPU_SWAP_STEP_TIMEOUT", 600.0))
+    args = p.parse_args()
+    for var in ("GPUFRACCTL", "GPUFRAC_SOCKET"):
+        if var not in os.environ:
+            p.error("%s is not set (swap.sh sets it)" % var)
+    if args.mode == "plan":
+        return plan(args)
+    if args.mode == "run":
+        args.shim = os.path.abspath(args.shim)
+        return run(args)
+    p.print_usage(sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

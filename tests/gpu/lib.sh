@@ -1,0 +1,54 @@
+# shellcheck shell=bash
+# Shared set-up of the real-GPU scripts (run.sh, swap.sh): sourced, never run.
+#
+# Gives each script a private temporary directory $tmp (removed at exit), a
+# private daemon socket $GPUFRAC_SOCKET, $GPUFRACCTL, $python, and:
+#   daemon_start [CONF]   start gpufracd -f on $GPUFRAC_SOCKET (with config
+#                         CONF if given), logging to $tmp/gpufracd.log; wait
+#                         until it serves and print its status; 1 if it
+#                         did not start (its log printed)
+#   daemon_stop           SIGTERM it and wait for it to exit
+# GPU_LIBDIR may name a folder with shared libraries the binaries need
+# (libinih.so.1) when they were built on another machine.
+set -u
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpufrac-gpu.XXXXXX")
+# shellcheck disable=SC2034	# the includers' python
+python=${PYTHON:-python3}
+export GPUFRAC_SOCKET=$tmp/gpufrac.sock GPUFRACCTL=$top/tools/gpufracctl
+[ -n "${GPU_LIBDIR:-}" ] && export LD_LIBRARY_PATH=$GPU_LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+daemon=
+sim_state=		# set by swap.sh --sim: the simulated GPU to remove
+
+cleanup() {
+	[ -n "$daemon" ] && kill "$daemon" 2>/dev/null
+	rm -rf "$tmp"
+	[ -n "$sim_state" ] && rm -f "/dev/shm/simcuda-$sim_state"
+}
+trap cleanup EXIT
+
+daemon_start() {
+	local opts=()
+
+	[ $# -gt 0 ] && opts=(-c "$1")
+	"$top/daemon/gpufracd" -f -s "$GPUFRAC_SOCKET" ${opts[@]+"${opts[@]}"} \
+	    2>>"$tmp/gpufracd.log" &
+	daemon=$!
+	for _ in $(seq 100); do
+		"$GPUFRACCTL" status >/dev/null 2>&1 && break
+		kill -0 "$daemon" 2>/dev/null || break
+		sleep 0.1
+	done
+	"$GPUFRACCTL" status && return 0
+	echo "gpufracd did not start:"
+	cat "$tmp/gpufracd.log"
+	daemon=
+	return 1
+}
+
+daemon_stop() {
+	[ -n "$daemon" ] || return 0
+	kill -TERM "$daemon" 2>/dev/null
+	wait "$daemon" 2>/dev/null
+	daemon=
+}

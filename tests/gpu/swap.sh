@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Host swap on a real GPU (DESIGN.md §4, issue 4): two PyTorch processes
+# that each need 70 % of the GPU take turns working and idling under
+# resolver = swap (check_swap.py drives them, swap_worker.py is each one).
+# Both must finish with their data intact, and at least one swap-out and
+# one swap-in must have happened; swap speed is reported against pinned
+# host<->device copies measured in the same run, never asserted. Exits 0
+# (pass), 77 (skipped, the last line says why) or 1. Run from a built tree:
+#   tests/gpu/swap.sh          on the real GPU (run.sh runs it)
+#   tests/gpu/swap.sh --sim    on the simulated driver (tests/simcuda), with
+#                              a worker that calls the driver through ctypes
+#                              instead of PyTorch: checks this script, the
+#                              alternation and the report without a GPU
+# GPU_SWAP_FRACTION (0.7), GPU_SWAP_ROUNDS (3), GPU_SWAP_IDLE (1 s between
+# turns), GPU_SWAP_STEP_TIMEOUT (600 s) tune check_swap.py;
+# GPU_SWAP_WAIT_TIMEOUT (600s) is the daemon's wait_timeout.
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+here=$top/tests/gpu
+backend=torch
+unset GPUFRAC_MEMORY_LIMIT GPUFRAC_DISABLE GPUFRAC_PRIORITY GPUFRAC_RESOLVER \
+    GPUFRAC_WAIT_TIMEOUT
+
+case $# in
+0)	nvidia-smi -L >/dev/null 2>&1 ||
+	    { echo "SKIP  swap: no NVIDIA GPU here"; exit 77; }
+	"$python" -c "import torch" 2>/dev/null ||
+	    { echo "SKIP  swap: torch not installed"; exit 77; };;
+1)	[ "$1" = --sim ] || { echo "usage: swap.sh [--sim]" >&2; exit 2; }
+	backend=driver
+	sim_state=gpufrac-gpu-swap-$$
+	export LD_LIBRARY_PATH=$top/tests/simcuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	export SIMCUDA_STATE=$sim_state SIMCUDA_DEVICES=${SIMCUDA_DEVICES:-2Gi}
+	unset CUDA_VISIBLE_DEVICES;;
+*)	echo "usage: swap.sh [--sim]" >&2; exit 2;;
+esac
+
+conf=$tmp/swap.conf
+printf '[daemon]\ndefault_resolver = swap\nwait_timeout = %s\n' \
+    "${GPU_SWAP_WAIT_TIMEOUT:-600s}" >"$conf"
+daemon_start "$conf" || exit 1
+
+# Two swapped-out images must fit in host memory: share less of a device
+# larger than that (check_swap.py plan writes the [device] section).
+"$python" "$here/check_swap.py" plan --out "$tmp/device.conf"
+rc=$?
+if [ "$rc" -eq 0 ] && [ -s "$tmp/device.conf" ]; then
+	daemon_stop
+	cat "$tmp/device.conf" >>"$conf"
+	daemon_start "$conf" || exit 1
+fi
+if [ "$rc" -eq 0 ]; then
+	"$python" "$here/check_swap.py" run --backend "$backend" \
+	    --shim "$top/shim/libgpufrac.so"
+	rc=$?
+fi
+daemon_stop
+if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; then
+	echo "--- gpufracd log"
+	cat "$tmp/gpufracd.log"
+fi
+exit "$rc"

@@ -1,0 +1,390 @@
+"""One of the two processes of the host swap check (check_swap.py drives
+two of them under the shim; DESIGN.md section 4, issue 4). It holds a share
+of the GPU in many buffers filled, on the GPU, with a pattern that encodes
+(worker, buffer, index); each round of work changes every byte of them;
+the last command checks every byte. Between commands it waits on stdin,
+outside the driver, so gpufracd may swap it out; its next command's first
+driver call brings it back.
+
+  swap_worker.py serve --name NAME [--backend torch|driver]
+      Commands on stdin, one per line; one answer per command on stdout,
+      "ok COMMAND {json}" or "error COMMAND message":
+        hello              initialise CUDA; pid, device, free, total
+        alloc BYTES CHUNK  take BYTES in buffers of CHUNK bytes, fill them
+        work ROUND         change every buffer; compute, and check it
+        verify             compare every buffer with what it must hold
+        exit               free everything, then exit: 0 only when verify
+                           found every byte right and nothing failed
+  swap_worker.py bandwidth BYTES [--backend torch|driver] [--reps N]
+      Pinned host<->device copies of BYTES, best of N each way: one line
+      {"bytes":..,"h2d_gbps":..,"d2h_gbps":..} (GB/s: 10^9 bytes/s).
+
+Backends: torch (PyTorch tensors: what the issue asks for) and driver (the
+driver API through ctypes, no kernels of its own: runs on the simulated
+driver too, for swap.sh --sim). Whatever else writes to stdout (a library)
+is sent to stderr, so stdout carries answers only.
+"""
+import argparse
+import ctypes
+import hashlib
+import json
+import os
+import struct
+import sys
+import time
+
+MIB = 1 << 20
+
+
+def key(*parts):
+    """A deterministic 30-bit number for parts (the same in every process)."""
+    h = hashlib.blake2b(repr(parts).encode(), digest_size=4).digest()
+    return int.from_bytes(h, "little") & 0x3FFFFFFF
+
+
+def fill_key(name, j):
+    # Bit 30 set: a buffer's words are never 0 (a zeroed page shows).
+    return key(name, "fill", j) | 0x40000000
+
+
+class Mismatch(Exception):
+    pass
+
+
+class TorchBackend:
+    """int32 tensors: buffer j word i holds i ^ K_j; a round XORs every word
+    of buffer j with a key of its own (bit 30 clear, so K_j keeps it), and
+    multiplies two matrices whose product is known exactly."""
+
+    SUB = 64 * MIB // 4			# words compared at once by verify
+    MATMULS = 20
+
+    def __init__(self, name):
+        import torch
+
+        self.torch = torch
+        self.name = name
+        self.bufs = []
+        self.keys = []
+        self.mat = None
+
+    def hello(self):
+        torch = self.torch
+        torch.cuda.set_device(0)
+        torch.zeros(1, device="cuda")		# the context, now
+        torch.cuda.synchronize()
+        free, total = torch.cuda.mem_get_info()
+        return {"device": torch.cuda.get_device_name(0), "free": free,
+                "total": total, "torch": torch.__version__,
+                "cuda": torch.version.cuda}
+
+    def alloc(self, nbytes, chunk):
+        torch = self.torch
+        words = chunk // 4
+        for j in range(nbytes // chunk):
+            t = torch.empty(words, dtype=torch.int32, device="cuda")
+            torch.arange(words, out=t)
+            t.bitwise_xor_(fill_key(self.name, j))
+            self.bufs.append(t)
+            self.keys.append(fill_key(self.name, j))
+        n = 4096
+        self.mat = (torch.ones(n, n, device="cuda"),
+                    torch.empty(n, n, device="cuda"),
+                    torch.empty(n, n, device="cuda"))
+        torch.cuda.synchronize()
+        return {"buffers": len(self.bufs), "bytes": len(self.bufs) * chunk}
+
+    def work(self, rnd):
+        torch = self.torch
+        for j, t in enumerate(self.bufs):
+            k = key(self.name, "round", rnd, j)
+            t.bitwise_xor_(k)
+            self.keys[j] ^= k
+        a, b, c = self.mat
+        v = rnd % 7 + 1
+        b.fill_(v)
+        for _ in range(self.MATMULS):
+            torch.matmul(a, b, out=c)
+        # Small integers: exact in float32 (and TF32) whatever the order.
+        if not bool((c == a.shape[0] * v).all()):
+            raise Mismatch("matmul: ones(%d) @ %d gave %r" %
+                           (a.shape[0], v, c[0, 0].item()))
+        torch.cuda.synchronize()
+        return {"buffers": len(self.bufs), "matmuls": self.MATMULS}
+
+    def verify(self):
+        torch = self.torch
+        bad, want = [], None
+        for j, t in enumerate(self.bufs):
+            for s in range(0, t.numel(), self.SUB):
+                e = min(s + self.SUB, t.numel())
+                want = torch.arange(s, e, dtype=torch.int32, device="cuda")
+                want.bitwise_xor_(self.keys[j])
+                if torch.equal(t[s:e], want):
+                    continue
+                diff = (t[s:e] != want).nonzero()
+                i = int(diff[0])
+                bad.append("buffer %d: %d wrong words from %d, word %d is "
+                           "%#x, not %#x" % (j, diff.numel(), s, s + i,
+                                             int(t[s + i]), int(want[i])))
+                break
+            if len(bad) >= 3:
+                break
+        del want
+        torch.cuda.empty_cache()
+        if bad:
+            raise Mismatch("; ".join(bad))
+        return {"buffers": len(self.bufs),
+                "bytes": sum(t.numel() * 4 for t in self.bufs)}
+
+    def free(self):
+        self.bufs = []
+        self.mat = None
+        self.torch.cuda.synchronize()
+        self.torch.cuda.empty_cache()
+
+    def bandwidth(self, nbytes, reps):
+        torch = self.torch
+        torch.cuda.set_device(0)
+        host = torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)
+        dev = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
+        host.fill_(1)
+        out = {}
+        for way, dst, src in (("h2d", dev, host), ("d2h", host, dev)):
+            dst.copy_(src, non_blocking=True)		# warm-up
+            torch.cuda.synchronize()
+            best = float("inf")
+            for _ in range(reps):
+                start = torch.cuda.Event(enable_timing=True)
+                end = torch.cuda.Event(enable_timing=True)
+                start.record()
+                dst.copy_(src, non_blocking=True)
+                end.record()
+                end.synchronize()
+                best = min(best, start.elapsed_time(end) / 1e3)
+            out[way] = nbytes / best / 1e9
+        return out
+
+
+class CudaError(Exception):
+    pass
+
+
+class DriverBackend:
+    """The driver API through ctypes, and no kernels: buffer j is filled
+    with the 32-bit word K_j (cuMemsetD32); a round rotates the buffers'
+    contents by one (cuMemcpyDtoD through a spare buffer)."""
+
+    def __init__(self, name):
+        self.name = name
+        self.cu = ctypes.CDLL("libcuda.so.1")
+        self.dev = ctypes.c_int()
+        self.ctx = ctypes.c_void_p()
+        self.bufs = []			# device pointers, the spare last
+        self.order = []			# whose fill each buffer holds
+        self.chunk = 0
+        self.started = False
+
+    def call(self, fn, *args):
+        res = getattr(self.cu, fn)(*args)
+        if res != 0:
+            name = ctypes.c_char_p()
+            self.cu.cuGetErrorName(res, ctypes.byref(name))
+            raise CudaError("%s: %s" % (fn, (name.value or b"?").decode()))
+
+    def start(self):
+        if self.started:
+            return
+        u64, size = ctypes.c_uint64, ctypes.c_size_t
+        for fn, args in (
+                ("cuMemAlloc_v2", [ctypes.POINTER(u64), size]),
+                ("cuMemFree_v2", [u64]),
+                ("cuMemsetD32_v2", [u64, ctypes.c_uint, size]),
+                ("cuMemcpyDtoD_v2", [u64, u64, size]),
+                ("cuMemcpyDtoH_v2", [ctypes.c_void_p, u64, size]),
+                ("cuMemcpyHtoD_v2", [u64, ctypes.c_void_p, size]),
+                ("cuMemAllocHost_v2", [ctypes.POINTER(ctypes.c_void_p),
+                                       size]),
+                ("cuMemFreeHost", [ctypes.c_void_p]),
+                ("cuMemGetInfo_v2", [ctypes.POINTER(size)] * 2)):
+            getattr(self.cu, fn).argtypes = args
+        self.call("cuInit", 0)
+        self.call("cuDeviceGet", ctypes.byref(self.dev), 0)
+        self.call("cuDevicePrimaryCtxRetain", ctypes.byref(self.ctx),
+                  self.dev)
+        self.call("cuCtxSetCurrent", self.ctx)
+        self.started = True
+
+    def hello(self):
+        self.start()
+        name = ctypes.create_string_buffer(256)
+        self.call("cuDeviceGetName", name, 256, self.dev)
+        free, total = ctypes.c_size_t(), ctypes.c_size_t()
+        self.call("cuMemGetInfo_v2", ctypes.byref(free), ctypes.byref(total))
+        return {"device": name.value.decode(), "free": free.value,
+                "total": total.value}
+
+    def _alloc(self, nbytes):
+        p = ctypes.c_uint64()
+        self.call("cuMemAlloc_v2", ctypes.byref(p), nbytes)
+        return p.value
+
+    def alloc(self, nbytes, chunk):
+        self.chunk = chunk
+        n = nbytes // chunk
+        for j in range(n + 1):
+            self.bufs.append(self._alloc(chunk))
+            if j < n:
+                self.call("cuMemsetD32_v2", self.bufs[j],
+                          fill_key(self.name, j), chunk // 4)
+                self.order.append(j)
+        self.call("cuCtxSynchronize")
+        return {"buffers": n, "bytes": n * chunk}
+
+    def work(self, rnd):
+        b, n, c = self.bufs, len(self.order), self.chunk
+        self.call("cuMemcpyDtoD_v2", b[n], b[n - 1], c)
+        for i in range(n - 1, 0, -1):
+            self.call("cuMemcpyDtoD_v2", b[i], b[i - 1], c)
+        self.call("cuMemcpyDtoD_v2", b[0], b[n], c)
+        self.order = self.order[-1:] + self.order[:-1]
+        self.call("cuCtxSynchronize")
+        return {"buffers": n, "round": rnd}
+
+    def verify(self):
+        host = ctypes.create_string_buffer(self.chunk)
+        bad = []
+        for i, j in enumerate(self.order):
+            self.call("cuMemcpyDtoH_v2", host, self.bufs[i], self.chunk)
+            want = struct.pack("<I", fill_key(self.name, j))
+            got = ctypes.string_at(host, self.chunk)
+            if got != want * (self.chunk // 4):
+                bad.append("buffer %d: word 0 is %#x, not %#x (buffer %d's)"
+                           % (i, struct.unpack_from("<I", got)[0],
+                              fill_key(self.name, j), j))
+            if len(bad) >= 3:
+                break
+        if bad:
+            raise Mismatch("; ".join(bad))
+        return {"buffers": len(self.order),
+                "bytes": len(self.order) * self.chunk}
+
+    def free(self):
+        for p in self.bufs:
+            self.call("cuMemFree_v2", p)
+        self.bufs = []
+        if self.started:
+            self.call("cuCtxSynchronize")
+
+    def bandwidth(self, nbytes, reps):
+        self.start()
+        h = ctypes.c_void_p()
+        self.call("cuMemAllocHost_v2", ctypes.byref(h), nbytes)
+        d = self._alloc(nbytes)
+        ctypes.memset(h, 1, nbytes)
+        out = {}
+        for way, fn, args in (("h2d", "cuMemcpyHtoD_v2", (d, h, nbytes)),
+                              ("d2h", "cuMemcpyDtoH_v2", (h, d, nbytes))):
+            self.call(fn, *args)			# warm-up
+            best = float("inf")
+            for _ in range(reps):
+                t0 = time.perf_counter()
+                self.call(fn, *args)
+                self.call("cuCtxSynchronize")
+                best = min(best, time.perf_counter() - t0)
+            out[way] = nbytes / best / 1e9
+        self.call("cuMemFree_v2", d)
+        self.call("cuMemFreeHost", h)
+        return out
+
+
+BACKENDS = {"torch": TorchBackend, "driver": DriverBackend}
+
+
+def answers_only():
+    """Keep the real stdout for answers; send everything else to stderr."""
+    sys.stdout.flush()
+    answers = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return answers
+
+
+def serve(args):
+    answers = answers_only()
+    be = BACKENDS[args.backend](args.name)
+    failed = verified = False
+    rounds = 0
+    while True:
+        line = sys.stdin.readline()
+        if not line:
+            print("%s: stdin closed before exit" % args.name, file=sys.stderr)
+            failed = True
+            break
+        words = line.split()
+        if not words:
+            continue
+        cmd, t0 = words[0], time.perf_counter()
+        try:
+            if cmd == "hello":
+                res = dict(be.hello(), pid=os.getpid())
+            elif cmd == "alloc":
+                res = be.alloc(int(words[1]), int(words[2]))
+            elif cmd == "work":
+                rounds += 1
+                res = be.work(int(words[1]))
+            elif cmd == "verify":
+                res = be.verify()
+                verified = True
+            elif cmd == "exit":
+                be.free()
+                res = {}
+            else:
+                raise ValueError("unknown command %r" % line.strip())
+        except Exception as e:  # every failure is an answer, not a crash
+            failed = True
+            answers.write("error %s %s: %s\n" % (cmd, type(e).__name__,
+                                                 " ".join(str(e).split())))
+            if cmd == "exit":
+                break
+            continue
+        res["seconds"] = round(time.perf_counter() - t0, 3)
+        answers.write("ok %s %s\n" % (cmd, json.dumps(res)))
+        if cmd == "exit":
+            break
+    ok = verified and not failed
+    print("%s: pid %d: %s after %d rounds" % (
+        args.name, os.getpid(), "data correct" if ok else
+        "FAILED" if failed else "never verified", rounds), file=sys.stderr)
+    return 0 if ok else 1
+
+
+def bandwidth(args):
+    answers = answers_only()
+    res = BACKENDS[args.backend]("bandwidth").bandwidth(args.bytes, args.reps)
+    answers.write(json.dumps({"bytes": args.bytes, "h2d_gbps": res["h2d"],
+                              "d2h_gbps": res["d2h"]}) + "\n")
+    return 0
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="mode")
+    s = sub.add_parser("serve", help="hold memory, take commands on stdin")
+    s.add_argument("--name", required=True)
+    s.add_argument("--backend", choices=sorted(BACKENDS), default="torch")
+    b = sub.add_parser("bandwidth", help="measure pinned copy bandwidth")
+    b.add_argument("bytes", type=int)
+    b.add_argument("--backend", choices=sorted(BACKENDS), default="torch")
+    b.add_argument("--reps", type=int, default=5)
+    args = p.parse_args()
+    if args.mode == "serve":
+        return serve(args)
+    if args.mode == "bandwidth":
+        return bandwidth(args)
+    p.print_usage(sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
