@@ -95,9 +95,10 @@ json_device(FILE *fp, const struct ctl_status *st,
 	ctl_json_string(fp, dev->name, sizeof(dev->name));
 	fprintf(fp, ",\"total_bytes\":%" PRIu64 ",\"reserve_bytes\":%"
 	    PRIu64 ",\"capacity_bytes\":%" PRIu64 ",\"used_bytes\":%"
-	    PRIu64 ",\"host_bytes\":%" PRIu64 ",\"clients\":%" PRIu32,
-	    dev->total, dev->reserve, dev->capacity, dev->used, dev->host,
-	    dev->nclients);
+	    PRIu64 ",\"host_bytes\":%" PRIu64 ",\"clients\":%" PRIu32
+	    ",\"swap\":%s", dev->total, dev->reserve, dev->capacity,
+	    dev->used, dev->host, dev->nclients,
+	    st->daemon.swap_available ? "true" : "false");
 	fprintf(fp, ",\"guaranteed_bytes\":%" PRIu64 ",\"free_bytes\":%"
 	    PRIu64 "}", ctl_status_guaranteed(st, dev->uuid),
 	    ctl_free_bytes(dev->capacity, dev->used));

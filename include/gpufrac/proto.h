@@ -174,7 +174,7 @@ enum {
 	GF_EV_FALLBACK,		/* swap unavailable: wait or kill instead */
 };
 
-#define GF_REASON_LEN		64
+#define GF_REASON_LEN		96
 
 enum {
 	GF_STATE_RUNNING = 0,
@@ -390,11 +390,11 @@ _Static_assert(sizeof(struct gf_reserve) == 32, "gf_reserve layout");
 _Static_assert(sizeof(struct gf_deny) == 24, "gf_deny layout");
 _Static_assert(sizeof(struct gf_commit) == 48, "gf_commit layout");
 _Static_assert(sizeof(struct gf_rollback) == 24, "gf_rollback layout");
-_Static_assert(sizeof(struct gf_status) == 104, "gf_status layout");
+_Static_assert(sizeof(struct gf_status) == 136, "gf_status layout");
 _Static_assert(sizeof(struct gf_device_status) == 136, "gf_device_status layout");
 _Static_assert(sizeof(struct gf_client) == 112, "gf_client layout");
 _Static_assert(sizeof(struct gf_group_status) == 88, "gf_group_status layout");
-_Static_assert(sizeof(struct gf_event) == 144, "gf_event layout");
+_Static_assert(sizeof(struct gf_event) == 176, "gf_event layout");
 _Static_assert(sizeof(struct gf_swap_req) == 8, "gf_swap_req layout");
 _Static_assert(sizeof(struct gf_alloc) == 48, "gf_alloc layout");
 _Static_assert(sizeof(struct gf_error) == 128, "gf_error layout");
