@@ -130,6 +130,21 @@ client_release v
 check_eq "its data survived the round trip" "$(tail -1 "$TMP/v.out")" \
 	"check ok"
 
+# --- a restore that finds no room -----------------------------------------
+client_start v preload "$C" alloc 1Gi fill hold check
+check "swapped out by hand" ctl swap out "$PID_v"
+# Memory taken behind gpufrac's back (no shim): the driver has no room.
+client_start x "$C" alloc 3584Mi hold
+check "swap in is refused with the driver's reason" eval \
+	"ctl swap in $PID_v 2>&1 | grep -q 'restore failed: CUDA_ERROR_OUT_OF_MEMORY'"
+check "a swap-skip event says so" has_event swap-skip "$PID_v" \
+	"restore failed"
+check "it is still out" state_is "$PID_v" swapped
+client_release x
+check "with room again, swap in works" ctl swap in "$PID_v"
+client_release v
+check_eq "its data came through" "$(tail -1 "$TMP/v.out")" "check ok"
+
 # --- the daemon goes away while a process is out --------------------------
 client_start v preload "$C" alloc 1Gi fill hold check hold check
 check "swapped out by hand" ctl swap out "$PID_v"
