@@ -53,11 +53,13 @@ DAEMON_OBJ  = $(filter-out $(DAEMON_MAIN),$(patsubst %.c,%.o,$(wildcard daemon/*
 DAEMON      = daemon/gpufracd
 CTL_OBJ     = $(patsubst %.c,%.o,$(wildcard tools/gpufracctl.c tools/ctl_*.c))
 CTL         = tools/gpufracctl
-SIM_OBJ     = $(patsubst %.c,%.o,$(wildcard tests/simcuda/*.c))
+NVML_OBJ    = $(patsubst %.c,%.o,$(wildcard tests/simcuda/nvml*.c))
+SIM_OBJ     = $(filter-out $(NVML_OBJ),$(patsubst %.c,%.o,$(wildcard tests/simcuda/*.c)))
 SIM         = tests/simcuda/libcuda.so.1
+NVML        = tests/simcuda/libnvidia-ml.so.1
 UNIT        = $(patsubst %.c,%,$(wildcard tests/unit/test_*.c))
 CLIENTS     = $(patsubst %.c,%,$(wildcard tests/clients/*.c))
-BINS        = $(SHIM) $(DAEMON) $(CTL) $(SIM)
+BINS        = $(SHIM) $(DAEMON) $(CTL) $(SIM) $(NVML)
 MAN         = man/gpufracctl.1 man/gpufrac.conf.5 man/libgpufrac.7 \
 	      man/gpufracd.8
 
@@ -89,6 +91,17 @@ $(SIM): $(SIM_OBJ) $(COMMON_LIB) tests/simcuda/libcuda.map
 	    -Wl,-z,defs -lpthread -lrt
 	ln -sf libcuda.so.1 tests/simcuda/libcuda.so
 
+# The simulated NVML reads the same machine with the same code: it links
+# the simulator's objects (one copy of them per library, each hidden by
+# its version script) and exports the nvml* names only.
+$(NVML_OBJ): ALL_CFLAGS += -fvisibility=default
+$(NVML): $(NVML_OBJ) $(SIM_OBJ) $(COMMON_LIB) tests/simcuda/libnvidia-ml.map
+	$(CC) -shared -o $@ $(NVML_OBJ) $(SIM_OBJ) $(COMMON_LIB) $(ALL_LDFLAGS) \
+	    -Wl,-soname,libnvidia-ml.so.1 \
+	    -Wl,--version-script=tests/simcuda/libnvidia-ml.map \
+	    -Wl,-z,defs -lpthread -lrt
+	ln -sf libnvidia-ml.so.1 tests/simcuda/libnvidia-ml.so
+
 # Unit tests of the daemon link its modules; the others only common/.
 tests/unit/test_daemon_%: tests/unit/test_daemon_%.o $(DAEMON_OBJ) $(COMMON_LIB)
 	$(CC) -o $@ $^ $(ALL_LDFLAGS) -lcmocka -linih -ldl -lpthread
@@ -100,6 +113,10 @@ tests/unit/test_%: tests/unit/test_%.o $(COMMON_LIB)
 tests/clients/%_linked: tests/clients/%_linked.o $(COMMON_LIB) $(SIM)
 	$(CC) -o $@ $< $(COMMON_LIB) $(ALL_LDFLAGS) -Ltests/simcuda \
 	    -l:libcuda.so.1 -ldl -lpthread
+# nvml_query links the simulated NVML, and no libcuda.
+tests/clients/nvml_query: tests/clients/nvml_query.o $(COMMON_LIB) $(NVML)
+	$(CC) -o $@ $< $(COMMON_LIB) $(ALL_LDFLAGS) -Ltests/simcuda \
+	    -l:libnvidia-ml.so.1 -ldl -lpthread
 tests/clients/%: tests/clients/%.o $(COMMON_LIB)
 	$(CC) -o $@ $< $(COMMON_LIB) $(ALL_LDFLAGS) -ldl -lpthread
 
@@ -143,7 +160,8 @@ uninstall:
 	    $(DESTDIR)$(MANDIR)/man8/gpufracd.8
 
 clean:
-	rm -f $(BINS) tests/simcuda/libcuda.so $(COMMON_LIB) $(UNIT) $(CLIENTS) \
+	rm -f $(BINS) tests/simcuda/libcuda.so tests/simcuda/libnvidia-ml.so \
+	    $(COMMON_LIB) $(UNIT) $(CLIENTS) \
 	    $(FLAGS_STAMP) */*.o */*.d tests/*/*.o tests/*/*.d
 
 .PHONY: all check demo deps install uninstall clean FORCE

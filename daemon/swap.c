@@ -718,7 +718,7 @@ swap_on_request(struct arbiter *a, struct conn *c, uint32_t seq,
 {
 	struct ledger_client *lc = NULL;
 	char msg[GF_ERRMSG_LEN];
-	struct swap_op *op;
+	struct swap_op *op = NULL;
 
 	if (r->direction != GF_SWAP_OUT && r->direction != GF_SWAP_IN) {
 		snprintf(why, whylen, "bad direction %u in SWAP_REQ",

@@ -139,13 +139,19 @@ visible_parse(unsigned ndev)
 	}
 }
 
-CUresult
-device_init(void)
+int
+device_attach(void)
 {
 	uint64_t cap[SIM_MAX_DEVICES];
 	unsigned n = devices_parse(cap);
 
-	if (state_attach(getenv("SIMCUDA_STATE"), n, cap) < 0)
+	return state_attach(getenv("SIMCUDA_STATE"), n, cap);
+}
+
+CUresult
+device_init(void)
+{
+	if (device_attach() < 0)
 		return CUDA_ERROR_OPERATING_SYSTEM;
 	visible_parse(state_ndev());
 	return nvisible > 0 ? CUDA_SUCCESS : CUDA_ERROR_NO_DEVICE;
@@ -155,6 +161,40 @@ int
 device_phys(CUdevice dev)
 {
 	return dev >= 0 && dev < nvisible ? visible[dev] : -1;
+}
+
+CUdevice
+device_ordinal(int phys)
+{
+	CUdevice dev;
+
+	for (dev = 0; dev < nvisible; dev++)
+		if (visible[dev] == phys)
+			return dev;
+	return -1;
+}
+
+/*
+ * Identity by physical index, for this file and the simulated NVML
+ * (nvml.c), which sees every device whatever CUDA_VISIBLE_DEVICES says.
+ */
+void
+device_name(int phys, char *buf, size_t size)
+{
+	snprintf(buf, size, "simcuda device %d", phys);
+}
+
+void
+device_uuid_string(int phys, char *buf, size_t size)
+{
+	uuid_string(phys, buf, size);
+}
+
+/* Bus numbers follow the physical index: device 0 is 0000:01:00.0. */
+unsigned
+device_pci_bus(int phys)
+{
+	return (unsigned)phys + 1;
 }
 
 CUresult
@@ -219,7 +259,7 @@ cuDeviceGetName(char *name, int len, CUdevice dev)
 		return r;
 	if (len <= 0)
 		return CUDA_ERROR_INVALID_VALUE;
-	snprintf(name, (size_t)len, "simcuda device %d", phys);
+	device_name(phys, name, (size_t)len);
 	return CUDA_SUCCESS;
 }
 
@@ -261,7 +301,6 @@ cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 	return r;
 }
 
-/* Bus numbers follow the physical index: device 0 is 0000:01:00.0. */
 CUresult
 cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
 {
@@ -273,7 +312,8 @@ cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
 		return r;
 	if (len <= 0)
 		return CUDA_ERROR_INVALID_VALUE;
-	snprintf(pciBusId, (size_t)len, "0000:%02x:00.0", phys + 1);
+	snprintf(pciBusId, (size_t)len, "0000:%02x:00.0",
+	    device_pci_bus(phys));
 	return CUDA_SUCCESS;
 }
 
@@ -321,7 +361,7 @@ attribute_value(CUdevice_attribute a, int phys)
 	case CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT:		return 512;
 	case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS:		return 1;
 	case CU_DEVICE_ATTRIBUTE_ECC_ENABLED:			return 1;
-	case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID:			return phys + 1;
+	case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID:	return (int)device_pci_bus(phys);
 	case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE:		return 2619000;
 	case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH:	return 5120;
 	case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE:			return 52428800;
@@ -352,6 +392,12 @@ attribute_value(CUdevice_attribute a, int phys)
 	case CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT:		return 4;
 	case CU_DEVICE_ATTRIBUTE_NUMA_ID:			return -1;
 	case CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID:			return -1;
+	/* Pools, VMM (fd export) and deferred arrays: pool.c, vmm.c, array.c */
+	case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: return 1;
+	case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED:
+								return 1;
+	case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:	return 1;
+	case CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED: return 1;
 	default:						return 0;
 	}
 }

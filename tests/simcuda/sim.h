@@ -47,6 +47,26 @@ void		state_uncharge(int phys, uint64_t bytes);
 void		state_meminfo(int phys, uint64_t *used, uint64_t *total);
 void		state_forget(void);
 void		state_join(void);	/* at cuInit: take this process's slot */
+/*
+ * VMM allocations shared between processes (vmm.c), by the device and
+ * inode of their memfd. open: the caller, which has charged bytes on phys,
+ * exports them; the charge now stays until every holder has let go (or
+ * died). join: the caller, not charged, holds them too. Both return the
+ * share's index; open -1 when the table is full, join -1 when dev/ino is
+ * no exported allocation and -2 when it is full. leave: the caller lets
+ * go. Each takes the lock itself.
+ */
+int		state_share_open(uint64_t dev, uint64_t ino, int phys,
+		    uint64_t bytes);
+int		state_share_join(uint64_t dev, uint64_t ino, int *phys,
+		    uint64_t *bytes);
+void		state_share_leave(int share);
+/*
+ * The live processes holding memory on phys (contexts included), for the
+ * simulated NVML: the first max of them into pids[] and bytes[]. Returns
+ * how many there are, which may exceed max, or -1. Takes the lock itself.
+ */
+int		state_procs(int phys, pid_t *pids, uint64_t *bytes, int max);
 
 /*
  * The gate every driver call of a process passes (DESIGN.md §4 host
@@ -78,6 +98,15 @@ int		state_ck_known(pid_t pid);
 /* device.c */
 CUresult	device_init(void);
 int		device_phys(CUdevice dev);	/* physical index, or -1 */
+CUdevice	device_ordinal(int phys);	/* its ordinal here, or -1 */
+/* SIMCUDA_DEVICES and SIMCUDA_STATE, without CUDA_VISIBLE_DEVICES (for
+ * the simulated NVML): state_attach(); 0 or -1. */
+int		device_attach(void);
+/* Identity by physical index, as cuDeviceGetName, cuDeviceGetUuid (in
+ * nvidia-smi's notation) and cuDeviceGetPCIBusId give it. */
+void		device_name(int phys, char *buf, size_t size);
+void		device_uuid_string(int phys, char *buf, size_t size);
+unsigned	device_pci_bus(int phys);	/* domain 0, device 0 */
 /* The prologue of a call on dev: sim_ready(), then
  * CUDA_ERROR_INVALID_DEVICE for an ordinal this process does not see. */
 CUresult	device_check(CUdevice dev);
@@ -105,6 +134,8 @@ enum {
 	SIM_MEM_MANAGED = 2,	/* cuMemAllocManaged */
 	SIM_MEM_HOST = 4,	/* cuMemAllocHost, cuMemHostAlloc */
 	SIM_MEM_REGISTERED = 8,	/* cuMemHostRegister: caller's memory */
+	SIM_MEM_POOL = 16,	/* cuMemAllocAsync: part of a pool's chunk */
+	SIM_MEM_VMM = 32,	/* cuMemMap: a mapping of a cuMemCreate handle */
 };
 
 struct sim_alloc {
@@ -117,6 +148,8 @@ struct sim_alloc {
 	struct CUctx_st	*ctx;
 	unsigned long long id;		/* CU_POINTER_ATTRIBUTE_BUFFER_ID */
 	size_t		maplen;		/* mmap length, 0 if from aligned_alloc */
+	void		*owner;		/* POOL: its CUmemoryPool; VMM: its
+					 * struct vmm_map (vmm.c) */
 };
 
 /* Backing memory aligned to align (like cuMemAlloc's, not zeroed); NULL
@@ -128,7 +161,10 @@ void		backing_free(void *p, size_t maplen);
 int		alloc_insert(struct sim_alloc *a);
 struct sim_alloc *alloc_at(uint64_t base);	/* by base address */
 struct sim_alloc *alloc_find(uint64_t addr);	/* containing addr */
-/* Unlink, uncharge and free a with its backing memory. */
+/* One allocation overlapping [addr, addr + size), or NULL. */
+struct sim_alloc *alloc_find_range(uint64_t addr, uint64_t size);
+/* Unlink, uncharge and free a with its backing memory; pool memory goes
+ * back to its pool, a VMM mapping's memory is vmm.c's. */
 void		alloc_destroy(struct sim_alloc *a);
 /*
  * The free calls: destroy the allocation based at base if its kind is one
@@ -167,6 +203,10 @@ void		stream_forget(void);
 CUresult	event_check(CUevent e);		/* CUDA_ERROR_INVALID_HANDLE */
 void		event_release_ctx(struct CUctx_st *ctx);
 void		event_forget(void);
+
+/* array.c: arrays and mipmapped arrays go with their context. */
+void		array_release_ctx(struct CUctx_st *ctx);	/* lock held */
+void		array_forget(void);
 
 /* checkpoint.c: SIMCUDA_NO_CHECKPOINT hides the cuCheckpoint* calls. */
 int		checkpoint_hidden(const char *symbol);

@@ -43,6 +43,25 @@ struct state_proc {
 	uint64_t	parked[SIM_MAX_DEVICES];	/* what Checkpoint released */
 };
 
+#define STATE_SHARES	256		/* exported VMM allocations at once */
+#define SHARE_HOLDERS	16		/* processes holding one at once */
+
+/*
+ * A VMM allocation exported to other processes (vmm.c), known by the
+ * memfd inode that backs it. Its bytes stay charged while any process
+ * holds it: to its creator's slot while the creator holds it, then to no
+ * slot ("orphaned", in used[] only) until the last holder lets go or
+ * dies, as the real driver frees it only then. Slots are kept plus one,
+ * so that zero is none.
+ */
+struct state_share {
+	uint64_t	dev, ino;	/* ino 0: a free record */
+	uint64_t	bytes;
+	int32_t		phys;
+	int32_t		owner;		/* slot + 1 charged, or 0: orphaned */
+	int32_t		holder[SHARE_HOLDERS];	/* slot + 1, or 0 */
+};
+
 /* LOCKING: a Lock is waiting for the calls in flight; reads as RUNNING. */
 enum { CK_RUNNING, CK_LOCKING, CK_LOCKED, CK_CHECKPOINTED };
 
@@ -59,9 +78,11 @@ struct state_shared {
 	uint32_t	nslots;		/* procs[] used so far: scans stop there */
 	uint32_t	pad;
 	uint64_t	capacity[SIM_MAX_DEVICES];
-	uint64_t	used[SIM_MAX_DEVICES];	/* sum of procs[].used */
+	uint64_t	used[SIM_MAX_DEVICES];	/* sum of procs[].used and of
+						 * orphaned shares */
 	pthread_mutex_t	lock;		/* process-shared and robust */
 	struct state_proc procs[STATE_PROCS];
+	struct state_share shares[STATE_SHARES];
 };
 
 static struct state_shared *shm;
@@ -109,11 +130,69 @@ proc_alive(const struct state_proc *sp)
 	return proc_start(sp->pid, &start) == 0 && start == sp->start;
 }
 
+/* Take slot out of sh's holders; whether others still hold it. */
+static int
+share_unhold(struct state_share *sh, int slot)
+{
+	int i, left = 0;
+
+	for (i = 0; i < SHARE_HOLDERS; i++) {
+		if (sh->holder[i] == slot + 1)
+			sh->holder[i] = 0;
+		else if (sh->holder[i] != 0)
+			left = 1;
+	}
+	return left;
+}
+
+static int
+share_held(const struct state_share *sh, int slot)
+{
+	int i;
+
+	for (i = 0; i < SHARE_HOLDERS; i++)
+		if (sh->holder[i] == slot + 1)
+			return 1;
+	return 0;
+}
+
+/*
+ * Slot lets go of sh. The owner's charge leaves its slot: returned if no
+ * one else holds sh, else orphaned. A dead owner's may have been parked
+ * by a checkpoint; an orphan is back on the device.
+ */
+static void
+share_leave(struct state_share *sh, int slot)
+{
+	struct state_proc *sp = &shm->procs[slot];
+	int d = sh->phys, left = share_unhold(sh, slot);
+
+	if (sh->owner == slot + 1) {
+		if (sp->used[d] >= sh->bytes) {
+			sp->used[d] -= sh->bytes;
+			if (!left)
+				shm->used[d] -= sh->bytes;
+		} else if (sp->parked[d] >= sh->bytes) {
+			sp->parked[d] -= sh->bytes;
+			if (left)
+				shm->used[d] += sh->bytes;
+		}
+		sh->owner = 0;
+	} else if (!left && sh->owner == 0)
+		shm->used[d] -= sh->bytes;
+	if (!left)
+		memset(sh, 0, sizeof(*sh));
+}
+
 static void
 slot_clear(struct state_proc *sp)
 {
 	unsigned d;
+	int i, slot = (int)(sp - shm->procs);
 
+	for (i = 0; i < STATE_SHARES; i++)
+		if (shm->shares[i].ino != 0 && share_held(&shm->shares[i], slot))
+			share_leave(&shm->shares[i], slot);
 	for (d = 0; d < SIM_MAX_DEVICES; d++)
 		shm->used[d] -= sp->used[d];
 	/* The futex words may be in use by the slot's own threads. */
@@ -158,6 +237,9 @@ state_repair(void)
 		for (i = 0; i < (int)shm->nslots; i++)
 			shm->used[d] += shm->procs[i].used[d];
 	}
+	for (i = 0; i < STATE_SHARES; i++)
+		if (shm->shares[i].ino != 0 && shm->shares[i].owner == 0)
+			shm->used[shm->shares[i].phys] += shm->shares[i].bytes;
 }
 
 static int
@@ -403,6 +485,29 @@ state_meminfo(int phys, uint64_t *used, uint64_t *total)
 	state_unlock();
 }
 
+int
+state_procs(int phys, pid_t *pids, uint64_t *bytes, int max)
+{
+	int i, n = 0;
+
+	if (state_lock() < 0)
+		return -1;
+	state_reap();
+	for (i = 0; i < (int)shm->nslots; i++) {
+		const struct state_proc *sp = &shm->procs[i];
+
+		if (sp->pid == 0 || sp->used[phys] == 0)
+			continue;
+		if (n < max) {
+			pids[n] = sp->pid;
+			bytes[n] = sp->used[phys];
+		}
+		n++;
+	}
+	state_unlock();
+	return n;
+}
+
 /* In a forked child: the slot is the parent's. */
 void
 state_forget(void)
@@ -421,6 +526,87 @@ state_exit(void)
 		slot_clear(&shm->procs[self_slot]);
 	self_slot = -1;
 	__atomic_store_n(&self_proc, NULL, __ATOMIC_RELEASE);
+	state_unlock();
+}
+
+static struct state_share *
+share_find(uint64_t dev, uint64_t ino)
+{
+	int i;
+
+	for (i = 0; i < STATE_SHARES; i++)
+		if (shm->shares[i].ino == ino && shm->shares[i].dev == dev)
+			return &shm->shares[i];
+	return NULL;
+}
+
+int
+state_share_open(uint64_t dev, uint64_t ino, int phys, uint64_t bytes)
+{
+	struct state_share *sh;
+	int slot, r = -1;
+
+	if (ino == 0 || state_lock() < 0)
+		return -1;
+	if ((slot = self_get()) < 0)
+		goto out;
+	/* A record of this inode is a dead holder's, of a memfd since
+	 * closed and its inode number reused. */
+	if (share_find(dev, ino) != NULL)
+		state_reap();
+	if (share_find(dev, ino) != NULL || (sh = share_find(0, 0)) == NULL)
+		goto out;
+	sh->dev = dev;
+	sh->ino = ino;
+	sh->bytes = bytes;
+	sh->phys = phys;
+	sh->owner = slot + 1;
+	sh->holder[0] = slot + 1;
+	r = (int)(sh - shm->shares);
+out:
+	state_unlock();
+	return r;
+}
+
+int
+state_share_join(uint64_t dev, uint64_t ino, int *phys, uint64_t *bytes)
+{
+	struct state_share *sh;
+	int slot, i, r = -1;
+
+	if (ino == 0 || state_lock() < 0)
+		return -2;
+	if ((slot = self_get()) < 0) {
+		r = -2;
+		goto out;
+	}
+	if ((sh = share_find(dev, ino)) == NULL)
+		goto out;
+	r = -2;
+	for (i = 0; i < SHARE_HOLDERS && !share_held(sh, slot); i++)
+		if (sh->holder[i] == 0)
+			sh->holder[i] = slot + 1;
+	if (!share_held(sh, slot))
+		goto out;
+	*phys = sh->phys;
+	*bytes = sh->bytes;
+	r = (int)(sh - shm->shares);
+out:
+	state_unlock();
+	return r;
+}
+
+void
+state_share_leave(int share)
+{
+	struct state_share *sh;
+
+	if (self_slot < 0 || share < 0 || share >= STATE_SHARES ||
+	    state_lock() < 0)
+		return;
+	sh = &shm->shares[share];
+	if (sh->ino != 0 && share_held(sh, self_slot))
+		share_leave(sh, self_slot);
 	state_unlock();
 }
 
