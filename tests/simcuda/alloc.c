@@ -96,10 +96,24 @@ alloc_at(uint64_t base)
 struct sim_alloc *
 alloc_find(uint64_t addr)
 {
-	struct sim_alloc key = { .base = addr, .size = 1 };
+	return alloc_find_range(addr, 1);
+}
+
+struct sim_alloc *
+alloc_find_range(uint64_t addr, uint64_t size)
+{
+	struct sim_alloc key = { .base = addr, .size = (size_t)size };
 	void *node = tfind(&key, &by_range, range_cmp);
 
 	return node != NULL ? *(struct sim_alloc **)node : NULL;
+}
+
+/* Whose memory a is: its own backing, or someone else's. */
+static int
+alloc_owns_backing(const struct sim_alloc *a)
+{
+	return (a->kind & (SIM_MEM_REGISTERED | SIM_MEM_POOL |
+	    SIM_MEM_VMM)) == 0;
 }
 
 void
@@ -109,8 +123,10 @@ alloc_destroy(struct sim_alloc *a)
 	tdelete(a, &by_range, range_cmp);
 	if (a->charged != 0)
 		state_uncharge(a->phys, a->charged);
-	if (a->kind != SIM_MEM_REGISTERED)
+	if (alloc_owns_backing(a))
 		backing_free((void *)(uintptr_t)a->base, a->maplen);
+	else if (a->kind == SIM_MEM_POOL)
+		pool_put(a);
 	free(a);
 }
 
@@ -132,7 +148,8 @@ alloc_free(uint64_t base, int kinds, CUresult bad)
 }
 
 /* Everything made in ctx; collected first since the map may not change
- * while it is walked. */
+ * while it is walked. Pools and VMM mappings are the process's, not the
+ * context's. */
 void
 alloc_release_ctx(struct CUctx_st *ctx)
 {
@@ -144,7 +161,8 @@ alloc_release_ctx(struct CUctx_st *ctx)
 	if ((doomed = calloc(by_base.len, sizeof(*doomed))) == NULL)
 		return;		/* keeps them: better than losing track */
 	while ((a = ptrmap_next(&by_base, &pos, NULL)) != NULL)
-		if (a->ctx == ctx)
+		if (a->ctx == ctx &&
+		    (a->kind & (SIM_MEM_POOL | SIM_MEM_VMM)) == 0)
 			doomed[n++] = a;
 	for (i = 0; i < n; i++)
 		alloc_destroy(doomed[i]);
@@ -156,7 +174,7 @@ alloc_drop(void *p)
 {
 	struct sim_alloc *a = p;
 
-	if (a->kind != SIM_MEM_REGISTERED)
+	if (alloc_owns_backing(a))
 		backing_free((void *)(uintptr_t)a->base, a->maplen);
 	free(a);
 }

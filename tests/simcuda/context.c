@@ -84,6 +84,7 @@ ctx_deactivate(struct CUctx_st *c)
 	alloc_release_ctx(c);
 	stream_release_ctx(c);
 	event_release_ctx(c);
+	array_release_ctx(c);
 	if (bytes != 0)
 		state_uncharge(c->phys, bytes);
 	c->active = 0;
@@ -351,14 +352,20 @@ cuCtxGetDevice(CUdevice *device)
 	return r;
 }
 
-/* Work runs when it is issued, so there is never anything to wait for. */
+/*
+ * Work runs when it is issued, so there is never anything to wait for;
+ * memory pools release what they cache (pool.c).
+ */
 CUresult
 cuCtxSynchronize(void)
 {
 	SIM_GATE();
 	struct CUctx_st *c;
+	CUresult r = ctx_current(&c);
 
-	return ctx_current(&c);
+	if (r == CUDA_SUCCESS)
+		pool_sync();
+	return r;
 }
 
 CUresult

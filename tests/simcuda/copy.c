@@ -13,11 +13,17 @@ enum {
 	SIDE_ANY,	/* unified addressing decides (cuMemcpy) */
 };
 
-/* Whether [p, p + n) is a valid side of a copy; the lock is held. */
+/*
+ * Whether [p, p + n) is a valid side of a copy by device phys, which
+ * writes it if write; the lock is held. VMM memory must be accessible to
+ * phys (cuMemSetAccess), and a range may run across mappings that lie
+ * end to end, as a range of virtual addresses does.
+ */
 static int
-side_ok(uint64_t p, size_t n, int side)
+side_ok(uint64_t p, size_t n, int side, int phys, int write)
 {
 	struct sim_alloc *a;
+	size_t left;
 
 	if (p == 0)
 		return 0;
@@ -25,7 +31,21 @@ side_ok(uint64_t p, size_t n, int side)
 		return 1;
 	if ((a = alloc_find(p)) == NULL)
 		return side == SIDE_ANY;	/* unknown: host memory */
-	return n <= a->size - (p - a->base);
+	for (;;) {
+		if (a->kind == SIM_MEM_VMM && vmm_access(a, phys) < (write ?
+		    CU_MEM_ACCESS_FLAGS_PROT_READWRITE :
+		    CU_MEM_ACCESS_FLAGS_PROT_READ))
+			return 0;
+		left = a->size - (p - a->base);
+		if (n <= left)
+			return 1;
+		if (a->kind != SIM_MEM_VMM)
+			return 0;
+		n -= left;
+		p += left;
+		if ((a = alloc_find(p)) == NULL || a->kind != SIM_MEM_VMM)
+			return 0;
+	}
 }
 
 /*
@@ -43,7 +63,8 @@ copy_run(uint64_t dst, int dst_side, uint64_t src, int src_side, size_t n,
 		return r;
 	sim_lock();
 	if ((r = stream_check(stream)) == CUDA_SUCCESS && n != 0 &&
-	    (!side_ok(dst, n, dst_side) || !side_ok(src, n, src_side)))
+	    (!side_ok(dst, n, dst_side, ctx->phys, 1) ||
+	    !side_ok(src, n, src_side, ctx->phys, 0)))
 		r = CUDA_ERROR_INVALID_VALUE;
 	sim_unlock();
 	if (r == CUDA_SUCCESS && n != 0)
@@ -67,7 +88,7 @@ set_run(uint64_t dst, unsigned value, unsigned size, size_t n,
 		return CUDA_ERROR_INVALID_VALUE;
 	sim_lock();
 	if ((r = stream_check(stream)) == CUDA_SUCCESS && n != 0 &&
-	    !side_ok(dst, bytes, SIDE_DEVICE))
+	    !side_ok(dst, bytes, SIDE_DEVICE, ctx->phys, 1))
 		r = CUDA_ERROR_INVALID_VALUE;
 	sim_unlock();
 	if (r != CUDA_SUCCESS)

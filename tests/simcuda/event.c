@@ -117,11 +117,16 @@ cuEventQuery(CUevent hEvent)
 	return event_lookup(hEvent);
 }
 
+/* A synchronisation: memory pools release what they cache (pool.c). */
 CUresult
 cuEventSynchronize(CUevent hEvent)
 {
 	SIM_GATE();
-	return event_lookup(hEvent);
+	CUresult r = event_lookup(hEvent);
+
+	if (r == CUDA_SUCCESS)
+		pool_sync();
+	return r;
 }
 
 static CUresult

@@ -76,6 +76,9 @@ fork_child(void)
 	alloc_forget();
 	stream_forget();
 	event_forget();
+	array_forget();
+	vmm_forget();
+	pool_forget();
 	state_forget();
 	__atomic_store_n(&initialised, 0, __ATOMIC_RELEASE);
 	init_error = CUDA_SUCCESS;

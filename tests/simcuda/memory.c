@@ -118,15 +118,17 @@ cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
 }
 
 /*
- * Only the base of a live device or managed allocation may be freed. No
- * current context is needed: the address names its context (numba frees
- * after popping every context, which the real driver accepts).
+ * Only the base of a live device, managed or pool allocation may be
+ * freed. No current context is needed: the address names its context
+ * (numba frees after popping every context, which the real driver
+ * accepts). Pool memory goes back to its pool without a synchronisation,
+ * as documented, so the pool keeps it (pool.c).
  */
 CUresult
 cuMemFree_v2(CUdeviceptr dptr)
 {
 	SIM_GATE();
-	return alloc_free(dptr, SIM_MEM_DEVICE | SIM_MEM_MANAGED,
+	return alloc_free(dptr, SIM_MEM_DEVICE | SIM_MEM_MANAGED | SIM_MEM_POOL,
 	    CUDA_ERROR_INVALID_VALUE);
 }
 

@@ -9,7 +9,8 @@
 static int
 is_device(const struct sim_alloc *a)
 {
-	return (a->kind & (SIM_MEM_DEVICE | SIM_MEM_MANAGED)) != 0;
+	return (a->kind & (SIM_MEM_DEVICE | SIM_MEM_MANAGED | SIM_MEM_POOL |
+	    SIM_MEM_VMM)) != 0;
 }
 
 /*
@@ -33,7 +34,7 @@ attribute_get(void *data, CUpointer_attribute attr, const struct sim_alloc *a,
 		*(CUdeviceptr *)data = ptr;
 		break;
 	case CU_POINTER_ATTRIBUTE_HOST_POINTER:
-		if (a->kind == SIM_MEM_DEVICE)
+		if (a->kind & (SIM_MEM_DEVICE | SIM_MEM_POOL | SIM_MEM_VMM))
 			return CUDA_ERROR_INVALID_VALUE;
 		*(void **)data = (void *)(uintptr_t)ptr;
 		break;
@@ -51,7 +52,11 @@ attribute_get(void *data, CUpointer_attribute attr, const struct sim_alloc *a,
 		*(unsigned int *)data = a->kind == SIM_MEM_MANAGED;
 		break;
 	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
-		*(int *)data = a->ctx->ordinal;
+		/* VMM memory has no context; a pool's may be another
+		 * device's than the allocating context's. */
+		*(int *)data = a->ctx != NULL && (a->phys < 0 ||
+		    a->ctx->phys == a->phys) ? a->ctx->ordinal :
+		    device_ordinal(a->phys);
 		break;
 	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
 	case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR:
@@ -71,7 +76,8 @@ attribute_get(void *data, CUpointer_attribute attr, const struct sim_alloc *a,
 		*(unsigned int *)data = CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE;
 		break;
 	case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
-		*(CUmemoryPool *)data = NULL;
+		*(CUmemoryPool *)data = a->kind == SIM_MEM_POOL ? a->owner :
+		    NULL;
 		break;
 	default:
 		return CUDA_ERROR_INVALID_VALUE;

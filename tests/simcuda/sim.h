@@ -204,6 +204,23 @@ CUresult	event_check(CUevent e);		/* CUDA_ERROR_INVALID_HANDLE */
 void		event_release_ctx(struct CUctx_st *ctx);
 void		event_forget(void);
 
+/*
+ * pool.c: pool_put gives the pool allocation a back to its pool (from
+ * alloc_destroy, the lock held); pool_sync is a synchronisation
+ * (cuStreamSynchronize, cuEventSynchronize, cuCtxSynchronize), at which
+ * pools release memory down to their threshold; it takes the lock.
+ */
+void		pool_put(struct sim_alloc *a);
+void		pool_sync(void);
+void		pool_forget(void);
+
+/*
+ * vmm.c: the CUmemAccess_flags device phys has on the VMM mapping a
+ * (SIM_MEM_VMM); the lock is held.
+ */
+unsigned	vmm_access(const struct sim_alloc *a, int phys);
+void		vmm_forget(void);
+
 /* array.c: arrays and mipmapped arrays go with their context. */
 void		array_release_ctx(struct CUctx_st *ctx);	/* lock held */
 void		array_forget(void);

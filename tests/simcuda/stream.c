@@ -108,18 +108,29 @@ stream_idle(CUstream hStream)
 	return stream_lookup(hStream, &s);
 }
 
+/* A synchronisation: memory pools release what they cache (pool.c). */
+static CUresult
+stream_sync(CUstream hStream)
+{
+	CUresult r = stream_idle(hStream);
+
+	if (r == CUDA_SUCCESS)
+		pool_sync();
+	return r;
+}
+
 CUresult
 cuStreamSynchronize(CUstream hStream)
 {
 	SIM_GATE();
-	return stream_idle(hStream);
+	return stream_sync(hStream);
 }
 
 CUresult
 cuStreamSynchronize_ptsz(CUstream hStream)
 {
 	SIM_GATE();
-	return stream_idle(stream_ptsz(hStream));
+	return stream_sync(stream_ptsz(hStream));
 }
 
 CUresult
