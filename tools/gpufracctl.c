@@ -406,7 +406,8 @@ main(int argc, char *argv[])
 	}
 	nargs = cmd->takes & CMD_ARG2 ? 2 : cmd->takes & CMD_ARG ? 1 : 0;
 	if (argc < nargs) {
-		log_errx("'%s' needs a %s", cmd->name, cmd->synopsis);
+		log_errx("'%s' is missing arguments: gpufracctl %s %s",
+		    cmd->name, cmd->name, cmd->synopsis);
 		return usage_error();
 	}
 	if (argc > nargs) {
