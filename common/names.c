@@ -18,6 +18,7 @@ static const char *const kinds[] = {
 	[GF_KIND_MEM] = "mem",
 	[GF_KIND_PITCH] = "pitch",
 	[GF_KIND_MANAGED] = "managed",
+	[GF_KIND_ARRAY] = "array",
 };
 
 static const char *const resolvers[] = {

@@ -1322,7 +1322,7 @@ client_rollback(const struct client_ticket *t)
  * another thread waits for a free in progress.
  */
 CUresult
-client_free(CUdeviceptr ptr, CUresult (*real_free)(CUdeviceptr))
+client_release(uint64_t ptr, CUresult (*real_release)(void *), void *arg)
 {
 	char why[CLIENT_WHY_LEN];
 	struct alloc_entry e;
@@ -1330,7 +1330,7 @@ client_free(CUdeviceptr ptr, CUresult (*real_free)(CUdeviceptr))
 	CUresult r;
 
 	pthread_mutex_lock(&client_free_lock);
-	r = real_free(ptr);
+	r = real_release(arg);
 	if (r == CUDA_SUCCESS) {
 		/* Table and message together: client_register walks one. */
 		pthread_mutex_lock(&client_lock);
@@ -1345,6 +1345,27 @@ client_free(CUdeviceptr ptr, CUresult (*real_free)(CUdeviceptr))
 	}
 	pthread_mutex_unlock(&client_free_lock);
 	return r;
+}
+
+struct client_free_call {
+	CUresult	(*real_free)(CUdeviceptr);
+	CUdeviceptr	 ptr;
+};
+
+static CUresult
+client_free_run(void *arg)
+{
+	const struct client_free_call *f = arg;
+
+	return f->real_free(f->ptr);
+}
+
+CUresult
+client_free(CUdeviceptr ptr, CUresult (*real_free)(CUdeviceptr))
+{
+	struct client_free_call f = { real_free, ptr };
+
+	return client_release(ptr, client_free_run, &f);
 }
 
 int

@@ -68,6 +68,13 @@ void	client_rollback(const struct client_ticket *t);
 CUresult client_free(CUdeviceptr ptr, CUresult (*real_free)(CUdeviceptr));
 
 /*
+ * The same for memory known by another handle (an array): release it with
+ * real_release(arg) and forget the allocation recorded under key.
+ */
+CUresult client_release(uint64_t key, CUresult (*real_release)(void *),
+	    void *arg);
+
+/*
  * The view of device dev, whose driver total is real_total (connecting and
  * opening the device first if need be). Returns 0, or -1 when the device is
  * not accounted and the driver's own numbers stand.

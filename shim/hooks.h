@@ -28,6 +28,15 @@ SHIM_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
 SHIM_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr);
 SHIM_EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes);
 SHIM_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev);
+SHIM_EXPORT CUresult cuArrayCreate_v2(CUarray *pHandle,
+		    const CUDA_ARRAY_DESCRIPTOR *pAllocateArray);
+SHIM_EXPORT CUresult cuArray3DCreate_v2(CUarray *pHandle,
+		    const CUDA_ARRAY3D_DESCRIPTOR *pAllocateArray);
+SHIM_EXPORT CUresult cuArrayDestroy(CUarray hArray);
+SHIM_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray *pHandle,
+		    const CUDA_ARRAY3D_DESCRIPTOR *pMipmappedArrayDesc,
+		    unsigned int numMipmapLevels);
+SHIM_EXPORT CUresult cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray);
 SHIM_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn,
 		    int cudaVersion, cuuint64_t flags);
 SHIM_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn,

@@ -6,7 +6,7 @@
  * An X-macro list: no include guard. Define what the includer needs; the
  * rest expand to nothing and all are undefined at the end.
  *   HOOK(name, version, symbol)  a hook written by hand (hooks_mem.c,
- *	hooks_procaddr.c); no per-thread variant
+ *	hooks_array.c, hooks_procaddr.c); no per-thread variant
  *   GATE_ABI(name, version, ptds, symbol, flag, params, args)  a gated
  *	pass-through (hooks_gate.c): it waits to be swapped in, calls the
  *	driver, and on success notes activity flag flag (GF_ACT_*) unless 0
@@ -64,6 +64,9 @@
 	size_t Height
 #define A_SET2D(v)	dstDevice, dstPitch, v, Width, Height
 
+HOOK("cuArray3DCreate", 3020, cuArray3DCreate_v2)
+HOOK("cuArrayCreate", 3020, cuArrayCreate_v2)
+HOOK("cuArrayDestroy", 2000, cuArrayDestroy)
 GATE("cuCtxSynchronize", 2000, cuCtxSynchronize, (void), ())
 /* CUDA 13's takes a context (cuCtxSynchronize_v2): not hooked. */
 NEWER("cuCtxSynchronize", 13000, cuCtxSynchronize_v2)
@@ -221,6 +224,8 @@ GATE_PT("cuMemsetD8Async", 3020, cuMemsetD8Async,
     7000, cuMemsetD8Async_ptsz,
     (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream),
     (dstDevice, uc, N, hStream))
+HOOK("cuMipmappedArrayCreate", 5000, cuMipmappedArrayCreate)
+HOOK("cuMipmappedArrayDestroy", 5000, cuMipmappedArrayDestroy)
 GATE_PT("cuStreamSynchronize", 2000, cuStreamSynchronize,
     7000, cuStreamSynchronize_ptsz, (CUstream hStream), (hStream))
 

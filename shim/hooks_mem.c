@@ -10,11 +10,12 @@
 #include "gpufrac/proto.h"
 #include "hooks.h"
 #include "log.h"
+#include "mem.h"
 #include "real.h"
 
 #define MEM_PITCH_ALIGN	512	/* what a pitch is reserved as, at least */
 
-static uint64_t
+uint64_t
 mem_mul(uint64_t a, uint64_t b)
 {
 	uint64_t r;
@@ -22,8 +23,7 @@ mem_mul(uint64_t a, uint64_t b)
 	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
 }
 
-/* The device a call charges: the current context's; -1 if there is none. */
-static int
+int
 mem_device(void)
 {
 	static int said;
@@ -40,8 +40,7 @@ mem_device(void)
 	return dev;
 }
 
-/* Reserve for the current device; t->dev < 0: nothing to account. */
-static CUresult
+CUresult
 mem_reserve(uint64_t size, uint32_t kind, struct client_ticket *t)
 {
 	int dev = mem_device();

@@ -39,6 +39,14 @@ static const struct {
 	SYM(cuCtxGetDevice, "cuCtxGetDevice"),
 	SYM(cuDeviceGetUuid_v2, "cuDeviceGetUuid_v2"),
 	SYM(cuDeviceGetUuid_v1, "cuDeviceGetUuid"),
+	SYM(cuArrayCreate_v2, "cuArrayCreate_v2"),
+	SYM(cuArray3DCreate_v2, "cuArray3DCreate_v2"),
+	SYM(cuArrayDestroy, "cuArrayDestroy"),
+	SYM(cuMipmappedArrayCreate, "cuMipmappedArrayCreate"),
+	SYM(cuMipmappedArrayDestroy, "cuMipmappedArrayDestroy"),
+	SYM(cuArrayGetMemoryRequirements, "cuArrayGetMemoryRequirements"),
+	SYM(cuMipmappedArrayGetMemoryRequirements,
+	    "cuMipmappedArrayGetMemoryRequirements"),
 #define GATE_ABI(name, version, ptds, symbol, flag, params, args) \
 	SYM(symbol, #symbol),
 #include "hooks_list.h"

@@ -30,6 +30,18 @@ struct real_driver {
 	CUresult (*cuDeviceGetUuid_v2)(CUuuid *, CUdevice);
 	/* "cuDeviceGetUuid", for drivers older than 11.4 */
 	CUresult (*cuDeviceGetUuid_v1)(CUuuid *, CUdevice);
+	CUresult (*cuArrayCreate_v2)(CUarray *, const CUDA_ARRAY_DESCRIPTOR *);
+	CUresult (*cuArray3DCreate_v2)(CUarray *,
+		    const CUDA_ARRAY3D_DESCRIPTOR *);
+	CUresult (*cuArrayDestroy)(CUarray);
+	CUresult (*cuMipmappedArrayCreate)(CUmipmappedArray *,
+		    const CUDA_ARRAY3D_DESCRIPTOR *, unsigned int);
+	CUresult (*cuMipmappedArrayDestroy)(CUmipmappedArray);
+	CUresult (*cuArrayGetMemoryRequirements)(
+		    CUDA_ARRAY_MEMORY_REQUIREMENTS *, CUarray, CUdevice);
+	CUresult (*cuMipmappedArrayGetMemoryRequirements)(
+		    CUDA_ARRAY_MEMORY_REQUIREMENTS *, CUmipmappedArray,
+		    CUdevice);
 	/* one per gated pass-through of hooks_list.h, named as it exports */
 #define GATE_ABI(name, version, ptds, symbol, flag, params, args) \
 	CUresult (*symbol) params;

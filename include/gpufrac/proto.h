@@ -120,6 +120,8 @@ enum {
 	GF_KIND_MEM = 1,	/* cuMemAlloc */
 	GF_KIND_PITCH,		/* cuMemAllocPitch */
 	GF_KIND_MANAGED,	/* cuMemAllocManaged */
+	GF_KIND_ARRAY,		/* cuArrayCreate, cuArray3DCreate,
+				   cuMipmappedArrayCreate */
 };
 
 enum {

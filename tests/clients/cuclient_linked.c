@@ -23,6 +23,9 @@
  *   busy             inside cuLaunchHostFunc (a driver call gpufrac hooks)
  *                    print "holding", then wait for SIGUSR1
  *   busy-unhooked    the same inside cuStreamAddCallback, which it does not
+ *   array W H        cuArrayCreate, one float channel -> "array ok" | "array err=CODE"
+ *   mipmap W H N     cuMipmappedArrayCreate, N levels -> "mipmap ok" | ...
+ *   freearrays       destroy every array and mipmap chain -> "freearrays ok"
  *   fork CMD         run one command in a forked child, then wait for it
  *   hold             print "holding", then wait for SIGUSR1
  * Sizes use gpufrac's notation (512Mi, 1Gi). Exit status: 0, or 2 on a
@@ -277,12 +280,61 @@ hold_cb(CUstream s, CUresult status, void *arg)
 	(void)arg;
 }
 
+static CUarray arrays[64];
+static CUmipmappedArray mipmaps[64];
+static int narrays, nmipmaps;
+
+/* array W H, mipmap W H LEVELS: returns the words used. */
+static int
+make_array(char **argv)
+{
+	CUDA_ARRAY3D_DESCRIPTOR d;
+	CUresult r;
+
+	memset(&d, 0, sizeof(d));
+	d.Width = size_arg(argv[1]);
+	d.Height = size_arg(argv[2]);
+	d.Format = CU_AD_FORMAT_FLOAT;
+	d.NumChannels = 1;
+	if (argv[0][0] == 'a') {
+		CUDA_ARRAY_DESCRIPTOR d2 = { d.Width, d.Height, d.Format, 1 };
+
+		if (narrays == 64)
+			die("too many arrays");
+		r = cuArrayCreate_v2(&arrays[narrays], &d2);
+		narrays += r == CUDA_SUCCESS;
+		report("array", r);
+		return 3;
+	}
+	if (nmipmaps == 64)
+		die("too many mipmaps");
+	r = cuMipmappedArrayCreate(&mipmaps[nmipmaps], &d,
+	    (unsigned)size_arg(argv[3]));
+	nmipmaps += r == CUDA_SUCCESS;
+	report("mipmap", r);
+	return 4;
+}
+
+static void
+free_arrays(void)
+{
+	CUresult r = CUDA_SUCCESS;
+
+	while (narrays > 0 && r == CUDA_SUCCESS)
+		r = cuArrayDestroy(arrays[--narrays]);
+	while (nmipmaps > 0 && r == CUDA_SUCCESS)
+		r = cuMipmappedArrayDestroy(mipmaps[--nmipmaps]);
+	report("freearrays", r);
+}
+
 /* How many words a command takes, itself included. */
 static int
 arity(const char *cmd)
 {
-	if (strcmp(cmd, "pitch") == 0)
+	if (strcmp(cmd, "pitch") == 0 || strcmp(cmd, "array") == 0)
 		return 3;
+	if (strcmp(cmd, "mipmap") == 0)
+		return 4;
 	if (strcmp(cmd, "alloc") == 0 || strcmp(cmd, "managed") == 0 ||
 	    strcmp(cmd, "dev") == 0)
 		return 2;
@@ -368,6 +420,13 @@ run(char **argv)
 			fill();
 		else
 			check();
+		return 1;
+	}
+	if ((strcmp(cmd, "array") == 0 && argv[1] && argv[2]) ||
+	    (strcmp(cmd, "mipmap") == 0 && argv[1] && argv[2] && argv[3]))
+		return make_array(argv);
+	if (strcmp(cmd, "freearrays") == 0) {
+		free_arrays();
 		return 1;
 	}
 	if (strcmp(cmd, "sync") == 0) {
