@@ -19,6 +19,7 @@ static const char *const kinds[] = {
 	[GF_KIND_PITCH] = "pitch",
 	[GF_KIND_MANAGED] = "managed",
 	[GF_KIND_ARRAY] = "array",
+	[GF_KIND_VMM] = "vmm",
 };
 
 static const char *const resolvers[] = {

@@ -27,6 +27,7 @@
 #include "sock.h"
 #include "units.h"
 #include "uuid.h"
+#include "vmm_table.h"
 
 #define CLIENT_TIMEOUT_MS	5000	/* a reply, or a send that cannot go */
 #define CLIENT_RETRY_MIN_MS	100	/* reconnection: first retry ... */
@@ -1061,6 +1062,7 @@ client_fork_child(void)
 {
 	alloc_table_fork_child();
 	activity_fork_child();
+	vmm_fork_child();
 	if (client_fd >= 0)
 		close(client_fd);
 	client_fd = -1;
@@ -1322,21 +1324,25 @@ client_rollback(const struct client_ticket *t)
  * another thread waits for a free in progress.
  */
 CUresult
-client_release(uint64_t ptr, CUresult (*real_release)(void *), void *arg)
+client_release_keys(const uint64_t *keys, size_t n,
+    CUresult (*real_release)(void *), void *arg)
 {
 	char why[CLIENT_WHY_LEN];
 	struct alloc_entry e;
 	struct gf_free f;
 	CUresult r;
+	size_t i;
 
 	pthread_mutex_lock(&client_free_lock);
 	r = real_release(arg);
 	if (r == CUDA_SUCCESS) {
 		/* Table and message together: client_register walks one. */
 		pthread_mutex_lock(&client_lock);
-		if (alloc_table_remove(ptr, &e) && client_up) {
+		for (i = 0; i < n; i++) {
+			if (!alloc_table_remove(keys[i], &e) || !client_up)
+				continue;
 			memset(&f, 0, sizeof(f));
-			f.ptr = ptr;
+			f.ptr = keys[i];
 			if (client_send(client_fd, GF_MSG_FREE, &f, NULL, why,
 			    sizeof(why)) < 0)
 				client_lost(why);
@@ -1345,6 +1351,12 @@ client_release(uint64_t ptr, CUresult (*real_release)(void *), void *arg)
 	}
 	pthread_mutex_unlock(&client_free_lock);
 	return r;
+}
+
+CUresult
+client_release(uint64_t key, CUresult (*real_release)(void *), void *arg)
+{
+	return client_release_keys(&key, 1, real_release, arg);
 }
 
 struct client_free_call {

@@ -73,6 +73,9 @@ CUresult client_free(CUdeviceptr ptr, CUresult (*real_free)(CUdeviceptr));
  */
 CUresult client_release(uint64_t key, CUresult (*real_release)(void *),
 	    void *arg);
+/* The same for n keys (0 or more) that one driver call releases. */
+CUresult client_release_keys(const uint64_t *keys, size_t n,
+	    CUresult (*real_release)(void *), void *arg);
 
 /*
  * The view of device dev, whose driver total is real_total (connecting and

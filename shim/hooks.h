@@ -37,6 +37,16 @@ SHIM_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray *pHandle,
 		    const CUDA_ARRAY3D_DESCRIPTOR *pMipmappedArrayDesc,
 		    unsigned int numMipmapLevels);
 SHIM_EXPORT CUresult cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray);
+SHIM_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle,
+		    size_t size, const CUmemAllocationProp *prop,
+		    unsigned long long flags);
+SHIM_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle);
+SHIM_EXPORT CUresult cuMemRetainAllocationHandle(
+		    CUmemGenericAllocationHandle *handle, void *addr);
+SHIM_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
+		    CUmemGenericAllocationHandle handle,
+		    unsigned long long flags);
+SHIM_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size);
 SHIM_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn,
 		    int cudaVersion, cuuint64_t flags);
 SHIM_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn,

@@ -6,7 +6,8 @@
  * An X-macro list: no include guard. Define what the includer needs; the
  * rest expand to nothing and all are undefined at the end.
  *   HOOK(name, version, symbol)  a hook written by hand (hooks_mem.c,
- *	hooks_array.c, hooks_procaddr.c); no per-thread variant
+ *	hooks_array.c, hooks_vmm.c, hooks_procaddr.c); no per-thread
+ *	variant
  *   GATE_ABI(name, version, ptds, symbol, flag, params, args)  a gated
  *	pass-through (hooks_gate.c): it waits to be swapped in, calls the
  *	driver, and on success notes activity flag flag (GF_ACT_*) unless 0
@@ -99,8 +100,13 @@ GATE_PT("cuLaunchKernelEx", 11060, cuLaunchKernelEx,
 HOOK("cuMemAlloc", 3020, cuMemAlloc_v2)
 HOOK("cuMemAllocManaged", 6000, cuMemAllocManaged)
 HOOK("cuMemAllocPitch", 3020, cuMemAllocPitch_v2)
+HOOK("cuMemCreate", 10020, cuMemCreate)
 HOOK("cuMemFree", 3020, cuMemFree_v2)
 HOOK("cuMemGetInfo", 3020, cuMemGetInfo_v2)
+HOOK("cuMemMap", 10020, cuMemMap)
+HOOK("cuMemRelease", 10020, cuMemRelease)
+HOOK("cuMemRetainAllocationHandle", 11000, cuMemRetainAllocationHandle)
+HOOK("cuMemUnmap", 10020, cuMemUnmap)
 GATE_PT("cuMemcpy", 4000, cuMemcpy, 7000, cuMemcpy_ptds,
     (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount),
     (dst, src, ByteCount))

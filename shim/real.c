@@ -45,6 +45,11 @@ static const struct {
 	SYM(cuMipmappedArrayCreate, "cuMipmappedArrayCreate"),
 	SYM(cuMipmappedArrayDestroy, "cuMipmappedArrayDestroy"),
 	SYM(cuArrayGetMemoryRequirements, "cuArrayGetMemoryRequirements"),
+	SYM(cuMemCreate, "cuMemCreate"),
+	SYM(cuMemRelease, "cuMemRelease"),
+	SYM(cuMemRetainAllocationHandle, "cuMemRetainAllocationHandle"),
+	SYM(cuMemMap, "cuMemMap"),
+	SYM(cuMemUnmap, "cuMemUnmap"),
 	SYM(cuMipmappedArrayGetMemoryRequirements,
 	    "cuMipmappedArrayGetMemoryRequirements"),
 #define GATE_ABI(name, version, ptds, symbol, flag, params, args) \

@@ -39,6 +39,14 @@ struct real_driver {
 	CUresult (*cuMipmappedArrayDestroy)(CUmipmappedArray);
 	CUresult (*cuArrayGetMemoryRequirements)(
 		    CUDA_ARRAY_MEMORY_REQUIREMENTS *, CUarray, CUdevice);
+	CUresult (*cuMemCreate)(CUmemGenericAllocationHandle *, size_t,
+		    const CUmemAllocationProp *, unsigned long long);
+	CUresult (*cuMemRelease)(CUmemGenericAllocationHandle);
+	CUresult (*cuMemRetainAllocationHandle)(
+		    CUmemGenericAllocationHandle *, void *);
+	CUresult (*cuMemMap)(CUdeviceptr, size_t, size_t,
+		    CUmemGenericAllocationHandle, unsigned long long);
+	CUresult (*cuMemUnmap)(CUdeviceptr, size_t);
 	CUresult (*cuMipmappedArrayGetMemoryRequirements)(
 		    CUDA_ARRAY_MEMORY_REQUIREMENTS *, CUmipmappedArray,
 		    CUdevice);

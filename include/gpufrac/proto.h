@@ -122,6 +122,7 @@ enum {
 	GF_KIND_MANAGED,	/* cuMemAllocManaged */
 	GF_KIND_ARRAY,		/* cuArrayCreate, cuArray3DCreate,
 				   cuMipmappedArrayCreate */
+	GF_KIND_VMM,		/* cuMemCreate */
 };
 
 enum {

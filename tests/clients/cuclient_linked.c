@@ -26,6 +26,10 @@
  *   array W H        cuArrayCreate, one float channel -> "array ok" | "array err=CODE"
  *   mipmap W H N     cuMipmappedArrayCreate, N levels -> "mipmap ok" | ...
  *   freearrays       destroy every array and mipmap chain -> "freearrays ok"
+ *   vmm SIZE         cuMemCreate on the current device, reserve an address
+ *                    range, map it read-write -> "vmm ok" | "vmm err=CODE"
+ *   vmmrelease       cuMemRelease the newest handle (its mapping stays)
+ *   vmmunmap         cuMemUnmap the newest mapping, then free its range
  *   fork CMD         run one command in a forked child, then wait for it
  *   hold             print "holding", then wait for SIGUSR1
  * Sizes use gpufrac's notation (512Mi, 1Gi). Exit status: 0, or 2 on a
@@ -327,6 +331,43 @@ free_arrays(void)
 	report("freearrays", r);
 }
 
+static struct {
+	CUmemGenericAllocationHandle h;
+	CUdeviceptr	va;
+	size_t		size;
+} vmms[64];
+static int nvmms, nreleased;
+
+static void
+vmm_make(size_t size)
+{
+	CUmemAllocationProp p;
+	CUmemAccessDesc acc;
+	CUdevice dev;
+	CUresult r;
+
+	if (nvmms == 64)
+		die("too many vmm allocations");
+	if (cuCtxGetDevice(&dev) != CUDA_SUCCESS)
+		die("no current device");
+	memset(&p, 0, sizeof(p));
+	p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	p.location.id = dev;
+	memset(&acc, 0, sizeof(acc));
+	acc.location = p.location;
+	acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+	if ((r = cuMemCreate(&vmms[nvmms].h, size, &p, 0)) == CUDA_SUCCESS &&
+	    (r = cuMemAddressReserve(&vmms[nvmms].va, size, 0, 0, 0)) ==
+	    CUDA_SUCCESS &&
+	    (r = cuMemMap(vmms[nvmms].va, size, 0, vmms[nvmms].h, 0)) ==
+	    CUDA_SUCCESS)
+		r = cuMemSetAccess(vmms[nvmms].va, size, &acc, 1);
+	if (r == CUDA_SUCCESS)
+		vmms[nvmms++].size = size;
+	report("vmm", r);
+}
+
 /* How many words a command takes, itself included. */
 static int
 arity(const char *cmd)
@@ -336,6 +377,7 @@ arity(const char *cmd)
 	if (strcmp(cmd, "mipmap") == 0)
 		return 4;
 	if (strcmp(cmd, "alloc") == 0 || strcmp(cmd, "managed") == 0 ||
+	    strcmp(cmd, "vmm") == 0 ||
 	    strcmp(cmd, "dev") == 0)
 		return 2;
 	return 1;
@@ -425,6 +467,27 @@ run(char **argv)
 	if ((strcmp(cmd, "array") == 0 && argv[1] && argv[2]) ||
 	    (strcmp(cmd, "mipmap") == 0 && argv[1] && argv[2] && argv[3]))
 		return make_array(argv);
+	if (strcmp(cmd, "vmm") == 0 && argv[1]) {
+		vmm_make(size_arg(argv[1]));
+		return 2;
+	}
+	if (strcmp(cmd, "vmmrelease") == 0) {
+		if (nreleased >= nvmms)
+			die("no handle to release");
+		report("vmmrelease", cuMemRelease(vmms[nvmms - 1 - nreleased++].h));
+		return 1;
+	}
+	if (strcmp(cmd, "vmmunmap") == 0) {
+		if (nvmms == 0)
+			die("no mapping");
+		nvmms--;
+		nreleased -= nreleased > 0;
+		r = cuMemUnmap(vmms[nvmms].va, vmms[nvmms].size);
+		if (r == CUDA_SUCCESS)
+			r = cuMemAddressFree(vmms[nvmms].va, vmms[nvmms].size);
+		report("vmmunmap", r);
+		return 1;
+	}
 	if (strcmp(cmd, "freearrays") == 0) {
 		free_arrays();
 		return 1;
