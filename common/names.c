@@ -20,6 +20,7 @@ static const char *const kinds[] = {
 	[GF_KIND_MANAGED] = "managed",
 	[GF_KIND_ARRAY] = "array",
 	[GF_KIND_VMM] = "vmm",
+	[GF_KIND_POOL] = "pool",
 };
 
 static const char *const resolvers[] = {

@@ -585,9 +585,12 @@ ledger_commit(struct ledger *l, struct ledger_client *c, size_t dev,
 		return -1;
 	}
 	discharge(l, c, dev, pending_take(c, dev, reserved, "commits"));
-	if (ptrmap_get(&c->allocs, ptr) != NULL) {
-		log_warnx("ledger: pid %u commits 0x%llx twice; replacing "
-		    "the old record", c->pid, (unsigned long long)ptr);
+	if ((a = ptrmap_get(&c->allocs, ptr)) != NULL) {
+		/* A pool's record is its reserve: it is meant to change. */
+		if (a->kind != GF_KIND_POOL || kind != GF_KIND_POOL)
+			log_warnx("ledger: pid %u commits 0x%llx twice; "
+			    "replacing the old record", c->pid,
+			    (unsigned long long)ptr);
 		ledger_release(l, c, ptr);
 	}
 	charge(l, c, dev, size);

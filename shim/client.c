@@ -26,6 +26,7 @@
 #include "shim.h"
 #include "sock.h"
 #include "units.h"
+#include "pool_table.h"
 #include "uuid.h"
 #include "vmm_table.h"
 
@@ -1063,6 +1064,7 @@ client_fork_child(void)
 	alloc_table_fork_child();
 	activity_fork_child();
 	vmm_fork_child();
+	pool_fork_child();
 	if (client_fd >= 0)
 		close(client_fd);
 	client_fd = -1;
@@ -1357,6 +1359,48 @@ CUresult
 client_release(uint64_t key, CUresult (*real_release)(void *), void *arg)
 {
 	return client_release_keys(&key, 1, real_release, arg);
+}
+
+void
+client_recharge(uint64_t key, int dev, uint32_t kind, uint64_t size)
+{
+	char why[CLIENT_WHY_LEN];
+	struct alloc_entry e;
+	struct gf_commit c;
+	struct gf_free f;
+	int sent;
+
+	if (!client_device_valid(dev))
+		return;
+	pthread_mutex_lock(&client_free_lock);
+	pthread_mutex_lock(&client_lock);
+	client_start();
+	if (client_device_prepare(dev) < 0)
+		goto out;
+	if (size == 0) {
+		if (!alloc_table_remove(key, &e) || !client_up)
+			goto out;
+		memset(&f, 0, sizeof(f));
+		f.ptr = key;
+		sent = client_send(client_fd, GF_MSG_FREE, &f, NULL, why,
+		    sizeof(why));
+	} else {
+		if (alloc_table_add(key, size, kind, dev) < 0 || !client_up)
+			goto out;
+		/* reserved 0: the record is charged as it now stands. */
+		memset(&c, 0, sizeof(c));
+		memcpy(c.uuid, client_devs[dev].uuid, GF_UUID_LEN);
+		c.ptr = key;
+		c.size = size;
+		c.kind = kind;
+		sent = client_send(client_fd, GF_MSG_COMMIT, &c, NULL, why,
+		    sizeof(why));
+	}
+	if (sent < 0)
+		client_lost(why);
+out:
+	pthread_mutex_unlock(&client_lock);
+	pthread_mutex_unlock(&client_free_lock);
 }
 
 struct client_free_call {

@@ -73,6 +73,14 @@ CUresult client_free(CUdeviceptr ptr, CUresult (*real_free)(CUdeviceptr));
  */
 CUresult client_release(uint64_t key, CUresult (*real_release)(void *),
 	    void *arg);
+/*
+ * Memory recorded under key on device dev (a pool's reserve) is now size
+ * bytes, grown or shrunk by the driver without a request of ours: record
+ * it and tell the daemon, which charges it whatever the limit (0: it is
+ * gone).
+ */
+void	client_recharge(uint64_t key, int dev, uint32_t kind, uint64_t size);
+
 /* The same for n keys (0 or more) that one driver call releases. */
 CUresult client_release_keys(const uint64_t *keys, size_t n,
 	    CUresult (*real_release)(void *), void *arg);

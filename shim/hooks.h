@@ -47,6 +47,16 @@ SHIM_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 		    CUmemGenericAllocationHandle handle,
 		    unsigned long long flags);
 SHIM_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size);
+SHIM_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize,
+		    CUstream hStream);
+SHIM_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
+		    CUstream hStream);
+SHIM_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr,
+		    size_t bytesize, CUmemoryPool pool, CUstream hStream);
+SHIM_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr,
+		    size_t bytesize, CUmemoryPool pool, CUstream hStream);
+SHIM_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep);
+SHIM_EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool);
 SHIM_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn,
 		    int cudaVersion, cuuint64_t flags);
 SHIM_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn,
@@ -57,6 +67,9 @@ SHIM_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn,
 #define GATE_ABI(name, version, ptds, symbol, flag, params, args) \
 	SHIM_EXPORT CUresult symbol params;
 #include "hooks_list.h"
+
+/* The flag of a gated synchronisation (hooks_list.h): not a GF_ACT_*. */
+#define GATE_SYNC_FLAG	0x80000000u
 
 /*
  * Every hook, by (name, CUDA version of its ABI, per-thread variant), sorted

@@ -5,6 +5,7 @@
  */
 #include "activity.h"
 #include "hooks.h"
+#include "pool_table.h"
 #include "real.h"
 
 #define GATE_ARGS(...)	__VA_ARGS__
@@ -26,7 +27,9 @@ symbol params								\
 	act = activity_enter();						\
 	res = REAL_CALL(symbol, GATE_ARGS args);			\
 	activity_leave(act);						\
-	if ((flag) != 0 && res == CUDA_SUCCESS)				\
+	if ((flag) == GATE_SYNC_FLAG && res == CUDA_SUCCESS)		\
+		pool_synced();						\
+	else if ((flag) != 0 && res == CUDA_SUCCESS)			\
 		activity_flag(flag);					\
 	hook_leave();							\
 	return res;							\

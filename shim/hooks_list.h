@@ -5,12 +5,15 @@
  *
  * An X-macro list: no include guard. Define what the includer needs; the
  * rest expand to nothing and all are undefined at the end.
- *   HOOK(name, version, symbol)  a hook written by hand (hooks_mem.c,
- *	hooks_array.c, hooks_vmm.c, hooks_procaddr.c); no per-thread
- *	variant
+ *   HOOK_ABI(name, version, ptds, symbol)  a hook written by hand
+ *	(hooks_mem.c, hooks_array.c, hooks_vmm.c, hooks_pool.c,
+ *	hooks_procaddr.c); HOOK(name, version, symbol) is one without a
+ *	per-thread variant, HOOK_PT one and its variant
  *   GATE_ABI(name, version, ptds, symbol, flag, params, args)  a gated
  *	pass-through (hooks_gate.c): it waits to be swapped in, calls the
- *	driver, and on success notes activity flag flag (GF_ACT_*) unless 0
+ *	driver, and on success notes activity flag flag (GF_ACT_*) unless 0;
+ *	GATE_SYNC_FLAG instead marks a synchronisation, after which pools
+ *	are looked at again (pool_table.h)
  *   NEWER(name, version, symbol)  a newer ABI that is not hooked: the
  *	driver's answer to cuGetProcAddress stands, where the hook of an
  *	older ABI of the same name would otherwise replace it
@@ -26,8 +29,8 @@
 #undef cuMemcpyBatchAsync
 #undef cuMemcpy3DBatchAsync
 
-#ifndef HOOK
-#define HOOK(name, version, symbol)
+#ifndef HOOK_ABI
+#define HOOK_ABI(name, version, ptds, symbol)
 #endif
 #ifndef GATE_ABI
 #define GATE_ABI(name, version, ptds, symbol, flag, params, args)
@@ -36,12 +39,24 @@
 #define NEWER(name, version, symbol)
 #endif
 
+#define HOOK(name, version, symbol)	HOOK_ABI(name, version, 0, symbol)
+#define HOOK_PT(name, version, symbol, pt_version, pt_symbol) \
+	HOOK_ABI(name, version, 0, symbol) \
+	HOOK_ABI(name, pt_version, 1, pt_symbol)
+
 /* A gated ABI; the same with its per-thread variant (_ptds or _ptsz). */
 #define GATE(name, version, symbol, params, args) \
 	GATE_ABI(name, version, 0, symbol, 0, params, args)
 #define GATE_PT(name, version, symbol, pt_version, pt_symbol, params, args) \
 	GATE_ABI(name, version, 0, symbol, 0, params, args) \
 	GATE_ABI(name, pt_version, 1, pt_symbol, 0, params, args)
+/* A synchronisation: pools may have given memory back (pool_table.h). */
+#define GATE_SYNC(name, version, symbol, params, args) \
+	GATE_ABI(name, version, 0, symbol, GATE_SYNC_FLAG, params, args)
+#define GATE_SYNC_PT(name, version, symbol, pt_version, pt_symbol, params, \
+    args) \
+	GATE_ABI(name, version, 0, symbol, GATE_SYNC_FLAG, params, args) \
+	GATE_ABI(name, pt_version, 1, pt_symbol, GATE_SYNC_FLAG, params, args)
 /* IPC memory cannot be checkpointed: the daemon must not swap us out. */
 #define GATE_IPC(name, version, symbol, params, args) \
 	GATE_ABI(name, version, 0, symbol, GF_ACT_IPC, params, args)
@@ -68,11 +83,11 @@
 HOOK("cuArray3DCreate", 3020, cuArray3DCreate_v2)
 HOOK("cuArrayCreate", 3020, cuArrayCreate_v2)
 HOOK("cuArrayDestroy", 2000, cuArrayDestroy)
-GATE("cuCtxSynchronize", 2000, cuCtxSynchronize, (void), ())
+GATE_SYNC("cuCtxSynchronize", 2000, cuCtxSynchronize, (void), ())
 /* CUDA 13's takes a context (cuCtxSynchronize_v2): not hooked. */
 NEWER("cuCtxSynchronize", 13000, cuCtxSynchronize_v2)
 HOOK("cuDeviceTotalMem", 3020, cuDeviceTotalMem_v2)
-GATE("cuEventSynchronize", 2000, cuEventSynchronize,
+GATE_SYNC("cuEventSynchronize", 2000, cuEventSynchronize,
     (CUevent hEvent), (hEvent))
 HOOK("cuGetProcAddress", 11030, cuGetProcAddress)
 HOOK("cuGetProcAddress", 12000, cuGetProcAddress_v2)
@@ -98,12 +113,21 @@ GATE_PT("cuLaunchKernelEx", 11060, cuLaunchKernelEx,
     (const CUlaunchConfig *config, CUfunction f, void **kernelParams,
     void **extra), (config, f, kernelParams, extra))
 HOOK("cuMemAlloc", 3020, cuMemAlloc_v2)
+HOOK_PT("cuMemAllocAsync", 11020, cuMemAllocAsync, 11020,
+    cuMemAllocAsync_ptsz)
+HOOK_PT("cuMemAllocFromPoolAsync", 11020, cuMemAllocFromPoolAsync, 11020,
+    cuMemAllocFromPoolAsync_ptsz)
 HOOK("cuMemAllocManaged", 6000, cuMemAllocManaged)
 HOOK("cuMemAllocPitch", 3020, cuMemAllocPitch_v2)
 HOOK("cuMemCreate", 10020, cuMemCreate)
 HOOK("cuMemFree", 3020, cuMemFree_v2)
+/* Back to its pool, not to the device: the pool's charge stays. */
+GATE_PT("cuMemFreeAsync", 11020, cuMemFreeAsync, 11020, cuMemFreeAsync_ptsz,
+    (CUdeviceptr dptr, CUstream hStream), (dptr, hStream))
 HOOK("cuMemGetInfo", 3020, cuMemGetInfo_v2)
 HOOK("cuMemMap", 10020, cuMemMap)
+HOOK("cuMemPoolDestroy", 11020, cuMemPoolDestroy)
+HOOK("cuMemPoolTrimTo", 11020, cuMemPoolTrimTo)
 HOOK("cuMemRelease", 10020, cuMemRelease)
 HOOK("cuMemRetainAllocationHandle", 11000, cuMemRetainAllocationHandle)
 HOOK("cuMemUnmap", 10020, cuMemUnmap)
@@ -232,7 +256,7 @@ GATE_PT("cuMemsetD8Async", 3020, cuMemsetD8Async,
     (dstDevice, uc, N, hStream))
 HOOK("cuMipmappedArrayCreate", 5000, cuMipmappedArrayCreate)
 HOOK("cuMipmappedArrayDestroy", 5000, cuMipmappedArrayDestroy)
-GATE_PT("cuStreamSynchronize", 2000, cuStreamSynchronize,
+GATE_SYNC_PT("cuStreamSynchronize", 2000, cuStreamSynchronize,
     7000, cuStreamSynchronize_ptsz, (CUstream hStream), (hStream))
 
 #undef P_LAUNCH
@@ -246,6 +270,10 @@ GATE_PT("cuStreamSynchronize", 2000, cuStreamSynchronize,
 #undef GATE
 #undef GATE_PT
 #undef GATE_IPC
+#undef GATE_SYNC
+#undef GATE_SYNC_PT
 #undef HOOK
+#undef HOOK_PT
+#undef HOOK_ABI
 #undef GATE_ABI
 #undef NEWER

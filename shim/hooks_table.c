@@ -6,8 +6,8 @@
 #include "hooks.h"
 
 const struct procaddr hooks_table[] = {
-#define HOOK(name, version, symbol) \
-	{ name, version, 0, #symbol, (void *)symbol },
+#define HOOK_ABI(name, version, ptds, symbol) \
+	{ name, version, ptds, #symbol, (void *)symbol },
 #define GATE_ABI(name, version, ptds, symbol, flag, params, args) \
 	{ name, version, ptds, #symbol, (void *)symbol },
 #define NEWER(name, version, symbol) \

@@ -47,6 +47,18 @@ struct real_driver {
 	CUresult (*cuMemMap)(CUdeviceptr, size_t, size_t,
 		    CUmemGenericAllocationHandle, unsigned long long);
 	CUresult (*cuMemUnmap)(CUdeviceptr, size_t);
+	CUresult (*cuMemPoolGetAttribute)(CUmemoryPool, CUmemPool_attribute,
+		    void *);
+	CUresult (*cuDeviceGetMemPool)(CUmemoryPool *, CUdevice);
+	CUresult (*cuMemAllocAsync)(CUdeviceptr *, size_t, CUstream);
+	CUresult (*cuMemAllocAsync_ptsz)(CUdeviceptr *, size_t, CUstream);
+	CUresult (*cuMemAllocFromPoolAsync)(CUdeviceptr *, size_t,
+		    CUmemoryPool, CUstream);
+	CUresult (*cuMemAllocFromPoolAsync_ptsz)(CUdeviceptr *, size_t,
+		    CUmemoryPool, CUstream);
+	CUresult (*cuMemPoolCreate)(CUmemoryPool *, const CUmemPoolProps *);
+	CUresult (*cuMemPoolDestroy)(CUmemoryPool);
+	CUresult (*cuMemPoolTrimTo)(CUmemoryPool, size_t);
 	CUresult (*cuMipmappedArrayGetMemoryRequirements)(
 		    CUDA_ARRAY_MEMORY_REQUIREMENTS *, CUmipmappedArray,
 		    CUdevice);

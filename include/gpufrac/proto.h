@@ -123,6 +123,7 @@ enum {
 	GF_KIND_ARRAY,		/* cuArrayCreate, cuArray3DCreate,
 				   cuMipmappedArrayCreate */
 	GF_KIND_VMM,		/* cuMemCreate */
+	GF_KIND_POOL,		/* a stream-ordered pool's reserve */
 };
 
 enum {

@@ -30,6 +30,10 @@
  *                    range, map it read-write -> "vmm ok" | "vmm err=CODE"
  *   vmmrelease       cuMemRelease the newest handle (its mapping stays)
  *   vmmunmap         cuMemUnmap the newest mapping, then free its range
+ *   async SIZE       cuMemAllocAsync on the null stream -> "async ok" | ...
+ *   freeasync        cuMemFreeAsync of the newest async allocation
+ *   threshold SIZE   the current pool's release threshold
+ *   trim SIZE        cuMemPoolTrimTo the current pool
  *   fork CMD         run one command in a forked child, then wait for it
  *   hold             print "holding", then wait for SIGUSR1
  * Sizes use gpufrac's notation (512Mi, 1Gi). Exit status: 0, or 2 on a
@@ -368,6 +372,51 @@ vmm_make(size_t size)
 	report("vmm", r);
 }
 
+static CUdeviceptr asyncs[256];
+static int nasyncs;
+
+static CUmemoryPool
+current_pool(void)
+{
+	CUmemoryPool pool;
+	CUdevice dev;
+
+	if (cuCtxGetDevice(&dev) != CUDA_SUCCESS ||
+	    cuDeviceGetMemPool(&pool, dev) != CUDA_SUCCESS)
+		die("no current pool");
+	return pool;
+}
+
+/* async, freeasync, threshold, trim; returns the words used. */
+static int
+pool_cmd(char **argv)
+{
+	cuuint64_t v;
+	CUresult r;
+
+	if (strcmp(argv[0], "freeasync") == 0) {
+		if (nasyncs == 0)
+			die("nothing to free");
+		report("freeasync", cuMemFreeAsync(asyncs[--nasyncs], NULL));
+		return 1;
+	}
+	if (argv[1] == NULL)
+		die("missing size");
+	v = size_arg(argv[1]);
+	if (strcmp(argv[0], "async") == 0) {
+		if (nasyncs == 256)
+			die("too many async allocations");
+		r = cuMemAllocAsync(&asyncs[nasyncs], v, NULL);
+		nasyncs += r == CUDA_SUCCESS;
+		report("async", r);
+	} else if (strcmp(argv[0], "threshold") == 0)
+		report("threshold", cuMemPoolSetAttribute(current_pool(),
+		    CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &v));
+	else
+		report("trim", cuMemPoolTrimTo(current_pool(), v));
+	return 2;
+}
+
 /* How many words a command takes, itself included. */
 static int
 arity(const char *cmd)
@@ -377,7 +426,8 @@ arity(const char *cmd)
 	if (strcmp(cmd, "mipmap") == 0)
 		return 4;
 	if (strcmp(cmd, "alloc") == 0 || strcmp(cmd, "managed") == 0 ||
-	    strcmp(cmd, "vmm") == 0 ||
+	    strcmp(cmd, "vmm") == 0 || strcmp(cmd, "async") == 0 ||
+	    strcmp(cmd, "threshold") == 0 || strcmp(cmd, "trim") == 0 ||
 	    strcmp(cmd, "dev") == 0)
 		return 2;
 	return 1;
@@ -467,6 +517,9 @@ run(char **argv)
 	if ((strcmp(cmd, "array") == 0 && argv[1] && argv[2]) ||
 	    (strcmp(cmd, "mipmap") == 0 && argv[1] && argv[2] && argv[3]))
 		return make_array(argv);
+	if (strcmp(cmd, "async") == 0 || strcmp(cmd, "freeasync") == 0 ||
+	    strcmp(cmd, "threshold") == 0 || strcmp(cmd, "trim") == 0)
+		return pool_cmd(argv);
 	if (strcmp(cmd, "vmm") == 0 && argv[1]) {
 		vmm_make(size_arg(argv[1]));
 		return 2;
