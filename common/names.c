@@ -21,6 +21,7 @@ static const char *const kinds[] = {
 	[GF_KIND_ARRAY] = "array",
 	[GF_KIND_VMM] = "vmm",
 	[GF_KIND_POOL] = "pool",
+	[GF_KIND_CONTEXT] = "context",
 };
 
 static const char *const resolvers[] = {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "arbiter.h"
+#include "overhead.h"
 #include "devices.h"
 #include "dispatch.h"
 #include "event.h"
@@ -271,6 +272,7 @@ arbiter_start(struct arbiter *a, struct config *conf, const char *lib)
 		}
 	free(devs);
 	swap_init(a);
+	overhead_init(a);
 	if (arbiter_apply(a, conf, &rt) < 0) {
 		log_errx("the configuration does not fit this machine");
 		return -1;
@@ -322,6 +324,7 @@ arbiter_stop(struct arbiter *a)
 {
 	a->stopping = 1;
 	swap_free(a);
+	overhead_free(a);
 	control_shutdown(&a->control);
 	resolve_free(a);
 	ledger_free(&a->ledger);

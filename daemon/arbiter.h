@@ -37,6 +37,7 @@ struct arbiter {
 	int		 serve_again;	/* memory came back meanwhile */
 	int		 stopping;	/* arbiter_stop: grant nothing more */
 	struct swap	 swap;		/* host swap */
+	int64_t		 overhead_timer; /* the next NVML look, or 0 */
 };
 
 /*

@@ -19,6 +19,7 @@
 #include "groups.h"
 #include "ledger.h"
 #include "log.h"
+#include "overhead.h"
 #include "proto.h"
 #include "resolve.h"
 #include "swap.h"
@@ -110,8 +111,10 @@ device_info(const struct arbiter *a, struct ledger_client *lc, size_t dev,
 	info->limit = lc->usage[dev].limit;
 	info->capacity = a->ledger.devices[dev].capacity;
 	info->used = lc->usage[dev].used;
+	info->overhead = lc->usage[dev].overhead;
 	lc->usage[dev].limit_sent = info->limit;
 	lc->usage[dev].capacity_sent = info->capacity;
+	lc->usage[dev].overhead_sent = info->overhead;
 }
 
 static int
@@ -140,6 +143,8 @@ on_device_open(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	}
 	ledger_open(&a->ledger, c->client, (size_t)dev, o->limit_kind,
 	    o->limit_value);
+	/* Its context is there already: charged before it reserves. */
+	overhead_client(a, c->client, (size_t)dev);
 	device_info(a, c->client, (size_t)dev, &info);
 	log_debug("pid %u opens %s as ordinal %u: limit %llu", c->pid, ubuf,
 	    o->ordinal, (unsigned long long)info.limit);
@@ -666,18 +671,21 @@ notify_one(struct arbiter *a, struct conn *c)
 {
 	struct gf_device_info info;
 	struct ledger_usage *u;
-	char lbuf[32], cbuf[32];
+	char lbuf[32], cbuf[32], obuf[32];
 	size_t i;
 
 	for (i = 0; i < a->ledger.ndevices; i++) {
 		u = &c->client->usage[i];
 		if (!u->opened || (u->limit == u->limit_sent &&
-		    a->ledger.devices[i].capacity == u->capacity_sent))
+		    a->ledger.devices[i].capacity == u->capacity_sent &&
+		    u->overhead == u->overhead_sent))
 			continue;
-		log_info("pid %u: limit on device %u now %s (capacity %s)",
-		    c->pid, a->ledger.devices[i].index, size_format(u->limit,
-		    lbuf, sizeof(lbuf)), size_format(a->ledger.devices[i].capacity,
-		    cbuf, sizeof(cbuf)));
+		log_info("pid %u: device %u: limit %s, capacity %s, context "
+		    "%s", c->pid, a->ledger.devices[i].index,
+		    size_format(u->limit, lbuf, sizeof(lbuf)),
+		    size_format(a->ledger.devices[i].capacity, cbuf,
+		    sizeof(cbuf)), size_format(u->overhead, obuf,
+		    sizeof(obuf)));
 		device_info(a, c->client, i, &info);
 		if (conn_send(c, GF_MSG_DEVICE_INFO, 0, &info) < 0)
 			return -1;

@@ -586,8 +586,9 @@ ledger_commit(struct ledger *l, struct ledger_client *c, size_t dev,
 	}
 	discharge(l, c, dev, pending_take(c, dev, reserved, "commits"));
 	if ((a = ptrmap_get(&c->allocs, ptr)) != NULL) {
-		/* A pool's record is its reserve: it is meant to change. */
-		if (a->kind != GF_KIND_POOL || kind != GF_KIND_POOL)
+		/* A pool's or context's record is meant to change. */
+		if (a->kind != kind || (kind != GF_KIND_POOL &&
+		    kind != GF_KIND_CONTEXT))
 			log_warnx("ledger: pid %u commits 0x%llx twice; "
 			    "replacing the old record", c->pid,
 			    (unsigned long long)ptr);

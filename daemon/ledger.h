@@ -62,6 +62,8 @@ struct ledger_usage {
 	uint64_t	limit;		/* effective limit, bytes */
 	uint64_t	limit_sent;	/* what the client was last told: */
 	uint64_t	capacity_sent;	/* DEVICE_INFO's limit and capacity */
+	uint64_t	overhead_sent;	/* and its overhead */
+	uint64_t	overhead;	/* of used, the "context" record */
 	uint64_t	used;		/* pending + committed allocations */
 	uint64_t	pending;	/* reserved, not yet committed */
 	uint64_t	host;		/* swapped out: what used was */

@@ -47,6 +47,7 @@ struct client_device {
 	uint64_t	capacity;	/* shareable bytes, from DEVICE_INFO */
 	uint64_t	real_total;	/* the driver's total; 0: not known */
 	uint64_t	pending;	/* reserved, not yet committed or rolled back */
+	uint64_t	overhead;	/* charged by the daemon for our context */
 	int		said_uuid;
 	int		said_refused;
 	int		said_total;
@@ -422,6 +423,7 @@ client_device_note(int dev, const struct gf_msg *m)
 		d->limit = m->u.device_info.limit;
 		d->have_capacity = 1;
 		d->capacity = m->u.device_info.capacity;
+		d->overhead = m->u.device_info.overhead;
 		break;
 	case GF_MSG_GRANT:
 		d->have_limit = 1;
@@ -445,7 +447,7 @@ static void
 client_unsolicited(const struct gf_msg *m)
 {
 	const struct gf_device_info *di = &m->u.device_info;
-	char ubuf[UUID_STR_LEN], b1[16], b2[16];
+	char ubuf[UUID_STR_LEN], b1[16], b2[16], b3[16];
 	int dev, known = 0;
 
 	if (m->hdr.type != GF_MSG_DEVICE_INFO) {
@@ -460,9 +462,10 @@ client_unsolicited(const struct gf_msg *m)
 			continue;
 		known = 1;
 		client_device_note(dev, m);
-		log_info("gpufracd set the limit on device %d (%s) to %s, "
-		    "capacity %s", dev, ubuf, size_format(di->limit, b1,
-		    sizeof(b1)), size_format(di->capacity, b2, sizeof(b2)));
+		log_info("gpufracd says device %d (%s): limit %s, capacity %s, "
+		    "context %s", dev, ubuf, size_format(di->limit, b1,
+		    sizeof(b1)), size_format(di->capacity, b2, sizeof(b2)),
+		    size_format(di->overhead, b3, sizeof(b3)));
 	}
 	if (!known)
 		log_debug("ignoring a limit for device %s, which this process "
@@ -1212,7 +1215,8 @@ static CUresult
 client_reserve_local(int dev, uint64_t size, struct client_ticket *t)
 {
 	uint64_t limit = client_device_limit(dev);
-	uint64_t used = sat_add(alloc_table_used(dev), client_devs[dev].pending);
+	uint64_t used = sat_add(sat_add(alloc_table_used(dev),
+	    client_devs[dev].pending), client_devs[dev].overhead);
 	char b1[16], b2[16], b3[16];
 
 	t->gen = 0;
@@ -1441,7 +1445,8 @@ client_view(int dev, uint64_t real_total, struct client_view *v)
 		d->real_total = real_total;
 	v->limit = client_device_limit(dev);
 	v->capacity = d->have_capacity ? d->capacity : real_total;
-	v->used = alloc_table_used(dev);
+	/* What the daemon charges our contexts counts as used, too. */
+	v->used = sat_add(alloc_table_used(dev), d->overhead);
 	r = 0;
 out:
 	pthread_mutex_unlock(&client_lock);

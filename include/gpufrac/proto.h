@@ -124,6 +124,8 @@ enum {
 				   cuMipmappedArrayCreate */
 	GF_KIND_VMM,		/* cuMemCreate */
 	GF_KIND_POOL,		/* a stream-ordered pool's reserve */
+	GF_KIND_CONTEXT,	/* what NVML sees a process hold beyond its
+				   allocations: contexts, code (daemon's) */
 };
 
 enum {
@@ -210,6 +212,7 @@ struct gf_device_info {
 	uint64_t	limit;		/* this client's effective limit, bytes */
 	uint64_t	capacity;	/* the device's shareable bytes */
 	uint64_t	used;		/* this client's charge on the device */
+	uint64_t	overhead;	/* of it, the "context" charge */
 };
 
 struct gf_reserve {
@@ -389,7 +392,7 @@ struct gf_msg {
 _Static_assert(sizeof(struct gf_hdr) == 16, "gf_hdr layout");
 _Static_assert(sizeof(struct gf_hello) == 16, "gf_hello layout");
 _Static_assert(sizeof(struct gf_device_open) == 32, "gf_device_open layout");
-_Static_assert(sizeof(struct gf_device_info) == 40, "gf_device_info layout");
+_Static_assert(sizeof(struct gf_device_info) == 48, "gf_device_info layout");
 _Static_assert(sizeof(struct gf_reserve) == 32, "gf_reserve layout");
 _Static_assert(sizeof(struct gf_deny) == 24, "gf_deny layout");
 _Static_assert(sizeof(struct gf_commit) == 48, "gf_commit layout");

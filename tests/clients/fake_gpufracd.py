@@ -76,7 +76,7 @@ class Client:
 
     def device_info(self, seq, uuid, limit, capacity):
         self.send(DEVICE_INFO, seq,
-                  uuid + struct.pack("<QQQ", limit, capacity, self.used))
+                  uuid + struct.pack("<QQQQ", limit, capacity, self.used, 0))
 
 
 class Fake:

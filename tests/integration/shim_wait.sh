@@ -64,7 +64,7 @@ check_eq "which never looked lost" "$(grep -c "^HELLO pid=$PID_t" "$L")" 1
 # A limit pushed unasked, while the process sits in sigwait.
 fake_ctl "$GPUFRAC_SOCKET" limit 3Gi
 wait_for "a limit pushed unasked is applied by a process asking nothing" 10 \
-	grep -q 'set the limit on device 0 .* to 3.0GiB' "$TMP/t.err"
+	grep -q 'device 0 .*: limit 3.0GiB' "$TMP/t.err"
 kill -USR1 "$PID_t"
 wait "$PID_t"
 check_eq "cuMemGetInfo shows it" "$(tail -n 1 "$TMP/t.out")" \
@@ -75,7 +75,7 @@ GPUFRAC_LOG=debug client_start g preload "$C" alloc 1Mi hold info
 fake_ctl "$GPUFRAC_SOCKET" unsolicited
 fake_ctl "$GPUFRAC_SOCKET" limit 1Gi
 wait_for "a limit pushed after an unknown message is applied" 10 \
-	grep -q 'set the limit on device 0 .* to 1.0GiB' "$TMP/g.err"
+	grep -q 'device 0 .*: limit 1.0GiB' "$TMP/g.err"
 check "the unknown message was ignored" \
 	grep -q 'ignoring an unsolicited OK' "$TMP/g.err"
 check_eq "without losing the connection" \

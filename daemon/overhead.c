@@ -1,0 +1,163 @@
+/*
+ * Context overhead: NVML's per-process usage reconciled with the ledger,
+ * the "context" records it sets, and the timer that does it again.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "arbiter.h"
+#include "dispatch.h"
+#include "event.h"
+#include "ledger.h"
+#include "log.h"
+#include "nvml.h"
+#include "overhead.h"
+#include "resolve.h"
+
+/* NVML's bytes for pid in procs[0..n), 0 if it is not there. */
+static uint64_t
+proc_bytes(const struct nvml_proc *procs, long n, uint32_t pid)
+{
+	long i;
+
+	for (i = 0; i < n; i++)
+		if (procs[i].pid == pid)
+			return procs[i].bytes;
+	return 0;
+}
+
+/*
+ * Set lc's record on dev to what NVML says beyond its other charges.
+ * Returns -1 if it shrank, 1 if it grew, 0 if unchanged.
+ */
+static int
+reconcile(struct ledger *l, struct ledger_client *lc, size_t dev,
+    uint64_t nvml_bytes)
+{
+	struct ledger_usage *u = &lc->usage[dev];
+	uint64_t other = u->used - u->overhead, want;
+	int r;
+
+	/* Out to host, or leaving: NVML's 0 says nothing of what it holds. */
+	if (!u->opened || lc->on_host || lc->departing)
+		return 0;
+	want = nvml_bytes > other ? nvml_bytes - other : 0;
+	if (want == u->overhead)
+		return 0;
+	r = want < u->overhead ? -1 : 1;
+	if (want == 0)
+		(void)ledger_release(l, lc, OVERHEAD_KEY);
+	else
+		(void)ledger_commit(l, lc, dev, OVERHEAD_KEY, 0, want,
+		    GF_KIND_CONTEXT, event_now_ms());
+	u->overhead = want;
+	return r;
+}
+
+/* Every client on dev; *shrank set if memory came back. 1: any change. */
+static int
+reconcile_dev(struct arbiter *a, size_t dev, struct ledger_client *only,
+    int *shrank)
+{
+	struct ledger_client *lc;
+	struct nvml_proc *procs;
+	long n = nvml_procs(dev, &procs);
+	int changed = 0, r;
+
+	if (n < 0)
+		return 0;
+	TAILQ_FOREACH(lc, &a->ledger.clients, entry) {
+		if (only != NULL && lc != only)
+			continue;
+		r = reconcile(&a->ledger, lc, dev, proc_bytes(procs, n,
+		    lc->pid));
+		changed |= r != 0;
+		*shrank |= r < 0;
+	}
+	free(procs);
+	return changed;
+}
+
+static int
+any_open(const struct ledger *l)
+{
+	const struct ledger_client *lc;
+	size_t i;
+
+	TAILQ_FOREACH(lc, &l->clients, entry)
+		for (i = 0; i < l->ndevices; i++)
+			if (lc->usage[i].opened)
+				return 1;
+	return 0;
+}
+
+static void	overhead_arm(struct arbiter *a);
+
+static void
+overhead_fire(struct event_loop *loop, void *arg)
+{
+	struct arbiter *a = arg;
+	int changed = 0, shrank = 0;
+	size_t d;
+
+	(void)loop;
+	a->overhead_timer = 0;
+	for (d = 0; d < a->ledger.ndevices; d++)
+		changed |= reconcile_dev(a, d, NULL, &shrank);
+	if (changed)
+		dispatch_limits_notify(a, NULL);
+	if (shrank)
+		resolve_serve(a);
+	overhead_arm(a);
+}
+
+/* Again in a while, if anybody has a device open. */
+static void
+overhead_arm(struct arbiter *a)
+{
+	if (a->overhead_timer > 0 || !nvml_ready() || a->stopping ||
+	    !any_open(&a->ledger))
+		return;
+	a->overhead_timer = event_timer_add(a->loop, OVERHEAD_PERIOD_MS,
+	    overhead_fire, a);
+	if (a->overhead_timer < 0)
+		a->overhead_timer = 0;
+}
+
+void
+overhead_client(struct arbiter *a, struct ledger_client *lc, size_t dev)
+{
+	int shrank = 0;
+
+	if (!nvml_ready())
+		return;
+	(void)reconcile_dev(a, dev, lc, &shrank);
+	overhead_arm(a);
+}
+
+void
+overhead_init(struct arbiter *a)
+{
+	uint8_t (*uuids)[GF_UUID_LEN];
+	size_t i, n = a->ledger.ndevices;
+
+	a->overhead_timer = 0;
+	if (n == 0 || (uuids = calloc(n, sizeof(*uuids))) == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		memcpy(uuids[i], a->ledger.devices[i].uuid, GF_UUID_LEN);
+	if (nvml_open(NVML_LIB, (const uint8_t (*)[GF_UUID_LEN])uuids, n) ==
+	    0)
+		log_info("context memory measured with NVML every %d ms",
+		    OVERHEAD_PERIOD_MS);
+	free(uuids);
+}
+
+void
+overhead_free(struct arbiter *a)
+{
+	if (a->overhead_timer > 0)
+		event_timer_cancel(a->loop, a->overhead_timer);
+	a->overhead_timer = 0;
+	nvml_close();
+}

@@ -1,0 +1,32 @@
+/*
+ * Context overhead (issue 5): device memory a process holds that no
+ * hooked call allocated (its contexts, module code, local memory, a few
+ * hundred MiB on a real GPU) is measured, not guessed: NVML's usage of the
+ * process less what the ledger charges it. It is charged as one record
+ * per process and device, kind "context", whatever the limit (it is held
+ * already), so that limits and the device's free memory hold.
+ *
+ * Measured when a process opens a device, and every OVERHEAD_PERIOD_MS
+ * while any process has one open. Without NVML nothing is charged.
+ */
+#ifndef GF_DAEMON_OVERHEAD_H
+#define GF_DAEMON_OVERHEAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define OVERHEAD_PERIOD_MS	1000
+#define OVERHEAD_KEY		(1ull << 60)	/* the record's: no address */
+
+struct arbiter;
+struct ledger_client;
+
+/* After the devices are known: find them in NVML. */
+void	overhead_init(struct arbiter *a);
+void	overhead_free(struct arbiter *a);
+
+/* lc opened dev: measure it now (before its first reservation). */
+void	overhead_client(struct arbiter *a, struct ledger_client *lc,
+	    size_t dev);
+
+#endif

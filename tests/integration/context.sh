@@ -1,0 +1,28 @@
+# Each context's own device memory is charged to its process, measured by
+# the daemon with NVML (usage less what the ledger charges it): it shows as
+# a "context" record, counts toward the limit, and the process's
+# cuMemGetInfo sees it as used.
+# shellcheck disable=SC2154	# PID_* are client_start's
+. "$(dirname "$0")/lib.sh"
+export SIMCUDA_CONTEXT_BYTES=100Mi
+C=$CLIENTS/cuclient_linked
+MiB=$((1 << 20))
+
+daemon_start
+check "the daemon measures contexts with NVML" \
+	grep -q 'context memory measured with NVML' "$TMP/gpufracd.log"
+client_start a preload "$C" alloc 1Gi hold
+check_eq "the context is charged next to the allocation" \
+	"$(ctl allocs "$PID_a" --json | json 'sorted((x["kind"], x["size"]) for x in j["allocations"])')" \
+	"[('context', $((100 * MiB))), ('mem', $((1024 * MiB)))]"
+check "the device is charged both" device_used_is $((1124 * MiB))
+client_release a
+wait_for "both go when the process exits" 10 device_used_is 0
+
+check_eq "the context counts toward the limit, and as used" \
+	"$(GPUFRAC_MEMORY_LIMIT=1Gi preload "$C" alloc 1Gi info alloc 900Mi)" \
+	"alloc err=2
+info free=$((924 * MiB)) total=$((1024 * MiB))
+alloc ok"
+wait_for "nothing is left charged" 10 device_used_is 0
+finish
