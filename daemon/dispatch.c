@@ -112,6 +112,13 @@ device_info(const struct arbiter *a, struct ledger_client *lc, size_t dev,
 	info->capacity = a->ledger.devices[dev].capacity;
 	info->used = lc->usage[dev].used;
 	info->overhead = lc->usage[dev].overhead;
+	if (a->ledger.groups[lc->group].pol.per_process) {
+		info->group_limit = info->limit;
+		info->group_used = info->used;
+	} else {
+		info->group_limit = a->ledger.groups[lc->group].share[dev].limit;
+		info->group_used = a->ledger.groups[lc->group].share[dev].used;
+	}
 	lc->usage[dev].limit_sent = info->limit;
 	lc->usage[dev].capacity_sent = info->capacity;
 	lc->usage[dev].overhead_sent = info->overhead;

@@ -48,6 +48,8 @@ struct client_device {
 	uint64_t	real_total;	/* the driver's total; 0: not known */
 	uint64_t	pending;	/* reserved, not yet committed or rolled back */
 	uint64_t	overhead;	/* charged by the daemon for our context */
+	uint64_t	group_limit;	/* DEVICE_INFO's view of our group */
+	uint64_t	group_used;
 	int		said_uuid;
 	int		said_refused;
 	int		said_total;
@@ -424,6 +426,8 @@ client_device_note(int dev, const struct gf_msg *m)
 		d->have_capacity = 1;
 		d->capacity = m->u.device_info.capacity;
 		d->overhead = m->u.device_info.overhead;
+		d->group_limit = m->u.device_info.group_limit;
+		d->group_used = m->u.device_info.group_used;
 		break;
 	case GF_MSG_GRANT:
 		d->have_limit = 1;
@@ -1405,6 +1409,56 @@ client_recharge(uint64_t key, int dev, uint32_t kind, uint64_t size)
 out:
 	pthread_mutex_unlock(&client_lock);
 	pthread_mutex_unlock(&client_free_lock);
+}
+
+/*
+ * The slot of the device with this UUID: one this process uses through
+ * CUDA, or one taken from the top for a management query. -1 if full.
+ * Lock held.
+ */
+static int
+client_device_by_uuid(const uint8_t uuid[GF_UUID_LEN])
+{
+	int dev;
+
+	for (dev = 0; dev < SHIM_MAX_DEVICES; dev++)
+		if (client_devs[dev].uuid_known &&
+		    memcmp(client_devs[dev].uuid, uuid, GF_UUID_LEN) == 0)
+			return dev;
+	for (dev = SHIM_MAX_DEVICES - 1; dev >= 0; dev--)
+		if (!client_devs[dev].uuid_known && !client_devs[dev].in_use) {
+			memcpy(client_devs[dev].uuid, uuid, GF_UUID_LEN);
+			client_devs[dev].uuid_known = 1;
+			return dev;
+		}
+	return -1;
+}
+
+int
+client_group_view(const uint8_t uuid[GF_UUID_LEN], uint64_t real_total,
+    struct client_view *v)
+{
+	struct client_device *d;
+	int dev, r = -1;
+
+	pthread_mutex_lock(&client_lock);
+	client_start();
+	if ((dev = client_device_by_uuid(uuid)) < 0)
+		goto out;
+	d = &client_devs[dev];
+	d->in_use = 1;
+	/* A fresh DEVICE_OPEN: its answer states the group as it is now. */
+	if (client_up)
+		client_device_open_live(dev);
+	if (!d->have_limit)
+		goto out;	/* the daemon never answered: nothing to show */
+	v->limit = d->group_limit;
+	v->capacity = d->have_capacity ? d->capacity : real_total;
+	v->used = d->group_used;
+	r = 0;
+out:
+	pthread_mutex_unlock(&client_lock);
+	return r;
 }
 
 struct client_free_call {

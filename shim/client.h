@@ -19,6 +19,8 @@
 
 #include <cuda.h>
 
+#include "gpufrac/proto.h"
+
 /* One reservation between client_reserve and its commit or rollback. */
 struct client_ticket {
 	int		dev;		/* -1: not accounted, nothing to settle */
@@ -73,6 +75,15 @@ CUresult client_free(CUdeviceptr ptr, CUresult (*real_free)(CUdeviceptr));
  */
 CUresult client_release(uint64_t key, CUresult (*real_release)(void *),
 	    void *arg);
+/*
+ * The view a management query (NVML) shows of the device with this UUID:
+ * the limit and use of this process's group (of the process itself in the
+ * default group), asked afresh of the daemon. Returns 0, or -1 when the
+ * daemon has not said (the driver's own numbers stand).
+ */
+int	client_group_view(const uint8_t uuid[GF_UUID_LEN], uint64_t real_total,
+	    struct client_view *v);
+
 /*
  * Memory recorded under key on device dev (a pool's reserve) is now size
  * bytes, grown or shrunk by the driver without a request of ours: record

@@ -67,9 +67,14 @@ dlsym_hook_of(const char *name)
 {
 	const struct procaddr *e;
 
-	if (name == NULL || name[0] != 'c' || name[1] != 'u')
+	if (name == NULL)
 		return NULL;
-	e = procaddr_by_symbol(hooks_table, hooks_table_len, name);
+	if (name[0] == 'n' && name[1] == 'v')
+		e = procaddr_by_symbol(nvml_hooks, nvml_hooks_len, name);
+	else if (name[0] == 'c' && name[1] == 'u')
+		e = procaddr_by_symbol(hooks_table, hooks_table_len, name);
+	else
+		return NULL;
 	return e != NULL && e->fn != NULL ? e : NULL;
 }
 

@@ -81,4 +81,8 @@ SHIM_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn,
 extern const struct procaddr hooks_table[];
 extern const size_t hooks_table_len;
 
+/* The NVML hooks (hooks_nvml.c), for dlsym only. */
+extern const struct procaddr nvml_hooks[];
+extern const size_t nvml_hooks_len;
+
 #endif

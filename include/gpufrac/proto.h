@@ -213,6 +213,9 @@ struct gf_device_info {
 	uint64_t	capacity;	/* the device's shareable bytes */
 	uint64_t	used;		/* this client's charge on the device */
 	uint64_t	overhead;	/* of it, the "context" charge */
+	uint64_t	group_limit;	/* what its group may hold (a default-
+					   group client: its own limit) */
+	uint64_t	group_used;	/* and holds (its own charge) */
 };
 
 struct gf_reserve {
@@ -392,7 +395,7 @@ struct gf_msg {
 _Static_assert(sizeof(struct gf_hdr) == 16, "gf_hdr layout");
 _Static_assert(sizeof(struct gf_hello) == 16, "gf_hello layout");
 _Static_assert(sizeof(struct gf_device_open) == 32, "gf_device_open layout");
-_Static_assert(sizeof(struct gf_device_info) == 48, "gf_device_info layout");
+_Static_assert(sizeof(struct gf_device_info) == 64, "gf_device_info layout");
 _Static_assert(sizeof(struct gf_reserve) == 32, "gf_reserve layout");
 _Static_assert(sizeof(struct gf_deny) == 24, "gf_deny layout");
 _Static_assert(sizeof(struct gf_commit) == 48, "gf_commit layout");

@@ -76,7 +76,8 @@ class Client:
 
     def device_info(self, seq, uuid, limit, capacity):
         self.send(DEVICE_INFO, seq,
-                  uuid + struct.pack("<QQQQ", limit, capacity, self.used, 0))
+                  uuid + struct.pack("<QQQQQQ", limit, capacity, self.used, 0,
+                                         limit, self.used))
 
 
 class Fake:

@@ -1,0 +1,137 @@
+/*
+ * NVML hooks (issue 5): nvidia-smi and other management clients inside a
+ * limited process or container see the same view as cuMemGetInfo (DESIGN.md
+ * §3): the total is the group's limit (the process's own in the default
+ * group), free what the group has left of it, never more than the device
+ * really has free, and used the rest. NVML is the program's: its real
+ * functions are found in the copy it loaded; the hooks are reached by the
+ * exported names and by dlsym (pynvml), not by cuGetProcAddress.
+ */
+#include <dlfcn.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "client.h"
+#include "dlsym.h"
+#include "hooks.h"
+#include "real.h"
+#include "uuid.h"
+
+#define NVML_SONAME		"libnvidia-ml.so.1"
+#define NVML_SUCCESS		0
+#define NVML_ERROR_FUNCTION_NOT_FOUND 13
+#define NVML_UUID_LEN		96	/* NVML_DEVICE_UUID_V2_BUFFER_SIZE */
+
+/* The NVML API Reference's nvmlMemory_t and nvmlMemory_v2_t. */
+struct nvml_memory {
+	unsigned long long total, free, used;
+};
+
+struct nvml_memory_v2 {
+	unsigned int	version;
+	unsigned long long total, reserved, free, used;
+};
+
+typedef int nvml_info_fn(void *, struct nvml_memory *);
+typedef int nvml_info_v2_fn(void *, struct nvml_memory_v2 *);
+typedef int nvml_uuid_fn(void *, char *, unsigned int);
+
+/* The program's NVML function name, or NULL. */
+static void *
+nvml_real(const char *name)
+{
+	void *(*sym)(void *, const char *) = dlsym_real_get();
+	void *h = dlopen(NVML_SONAME, RTLD_NOW | RTLD_NOLOAD);
+	void *fn = h != NULL && sym != NULL ? sym(h, name) : NULL;
+
+	if (h != NULL)
+		dlclose(h);
+	return fn;
+}
+
+/*
+ * Narrow *total, *free, *used of device (as NVML gave them) to the view;
+ * left alone where the device is not accounted.
+ */
+static void
+nvml_view(void *device, unsigned long long *total, unsigned long long *free,
+    unsigned long long *used)
+{
+	nvml_uuid_fn *get_uuid = (nvml_uuid_fn *)nvml_real(
+	    "nvmlDeviceGetUUID");
+	char buf[NVML_UUID_LEN];
+	uint8_t uuid[GF_UUID_LEN];
+	struct client_view v;
+	uint64_t t, f;
+
+	if (get_uuid == NULL || get_uuid(device, buf, sizeof(buf)) !=
+	    NVML_SUCCESS || uuid_parse(buf, uuid) < 0 ||
+	    client_group_view(uuid, *total, &v) < 0)
+		return;
+	t = v.limit < v.capacity ? v.limit : v.capacity;
+	f = t > v.used ? t - v.used : 0;
+	/* As cuMemGetInfo: never more free than the device has; used is the
+	 * rest, so that total = used + free still holds. */
+	*free = f < *free ? f : *free;
+	*total = t;
+	*used = t - *free;
+}
+
+SHIM_EXPORT int	nvmlDeviceGetMemoryInfo(void *device,
+		    struct nvml_memory *memory);
+SHIM_EXPORT int	nvmlDeviceGetMemoryInfo_v2(void *device,
+		    struct nvml_memory_v2 *memory);
+
+/* The real query answered r: narrow what it says, within the hook guard. */
+static int
+nvml_answer(int r, void *device, unsigned long long *total,
+    unsigned long long *free, unsigned long long *used)
+{
+	if (r == NVML_SUCCESS && hook_enter()) {
+		nvml_view(device, total, free, used);
+		hook_leave();
+	}
+	return r;
+}
+
+int
+nvmlDeviceGetMemoryInfo(void *device, struct nvml_memory *memory)
+{
+	nvml_info_fn *real = (nvml_info_fn *)nvml_real(
+	    "nvmlDeviceGetMemoryInfo");
+
+	if (real == NULL)
+		return NVML_ERROR_FUNCTION_NOT_FOUND;
+	if (memory == NULL)
+		return real(device, memory);
+	return nvml_answer(real(device, memory), device, &memory->total,
+	    &memory->free, &memory->used);
+}
+
+int
+nvmlDeviceGetMemoryInfo_v2(void *device, struct nvml_memory_v2 *memory)
+{
+	nvml_info_v2_fn *real = (nvml_info_v2_fn *)nvml_real(
+	    "nvmlDeviceGetMemoryInfo_v2");
+	int r;
+
+	if (real == NULL)
+		return NVML_ERROR_FUNCTION_NOT_FOUND;
+	if (memory == NULL)
+		return real(device, memory);
+	r = nvml_answer(real(device, memory), device, &memory->total,
+	    &memory->free, &memory->used);
+	if (r == NVML_SUCCESS)
+		memory->reserved = 0;	/* within the view: none held back */
+	return r;
+}
+
+/* For dlsym (pynvml), which looks them up by symbol. */
+const struct procaddr nvml_hooks[] = {
+	{ "nvmlDeviceGetMemoryInfo", 0, 0, "nvmlDeviceGetMemoryInfo",
+	    (void *)nvmlDeviceGetMemoryInfo },
+	{ "nvmlDeviceGetMemoryInfo_v2", 0, 0, "nvmlDeviceGetMemoryInfo_v2",
+	    (void *)nvmlDeviceGetMemoryInfo_v2 },
+};
+
+const size_t nvml_hooks_len = sizeof(nvml_hooks) / sizeof(nvml_hooks[0]);
