@@ -30,6 +30,9 @@
  *                    range, map it read-write -> "vmm ok" | "vmm err=CODE"
  *   vmmrelease       cuMemRelease the newest handle (its mapping stays)
  *   vmmunmap         cuMemUnmap the newest mapping, then free its range
+ *   vmmshare SIZE    as vmm, exportable; exported as a POSIX descriptor:
+ *                    "vmmshare ok /proc/PID/fd/FD" | "vmmshare err=CODE"
+ *   vmmimport PATH   open PATH, import it, map it: "vmmimport ok" | ...
  *   async SIZE       cuMemAllocAsync on the null stream -> "async ok" | ...
  *   freeasync        cuMemFreeAsync of the newest async allocation
  *   threshold SIZE   the current pool's release threshold
@@ -42,10 +45,13 @@
 #define __CUDA_API_VERSION_INTERNAL
 #include <cuda.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -342,13 +348,35 @@ static struct {
 } vmms[64];
 static int nvmms, nreleased;
 
+/* Reserve a range for vmms[nvmms].h of size, map it, allow access. */
+static CUresult
+vmm_map_new(size_t size, CUdevice dev)
+{
+	CUmemAccessDesc acc;
+	CUresult r;
+
+	memset(&acc, 0, sizeof(acc));
+	acc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	acc.location.id = dev;
+	acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+	if ((r = cuMemAddressReserve(&vmms[nvmms].va, size, 0, 0, 0)) ==
+	    CUDA_SUCCESS &&
+	    (r = cuMemMap(vmms[nvmms].va, size, 0, vmms[nvmms].h, 0)) ==
+	    CUDA_SUCCESS)
+		r = cuMemSetAccess(vmms[nvmms].va, size, &acc, 1);
+	if (r == CUDA_SUCCESS)
+		vmms[nvmms++].size = size;
+	return r;
+}
+
+/* vmm SIZE, vmmshare SIZE. */
 static void
-vmm_make(size_t size)
+vmm_make(size_t size, int share)
 {
 	CUmemAllocationProp p;
-	CUmemAccessDesc acc;
 	CUdevice dev;
 	CUresult r;
+	int fd;
 
 	if (nvmms == 64)
 		die("too many vmm allocations");
@@ -358,18 +386,43 @@ vmm_make(size_t size)
 	p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
 	p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
 	p.location.id = dev;
-	memset(&acc, 0, sizeof(acc));
-	acc.location = p.location;
-	acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-	if ((r = cuMemCreate(&vmms[nvmms].h, size, &p, 0)) == CUDA_SUCCESS &&
-	    (r = cuMemAddressReserve(&vmms[nvmms].va, size, 0, 0, 0)) ==
-	    CUDA_SUCCESS &&
-	    (r = cuMemMap(vmms[nvmms].va, size, 0, vmms[nvmms].h, 0)) ==
-	    CUDA_SUCCESS)
-		r = cuMemSetAccess(vmms[nvmms].va, size, &acc, 1);
+	if (share)
+		p.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+	if ((r = cuMemCreate(&vmms[nvmms].h, size, &p, 0)) == CUDA_SUCCESS)
+		r = vmm_map_new(size, dev);
+	if (r != CUDA_SUCCESS || !share) {
+		report(share ? "vmmshare" : "vmm", r);
+		return;
+	}
+	r = cuMemExportToShareableHandle(&fd, vmms[nvmms - 1].h,
+	    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
 	if (r == CUDA_SUCCESS)
-		vmms[nvmms++].size = size;
-	report("vmm", r);
+		printf("vmmshare ok /proc/%d/fd/%d\n", (int)getpid(), fd);
+	else
+		report("vmmshare", r);
+}
+
+/* vmmimport PATH: the exporter's memory, mapped here. */
+static void
+vmm_import(const char *path)
+{
+	struct stat st;
+	CUdevice dev;
+	CUresult r;
+	int fd;
+
+	if (nvmms == 64)
+		die("too many vmm allocations");
+	if (cuCtxGetDevice(&dev) != CUDA_SUCCESS)
+		die("no current device");
+	if ((fd = open(path, O_RDWR)) < 0 || fstat(fd, &st) < 0)
+		die("cannot open the exported descriptor");
+	r = cuMemImportFromShareableHandle(&vmms[nvmms].h,
+	    (void *)(intptr_t)fd, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+	close(fd);
+	if (r == CUDA_SUCCESS)
+		r = vmm_map_new((size_t)st.st_size, dev);
+	report("vmmimport", r);
 }
 
 static CUdeviceptr asyncs[256];
@@ -520,8 +573,13 @@ run(char **argv)
 	if (strcmp(cmd, "async") == 0 || strcmp(cmd, "freeasync") == 0 ||
 	    strcmp(cmd, "threshold") == 0 || strcmp(cmd, "trim") == 0)
 		return pool_cmd(argv);
-	if (strcmp(cmd, "vmm") == 0 && argv[1]) {
-		vmm_make(size_arg(argv[1]));
+	if ((strcmp(cmd, "vmm") == 0 || strcmp(cmd, "vmmshare") == 0) &&
+	    argv[1]) {
+		vmm_make(size_arg(argv[1]), cmd[3] == 's');
+		return 2;
+	}
+	if (strcmp(cmd, "vmmimport") == 0 && argv[1]) {
+		vmm_import(argv[1]);
 		return 2;
 	}
 	if (strcmp(cmd, "vmmrelease") == 0) {

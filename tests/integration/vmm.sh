@@ -1,7 +1,8 @@
 # The virtual memory API through the shim: cuMemCreate is charged (kind
 # "vmm"), reserving address space, mapping and setting access are not; the
 # charge stays while the released handle is still mapped and goes with the
-# last unmap, as the driver frees the memory; limits hold.
+# last unmap, as the driver frees the memory; limits hold; a process that
+# imports another's allocation is not charged for it.
 # shellcheck disable=SC2154	# PID_* are client_start's
 . "$(dirname "$0")/lib.sh"
 C=$CLIENTS/cuclient_linked
@@ -25,5 +26,18 @@ check_eq "beyond the limit, cuMemCreate is refused" \
 	"$(GPUFRAC_MEMORY_LIMIT=6Mi preload "$C" vmm 4Mi vmm 4Mi)" \
 	"vmm ok
 vmm err=2"
+wait_for "nothing is left charged" 10 device_used_is 0
+
+# Shared with another process: the importer is not charged.
+client_start e preload "$C" vmmshare 4Mi hold
+path=$(sed -n 's/^vmmshare ok //p' "$TMP/e.out")
+client_start i preload "$C" vmmimport "$path" hold
+check_eq "the importer maps it" "$(head -1 "$TMP/i.out")" "vmmimport ok"
+check_eq "the importer is charged nothing" \
+	"$(ctl ps --json | json "sum(d['used_bytes'] for c in j['clients'] if c['pid'] == $PID_i for d in c['devices'])")" 0
+check "the device is charged the exporter's 4 MiB only" device_used_is \
+	$((4 * MiB))
+client_release i
+client_release e
 wait_for "nothing is left charged" 10 device_used_is 0
 finish
