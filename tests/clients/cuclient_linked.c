@@ -369,19 +369,28 @@ vmm_map_new(size_t size, CUdevice dev)
 	return r;
 }
 
-/* vmm SIZE, vmmshare SIZE. */
-static void
-vmm_make(size_t size, int share)
+/* The current device, with room for one more vmm allocation. */
+static CUdevice
+vmm_device(void)
 {
-	CUmemAllocationProp p;
 	CUdevice dev;
-	CUresult r;
-	int fd;
 
 	if (nvmms == 64)
 		die("too many vmm allocations");
 	if (cuCtxGetDevice(&dev) != CUDA_SUCCESS)
 		die("no current device");
+	return dev;
+}
+
+/* vmm SIZE, vmmshare SIZE. */
+static void
+vmm_make(size_t size, int share)
+{
+	CUdevice dev = vmm_device();
+	CUmemAllocationProp p;
+	CUresult r;
+	int fd;
+
 	memset(&p, 0, sizeof(p));
 	p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
 	p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
@@ -406,15 +415,11 @@ vmm_make(size_t size, int share)
 static void
 vmm_import(const char *path)
 {
+	CUdevice dev = vmm_device();
 	struct stat st;
-	CUdevice dev;
 	CUresult r;
 	int fd;
 
-	if (nvmms == 64)
-		die("too many vmm allocations");
-	if (cuCtxGetDevice(&dev) != CUDA_SUCCESS)
-		die("no current device");
 	if ((fd = open(path, O_RDWR)) < 0 || fstat(fd, &st) < 0)
 		die("cannot open the exported descriptor");
 	r = cuMemImportFromShareableHandle(&vmms[nvmms].h,
