@@ -10,7 +10,7 @@
 
 #include "gpufrac/proto.h"
 
-#define POLICY_DEFAULT_GROUP	"default"
+#define POLICY_DEFAULT_GROUP	GF_GROUP_DEFAULT
 #define POLICY_KILL_GRACE_MS	10000
 
 struct group_policy {

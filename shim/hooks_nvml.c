@@ -3,7 +3,8 @@
  * limited process or container see the same view as cuMemGetInfo (DESIGN.md
  * §3): the total is the group's limit (the process's own in the default
  * group), free what the group has left of it, never more than the device
- * really has free, and used the rest. NVML is the program's: its real
+ * really has free, and used the rest. Its process listings keep the
+ * group's processes only (the process itself in the default group). NVML is the program's: its real
  * functions are found in the copy it loaded; the hooks are reached by the
  * exported names and by dlsym (pynvml), not by cuGetProcAddress.
  */
@@ -14,6 +15,7 @@
 #include "client.h"
 #include "dlsym.h"
 #include "hooks.h"
+#include "peers.h"
 #include "real.h"
 #include "uuid.h"
 
@@ -21,6 +23,7 @@
 #define NVML_SUCCESS		0
 #define NVML_ERROR_FUNCTION_NOT_FOUND 13
 #define NVML_UUID_LEN		96	/* NVML_DEVICE_UUID_V2_BUFFER_SIZE */
+#define NVML_PEERS_MAX		1024	/* group members a listing keeps */
 
 /* The NVML API Reference's nvmlMemory_t and nvmlMemory_v2_t. */
 struct nvml_memory {
@@ -32,7 +35,20 @@ struct nvml_memory_v2 {
 	unsigned long long total, reserved, free, used;
 };
 
+/* nvmlProcessInfo_t (v2, v3) and the first version's. */
+struct nvml_process_info {
+	unsigned int	pid;
+	unsigned long long usedGpuMemory;
+	unsigned int	gpuInstanceId, computeInstanceId;
+};
+
+struct nvml_process_info_v1 {
+	unsigned int	pid;
+	unsigned long long usedGpuMemory;
+};
+
 typedef int nvml_info_fn(void *, struct nvml_memory *);
+typedef int nvml_procs_fn(void *, unsigned int *, void *);
 typedef int nvml_info_v2_fn(void *, struct nvml_memory_v2 *);
 typedef int nvml_uuid_fn(void *, char *, unsigned int);
 
@@ -81,6 +97,12 @@ SHIM_EXPORT int	nvmlDeviceGetMemoryInfo(void *device,
 		    struct nvml_memory *memory);
 SHIM_EXPORT int	nvmlDeviceGetMemoryInfo_v2(void *device,
 		    struct nvml_memory_v2 *memory);
+SHIM_EXPORT int	nvmlDeviceGetComputeRunningProcesses_v3(void *device,
+		    unsigned int *count, struct nvml_process_info *infos);
+SHIM_EXPORT int	nvmlDeviceGetComputeRunningProcesses_v2(void *device,
+		    unsigned int *count, struct nvml_process_info *infos);
+SHIM_EXPORT int	nvmlDeviceGetComputeRunningProcesses(void *device,
+		    unsigned int *count, struct nvml_process_info_v1 *infos);
 
 /* The real query answered r: narrow what it says, within the hook guard. */
 static int
@@ -126,8 +148,97 @@ nvmlDeviceGetMemoryInfo_v2(void *device, struct nvml_memory_v2 *memory)
 	return r;
 }
 
+/*
+ * The process listings: NVML's list of device, reduced in place to the
+ * processes of this process's group (entries of size bytes, the pid
+ * first, as in every version of nvmlProcessInfo_t).
+ */
+static void
+nvml_own(void *device, unsigned int *count, void *infos, size_t size)
+{
+	nvml_uuid_fn *get_uuid = (nvml_uuid_fn *)nvml_real(
+	    "nvmlDeviceGetUUID");
+	uint32_t pids[NVML_PEERS_MAX], pid;
+	uint8_t uuid[GF_UUID_LEN];
+	char buf[NVML_UUID_LEN];
+	struct client_view v;
+	unsigned int i, k = 0;
+	long n, j;
+
+	/* The view first: it makes us a client whose group the daemon knows. */
+	if (get_uuid == NULL || get_uuid(device, buf, sizeof(buf)) !=
+	    NVML_SUCCESS || uuid_parse(buf, uuid) < 0 ||
+	    client_group_view(uuid, 0, &v) < 0 ||
+	    (n = peers_of_group(uuid, pids, NVML_PEERS_MAX)) < 0)
+		return;
+	for (i = 0; i < *count; i++) {
+		memcpy(&pid, (char *)infos + i * size, sizeof(pid));
+		for (j = 0; j < n && pids[j] != pid; j++)
+			;
+		if (j == n)
+			continue;
+		if (k != i)
+			memcpy((char *)infos + k * size,
+			    (char *)infos + i * size, size);
+		k++;
+	}
+	*count = k;
+}
+
+/* One listing call: the real one, then NVML's answer reduced. */
+static int
+nvml_procs(const char *name, void *device, unsigned int *count,
+    void *infos, size_t size)
+{
+	nvml_procs_fn *real = (nvml_procs_fn *)nvml_real(name);
+	int r;
+
+	if (real == NULL)
+		return NVML_ERROR_FUNCTION_NOT_FOUND;
+	r = real(device, count, infos);
+	if (r == NVML_SUCCESS && count != NULL && infos != NULL &&
+	    hook_enter()) {
+		nvml_own(device, count, infos, size);
+		hook_leave();
+	}
+	return r;
+}
+
+int
+nvmlDeviceGetComputeRunningProcesses_v3(void *device, unsigned int *count,
+    struct nvml_process_info *infos)
+{
+	return nvml_procs("nvmlDeviceGetComputeRunningProcesses_v3", device,
+	    count, infos, sizeof(*infos));
+}
+
+int
+nvmlDeviceGetComputeRunningProcesses_v2(void *device, unsigned int *count,
+    struct nvml_process_info *infos)
+{
+	return nvml_procs("nvmlDeviceGetComputeRunningProcesses_v2", device,
+	    count, infos, sizeof(*infos));
+}
+
+int
+nvmlDeviceGetComputeRunningProcesses(void *device, unsigned int *count,
+    struct nvml_process_info_v1 *infos)
+{
+	return nvml_procs("nvmlDeviceGetComputeRunningProcesses", device,
+	    count, infos, sizeof(*infos));
+}
+
 /* For dlsym (pynvml), which looks them up by symbol. */
 const struct procaddr nvml_hooks[] = {
+	{ "nvmlDeviceGetComputeRunningProcesses", 0, 0,
+	    "nvmlDeviceGetComputeRunningProcesses",
+	    (void *)nvmlDeviceGetComputeRunningProcesses },
+	{ "nvmlDeviceGetComputeRunningProcesses_v2", 0, 0,
+	    "nvmlDeviceGetComputeRunningProcesses_v2",
+	    (void *)nvmlDeviceGetComputeRunningProcesses_v2 },
+	{ "nvmlDeviceGetComputeRunningProcesses_v3", 0, 0,
+	    "nvmlDeviceGetComputeRunningProcesses_v3",
+	    (void *)nvmlDeviceGetComputeRunningProcesses_v3 },
 	{ "nvmlDeviceGetMemoryInfo", 0, 0, "nvmlDeviceGetMemoryInfo",
 	    (void *)nvmlDeviceGetMemoryInfo },
 	{ "nvmlDeviceGetMemoryInfo_v2", 0, 0, "nvmlDeviceGetMemoryInfo_v2",

@@ -58,6 +58,7 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 #define GF_UUID_LEN		16
 #define GF_NAME_LEN		64	/* device name */
 #define GF_GROUP_LEN		32	/* group name */
+#define GF_GROUP_DEFAULT	"default"	/* limits per process */
 #define GF_ERRMSG_LEN		120
 #define GF_VERSION_LEN		16
 

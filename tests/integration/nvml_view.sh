@@ -1,7 +1,8 @@
 # NVML's memory queries through the shim (nvidia-smi inside a limited
 # process or container): the total is the limit (the group's, for a group
 # that shares one), free what is left of it, never more than the device
-# has free, used the rest; pynvml's dlsym path gets the same.
+# has free, used the rest; pynvml's dlsym path gets the same. Its process
+# listings keep the group's processes.
 # shellcheck disable=SC2154	# PID_* are client_start's
 . "$(dirname "$0")/lib.sh"
 C=$CLIENTS/cuclient_linked
@@ -40,5 +41,19 @@ assert nv.nvmlInit_v2() == 0
 assert nv.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(h)) == 0
 assert nv.nvmlDeviceGetMemoryInfo(h, ctypes.byref(m)) == 0
 print(m.total, m.used, m.free)')" "$GiB 0 $GiB"
+client_start r preload "$C" alloc 256Mi hold
+# The query client also checks that the list is as long as NVML's size
+# probe said; a list the shim reduced is shorter, so only its line counts.
+procs_of() { "$@" "$Q" procs 0 | grep '^procs' | sed 's/=[0-9]*//g'; }
+check_eq "NVML lists every process without the shim" \
+	"$(procs_of env)" "$(printf 'procs 0 %s\n' \
+	    "$(printf '%s\n' "$PID_b" "$PID_r" | sort -n | tr '\n' ' ' |
+	    sed 's/ $//')")"
+check_eq "in a group, its processes only" \
+	"$(procs_of "${NOBODY_ENV[@]}" "${AS_NOBODY[@]}" env \
+	    "LD_PRELOAD=${SAN_RT:+$SAN_RT }$SHIM")" "procs 0 $PID_b"
+check_eq "in the default group, the process itself only" \
+	"$(procs_of env "LD_PRELOAD=${SAN_RT:+$SAN_RT }$SHIM")" "procs 0"
+client_release r
 client_release b
 finish
