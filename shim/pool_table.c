@@ -124,7 +124,13 @@ pool_settle_all(void)
 	uint64_t key;
 	size_t pos = 0;
 
-	pthread_mutex_lock(&pool_lock);
+	/*
+	 * An allocation holds the lock while the daemon may queue it, and
+	 * memory this synchronisation released may be what it waits for:
+	 * never wait behind it. It settles the pool itself when it is done.
+	 */
+	if (pthread_mutex_trylock(&pool_lock) != 0)
+		return;
 	while ((r = ptrmap_next(&pool_map, &pos, &key)) != NULL)
 		pool_recharge((CUmemoryPool)(uintptr_t)key, r);
 	pthread_mutex_unlock(&pool_lock);
