@@ -1,4 +1,5 @@
-# gpufrac: fractional GPU memory sharing. `make`, `make check`, `make demo`.
+# gpufrac: fractional GPU memory sharing. `make`, `make check`, `make demo`,
+# `make bench`.
 # CC, CFLAGS, LDFLAGS, PREFIX, DESTDIR, CUDA_HOME may be overridden;
 # SANITIZE=address or SANITIZE=thread builds everything with a sanitizer.
 
@@ -53,6 +54,8 @@ DAEMON_OBJ  = $(filter-out $(DAEMON_MAIN),$(patsubst %.c,%.o,$(wildcard daemon/*
 DAEMON      = daemon/gpufracd
 CTL_OBJ     = $(patsubst %.c,%.o,$(wildcard tools/gpufracctl.c tools/ctl_*.c))
 CTL         = tools/gpufracctl
+BENCH_OBJ   = $(patsubst %.c,%.o,$(wildcard tools/bench*.c))
+BENCH       = tools/bench
 NVML_OBJ    = $(patsubst %.c,%.o,$(wildcard tests/simcuda/nvml*.c))
 SIM_OBJ     = $(filter-out $(NVML_OBJ),$(patsubst %.c,%.o,$(wildcard tests/simcuda/*.c)))
 SIM         = tests/simcuda/libcuda.so.1
@@ -82,6 +85,10 @@ $(DAEMON): $(DAEMON_MAIN) $(DAEMON_OBJ) $(COMMON_LIB)
 
 $(CTL): $(CTL_OBJ) $(COMMON_LIB)
 	$(CC) -o $@ $^ $(ALL_LDFLAGS)
+
+# The benchmark measures the shim's allocation table as the shim builds it.
+$(BENCH): $(BENCH_OBJ) shim/alloc_table.o $(COMMON_LIB)
+	$(CC) -o $@ $^ $(ALL_LDFLAGS) -ldl -lpthread -lm
 
 # The simulated driver exports the real driver's names, unversioned.
 $(SIM_OBJ): ALL_CFLAGS += -fvisibility=default
@@ -126,6 +133,9 @@ check: all $(UNIT) $(CLIENTS)
 demo: all tests/clients/cuclient_linked
 	tools/demo.sh
 
+bench: all $(BENCH)
+	$(BENCH)
+
 deps:
 	@pkgs="gcc make libc6-dev libinih-dev libcmocka-dev python3 python3-numba"; \
 	if [ "$$(id -u)" = 0 ]; then \
@@ -160,11 +170,11 @@ uninstall:
 	    $(DESTDIR)$(MANDIR)/man8/gpufracd.8
 
 clean:
-	rm -f $(BINS) tests/simcuda/libcuda.so tests/simcuda/libnvidia-ml.so \
+	rm -f $(BINS) $(BENCH) tests/simcuda/libcuda.so tests/simcuda/libnvidia-ml.so \
 	    $(COMMON_LIB) $(UNIT) $(CLIENTS) \
 	    $(FLAGS_STAMP) */*.o */*.d tests/*/*.o tests/*/*.d
 
-.PHONY: all check demo deps install uninstall clean FORCE
+.PHONY: all check demo bench deps install uninstall clean FORCE
 # Keep the objects of tests and clients that make would see as intermediate.
 .SECONDARY:
 

@@ -5,12 +5,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "gpufrac/proto.h"
+#include "log.h"
 #include "sock.h"
 
 const char *
@@ -146,4 +148,16 @@ out_unlink:
 out_close:
 	close(fd);
 	return -1;
+}
+
+void
+sock_fd_limit_raise(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			log_warn("cannot raise the limit on open files");
+	}
 }

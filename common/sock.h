@@ -27,4 +27,10 @@ int	sock_connect(const char *path, char *err, size_t errlen);
  */
 int	sock_listen(const char *path, unsigned mode, char *err, size_t errlen);
 
+/*
+ * One descriptor per peer: raise the soft limit on open files to the hard
+ * one (a daemon of a thousand clients). A failure is logged.
+ */
+void	sock_fd_limit_raise(void);
+
 #endif

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -18,6 +17,7 @@
 #include "devices.h"
 #include "event.h"
 #include "log.h"
+#include "sock.h"
 
 #ifndef GPUFRAC_VERSION
 #define GPUFRAC_VERSION	"unknown"	/* the Makefile defines it */
@@ -111,19 +111,6 @@ daemon_ready(int fd)
 	close(fd);
 }
 
-/* One descriptor per client: take all the kernel allows us. */
-static void
-fd_limit_raise(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-			log_warn("cannot raise the limit on open files");
-	}
-}
-
 /* HUP, TERM and INT arrive here through the signalfd, never as handlers. */
 static int
 signals_block(void)
@@ -215,7 +202,7 @@ main(int argc, char *argv[])
 	log_setlevel(conf.log_level);
 	if (!foreground)
 		ready = daemon_start();
-	fd_limit_raise();
+	sock_fd_limit_raise();
 	sigfd = signals_block();
 	if ((arb.loop = event_loop_new()) == NULL)
 		fatalx("cannot create the event loop: %s", strerror(errno));

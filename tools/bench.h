@@ -1,0 +1,147 @@
+/*
+ * `make bench`: what the benchmark's files share. The run, its temporary
+ * directory, daemon and results (bench.c); timing and percentiles
+ * (bench_stats.c); processes (bench_proc.c); the wire protocol spoken by
+ * hand (bench_wire.c); one file per measurement.
+ */
+#ifndef GF_TOOLS_BENCH_H
+#define GF_TOOLS_BENCH_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <cuda.h>
+
+#include "gpufrac/proto.h"
+
+#define BENCH_SIZE	4096		/* the fast path's allocation */
+#define BENCH_NOTE_LEN	160
+
+/* One run: where everything lives and what it talks to. */
+struct bench {
+	char		 top[PATH_MAX];	/* the source tree: TOP/tools/bench */
+	char		 dir[PATH_MAX];	/* private temporary directory */
+	char		 sock[PATH_MAX]; /* the daemon's socket in dir */
+	char		 state[64];	/* SIMCUDA_STATE */
+	pid_t		 daemon;	/* gpufracd, or 0 */
+	uint8_t		 uuid[GF_UUID_LEN]; /* the simulated device 0 */
+	int		 clients;	/* busy client processes */
+};
+
+/* A measurement's outcome: NAN where it could not be taken, and why. */
+struct results {
+	double		 bare_ns, shim_ns, fastpath_added_ns;
+	double		 rt_idle_p50_us, rt_idle_p99_us; /* no load */
+	double		 rt_p50_us, rt_p99_us, echo_p50_us, echo_p99_us;
+	size_t		 rt_samples, echo_samples;
+	double		 rt_load_rps, echo_load_rps; /* the load's pace */
+	double		 wake_p50_us, wake_p99_us;
+	size_t		 wake_samples;
+	double		 table_ns_1k, table_ns_100k, table_ns_100k_mt;
+	int		 table_threads;
+	double		 rss_kib_0, rss_kib_1000;
+	int		 rss_clients;	/* connected when measured */
+	double		 runtime_s;
+	char		 fastpath_note[BENCH_NOTE_LEN];
+	char		 rt_note[BENCH_NOTE_LEN];
+	char		 echo_note[BENCH_NOTE_LEN];
+	char		 wake_note[BENCH_NOTE_LEN];
+	char		 rss_note[BENCH_NOTE_LEN];
+};
+
+/* bench.c: base/name into buf, checked for truncation; 0 or -1. */
+int	bench_path(char *buf, size_t size, const char *base, const char *name);
+
+/* bench_stats.c */
+uint64_t now_ns(void);
+void	sleep_us(unsigned us);
+/* The p-quantile (0 < p <= 1, nearest rank) of v; sorts v. NAN if n is 0. */
+double	stats_quantile(double *v, size_t n, double p);
+double	stats_median(double *v, size_t n);
+
+/* bench_proc.c: children, all killed and reaped by proc_cleanup(). */
+/* fork(); the child dies with the bench. Returns as fork(2) does. */
+pid_t	proc_fork(void);
+/*
+ * Run this program again as a worker ("bench -W ARGS..."), with the shim
+ * preloaded if preload; its stdin and stdout are pipes, *to and *from the
+ * other ends; its stderr goes to DIR/NAME.err. Returns its pid or -1.
+ */
+pid_t	proc_worker(const struct bench *b, int preload, const char *name,
+	    char *const args[], int *to, int *from);
+/* Wait for pid to exit, at most ms; SIGKILL it after. Returns its status. */
+int	proc_reap(pid_t pid, int ms);
+/* Forget a child that has been reaped otherwise. */
+void	proc_forget(pid_t pid);
+void	proc_cleanup(void);
+/* Read or write exactly n bytes, at most ms to wait (read); 0 or -1. */
+int	proc_read(int fd, void *buf, size_t n, int ms);
+int	proc_write(int fd, const void *buf, size_t n);
+/* VmRSS of pid in KiB, or -1. */
+long	proc_rss_kib(pid_t pid);
+
+/* bench_wire.c: the protocol, one request at a time. */
+/* Connect, with a 10 s receive timeout; fd, or -1 with errno set. */
+int	wire_connect(const char *path);
+/* Send, then receive the reply that echoes seq into *reply; 0 or -1. */
+int	wire_call(int fd, uint16_t type, uint32_t seq, const void *payload,
+	    struct gf_msg *reply);
+/* Connect, HELLO, DEVICE_OPEN uuid: a client as the shim is. fd or -1. */
+int	wire_client(const char *path, const uint8_t uuid[GF_UUID_LEN]);
+/* RESERVE size (GRANT expected); 0 or -1. */
+int	wire_reserve(int fd, uint32_t seq, const uint8_t uuid[GF_UUID_LEN],
+	    uint64_t size);
+int	wire_rollback(int fd, uint32_t seq, const uint8_t uuid[GF_UUID_LEN],
+	    uint64_t size);
+/* STATUS: device 0's UUID and the number of clients; 0 or -1. */
+int	wire_status(const char *path, uint8_t uuid[GF_UUID_LEN],
+	    uint32_t *nclients);
+/* PS: pid's state (GF_STATE_*), or -1 if it is not a client. */
+int	wire_client_state(const char *path, uint32_t pid);
+
+/* bench_cuda.c: what a worker needs of the driver, found as numba does. */
+struct cuda_api {
+	CUresult (*alloc)(CUdeviceptr *ptr, size_t size);
+	CUresult (*free)(CUdeviceptr ptr);
+};
+/* dlopen libcuda.so.1, cuInit, make device 0's context current; 0 or -1. */
+int	cuda_open(struct cuda_api *api);
+
+/* What a worker answers each command with, on its stdout. */
+struct worker_reply {
+	int32_t		 status;	/* a CUresult, or -1 */
+	uint32_t	 zero;
+	uint64_t	 ns;		/* a time or a duration */
+};
+
+/* The measurements: each fills its part of *r. */
+void	fastpath_measure(const struct bench *b, struct results *r);
+void	roundtrip_measure(const struct bench *b, struct results *r);
+void	wake_measure(const struct bench *b, struct results *r);
+void	table_measure(struct results *r);
+void	rss_measure(const struct bench *b, struct results *r);
+
+/* The worker side of those that run in processes of their own. */
+int	fastpath_worker(int argc, char *argv[]);
+int	wake_worker(int argc, char *argv[]);
+
+/* bench_daemon.c: the run's directory, configuration and gpufracd. */
+/* mkdtemp, the configuration; 0 or -1 with a note on stderr. */
+int	daemon_setup(struct bench *b);
+/* Start gpufracd and wait until it answers STATUS (b->uuid); 0 or -1. */
+int	daemon_start(struct bench *b);
+/* SIGTERM and reap it; its exit status, or -1. */
+int	daemon_stop(struct bench *b);
+/* Remove the directory, its files and the simulator's state. */
+void	daemon_teardown(const struct bench *b);
+/* The last lines of the daemon's log, on stderr. */
+void	daemon_log_tail(const struct bench *b);
+
+/* bench_echo.c: a bare SEQPACKET echo server on path; its pid or -1. */
+pid_t	echo_start(const char *path);
+
+/* bench_report.c: the table and the JSON line. */
+void	report_print(const struct bench *b, const struct results *r);
+
+#endif
