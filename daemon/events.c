@@ -63,12 +63,18 @@ static void
 event_log(const struct gf_event *e)
 {
 	char size[32], uuid[UUID_STR_LEN];
+	/* A grant that fits is every allocation's: debug, or the log floods
+	 * (and slows) a busy daemon. The ring keeps it either way. */
+	void (*say)(const char *, ...) __attribute__((format(printf, 1, 2))) =
+	    e->kind == GF_EV_GRANT ? log_debug : log_info;
 
+	if (e->kind == GF_EV_GRANT && log_getlevel() < LOG_LVL_DEBUG)
+		return;
 	if (uuid_is_zero(e->uuid))
 		snprintf(uuid, sizeof(uuid), "-");
 	else
 		uuid_format(e->uuid, uuid, sizeof(uuid));
-	log_info("%s pid %u group %s %s %s%s%s", name_event(e->kind),
+	say("%s pid %u group %s %s %s%s%s", name_event(e->kind),
 	    (unsigned)e->pid, e->group[0] != '\0' ? e->group : "-", uuid,
 	    size_format(e->bytes, size, sizeof(size)),
 	    e->reason[0] != '\0' ? ": " : "", e->reason);

@@ -184,19 +184,25 @@ test_log_line(void **state)
 	struct events *ev = *state;
 	char buf[1024];
 
+	/* A grant, every allocation's, only at debug level. */
+	log_setlevel(LOG_LVL_DEBUG);
+	capture(add_for_log, ev, buf, sizeof(buf));
+	assert_string_equal(buf,
+	    "gpufracd: grant pid 123 group trainer "
+	    "GPU-12345678-9abc-def0-0123-456789abcdef 1.0GiB\n"
+	    "gpufracd: timeout pid 124 group - - 1.5KiB: waited 30s\n"
+	    "gpufracd: unknown pid 1 group x - 0B\n");
 	log_setlevel(LOG_LVL_INFO);
 	capture(add_for_log, ev, buf, sizeof(buf));
 	log_setlevel(LOG_LVL_ERROR);
 	assert_string_equal(buf,
-	    "gpufracd: grant pid 123 group trainer "
-	    "GPU-12345678-9abc-def0-0123-456789abcdef 1.0GiB\n"
 	    "gpufracd: timeout pid 124 group - - 1.5KiB: waited 30s\n"
 	    "gpufracd: unknown pid 1 group x - 0B\n");
 
 	/* Below info level nothing is written, but the events are kept. */
 	capture(add_for_log, ev, buf, sizeof(buf));
 	assert_string_equal(buf, "");
-	assert_int_equal(events_count(ev), 4);
+	assert_int_equal(events_count(ev), 4);	/* the ring holds 4 */
 }
 
 static void
