@@ -250,21 +250,20 @@ arbiter_start(struct arbiter *a, struct config *conf, const char *lib)
 {
 	struct report_to rt = { NULL, 0, 0 };
 	struct device_desc *devs;
-	uint32_t swap;
 	int i, n;
 
 	config_init(&a->conf);
 	control_init(&a->control, a->loop, a);
 	a->start_ms = event_now_ms();
 	if (resolve_init(a) < 0 || ledger_init(&a->ledger) < 0 ||
-	    (n = devices_discover(lib, &devs, &swap)) < 0) {
+	    (n = devices_discover(lib, &devs)) < 0) {
 		log_errx("out of memory listing the devices");
 		config_free(conf);
 		return -1;
 	}
 	for (i = 0; i < n; i++)
 		if (ledger_device_add(&a->ledger, devs[i].uuid, devs[i].index,
-		    devs[i].name, devs[i].total, swap) < 0) {
+		    devs[i].name, devs[i].total) < 0) {
 			log_errx("out of memory adding device %d", i);
 			free(devs);
 			config_free(conf);

@@ -529,3 +529,25 @@ control_shutdown(struct control *ctl)
 			log_warn("cannot remove '%s'", ctl->path);
 	}
 }
+
+int
+conn_reply(struct conn *c, uint16_t type, uint32_t seq, const void *payload,
+    char *why, size_t whylen)
+{
+	if (conn_send(c, type, seq, payload) == 0)
+		return 0;
+	snprintf(why, whylen, "%s", c->err);
+	return -1;
+}
+
+int
+conn_reply_error(struct conn *c, uint32_t seq, uint32_t code,
+    const char *msg, char *why, size_t whylen)
+{
+	struct gf_error e;
+
+	memset(&e, 0, sizeof(e));
+	e.code = code;
+	proto_strlcpy(e.msg, msg, sizeof(e.msg));
+	return conn_reply(c, GF_MSG_ERROR, seq, &e, why, whylen);
+}

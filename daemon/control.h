@@ -100,4 +100,14 @@ void	control_close_later(struct conn *c, const char *why);
 int	conn_send(struct conn *c, uint16_t type, uint32_t seq,
 	    const void *payload);
 
+/*
+ * conn_send for a handler: on failure, why (whylen bytes) says why the
+ * connection must go. conn_reply_error sends ERROR code with msg (cut to
+ * fit the message). Both return 0 or -1.
+ */
+int	conn_reply(struct conn *c, uint16_t type, uint32_t seq,
+	    const void *payload, char *why, size_t whylen);
+int	conn_reply_error(struct conn *c, uint32_t seq, uint32_t code,
+	    const char *msg, char *why, size_t whylen);
+
 #endif

@@ -207,15 +207,14 @@ device_query(const struct driver *drv, int i, struct device_desc *d)
 }
 
 int
-devices_discover(const char *lib, struct device_desc **devs,
-    uint32_t *swap_support)
+devices_discover(const char *lib, struct device_desc **devs)
 {
 	char ubuf[UUID_STR_LEN], sbuf[32];
 	int count = 0, i, n = 0;
+	uint32_t swap;
 	CUresult r;
 
 	*devs = NULL;
-	*swap_support = 0;
 	/* The daemon accounts for every device, by nvidia-smi's index. */
 	unsetenv("CUDA_VISIBLE_DEVICES");
 	setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
@@ -240,13 +239,13 @@ devices_discover(const char *lib, struct device_desc **devs,
 			n++;
 	if (n == 0)
 		goto out_none;
-	*swap_support = swap_probe(&the_driver, &checkpoint_api);
+	swap = swap_probe(&the_driver, &checkpoint_api);
 	for (i = 0; i < n; i++)
 		log_info("device %u: %s '%s', %s%s", (*devs)[i].index,
 		    uuid_format((*devs)[i].uuid, ubuf, sizeof(ubuf)),
 		    (*devs)[i].name,
 		    size_format((*devs)[i].total, sbuf, sizeof(sbuf)),
-		    *swap_support ? ", driver has the checkpoint API" : "");
+		    swap ? ", driver has the checkpoint API" : "");
 	return n;
 
 out_none:

@@ -23,15 +23,14 @@ struct device_desc {
 /*
  * Load the driver library lib (DEVICES_LIBCUDA), initialise it and list its
  * devices into *devs (malloc'd, the caller's to free; NULL when none).
- * *swap_support says whether the driver has the checkpoint API. A driver
+ * Its checkpoint API is looked up too (devices_checkpoint_api). A driver
  * that cannot be loaded or initialised, or has no devices, is logged and
  * gives 0 devices. Unsets CUDA_VISIBLE_DEVICES and sets CUDA_DEVICE_ORDER
  * in this process so that every device is seen in nvidia-smi's order.
  * Returns the number of devices, or -1 on ENOMEM. The library stays
  * loaded.
  */
-int	devices_discover(const char *lib, struct device_desc **devs,
-	    uint32_t *swap_support);
+int	devices_discover(const char *lib, struct device_desc **devs);
 
 struct ckpt_api;
 

@@ -42,29 +42,6 @@ enum {
 typedef int	handler_fn(struct arbiter *, struct conn *,
 		    const struct gf_msg *, char *, size_t);
 
-/* Queue a reply; on failure say why the connection must go. */
-static int
-reply(struct conn *c, uint16_t type, uint32_t seq, const void *payload,
-    char *why, size_t whylen)
-{
-	if (conn_send(c, type, seq, payload) == 0)
-		return 0;
-	snprintf(why, whylen, "%s", c->err);
-	return -1;
-}
-
-static int
-reply_error(struct conn *c, uint32_t seq, uint32_t code, const char *msg,
-    char *why, size_t whylen)
-{
-	struct gf_error e;
-
-	memset(&e, 0, sizeof(e));
-	e.code = code;
-	proto_strlcpy(e.msg, msg, sizeof(e.msg));
-	return reply(c, GF_MSG_ERROR, seq, &e, why, whylen);
-}
-
 static int
 on_hello(struct arbiter *a, struct conn *c, const struct gf_msg *m,
     char *why, size_t whylen)
@@ -98,7 +75,7 @@ on_hello(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	c->rx_fd = -1;
 	memset(&ok, 0, sizeof(ok));
 	ok.pid = c->pid;
-	return reply(c, GF_MSG_HELLO_OK, m->hdr.seq, &ok, why, whylen);
+	return conn_reply(c, GF_MSG_HELLO_OK, m->hdr.seq, &ok, why, whylen);
 }
 
 /* What a client is told of dev: DEVICE_INFO, now its last word. */
@@ -111,7 +88,7 @@ device_info(const struct arbiter *a, struct ledger_client *lc, size_t dev,
 	info->limit = lc->usage[dev].limit;
 	info->capacity = a->ledger.devices[dev].capacity;
 	info->used = lc->usage[dev].used;
-	info->overhead = lc->usage[dev].overhead;
+	info->overhead = overhead_of(lc, dev);
 	if (a->ledger.groups[lc->group].pol.per_process) {
 		info->group_limit = info->limit;
 		info->group_used = info->used;
@@ -145,7 +122,7 @@ on_device_open(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	if ((dev = ledger_device_find(&a->ledger, o->uuid)) < 0) {
 		log_debug("pid %u opens unknown device %s", c->pid, ubuf);
 		snprintf(msg, sizeof(msg), "no device %s", ubuf);
-		return reply_error(c, m->hdr.seq, GF_ERR_UNKNOWN_DEVICE, msg,
+		return conn_reply_error(c, m->hdr.seq, GF_ERR_UNKNOWN_DEVICE, msg,
 		    why, whylen);
 	}
 	ledger_open(&a->ledger, c->client, (size_t)dev, o->limit_kind,
@@ -155,7 +132,7 @@ on_device_open(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	device_info(a, c->client, (size_t)dev, &info);
 	log_debug("pid %u opens %s as ordinal %u: limit %llu", c->pid, ubuf,
 	    o->ordinal, (unsigned long long)info.limit);
-	return reply(c, GF_MSG_DEVICE_INFO, m->hdr.seq, &info, why, whylen);
+	return conn_reply(c, GF_MSG_DEVICE_INFO, m->hdr.seq, &info, why, whylen);
 }
 
 /* Deny a RESERVE for its limits or device, with an event. */
@@ -176,7 +153,7 @@ reserve_deny(struct arbiter *a, struct conn *c, uint32_t seq, int dev,
 	}
 	log_debug("pid %u: reserve of %llu bytes denied (%s)", c->pid,
 	    (unsigned long long)size, evreason);
-	return reply(c, GF_MSG_DENY, seq, &deny, why, whylen);
+	return conn_reply(c, GF_MSG_DENY, seq, &deny, why, whylen);
 }
 
 static int
@@ -204,7 +181,7 @@ on_reserve(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		memset(&grant, 0, sizeof(grant));
 		grant.used = lc->usage[dev].used;
 		grant.limit = lc->usage[dev].limit;
-		return reply(c, GF_MSG_GRANT, m->hdr.seq, &grant, why,
+		return conn_reply(c, GF_MSG_GRANT, m->hdr.seq, &grant, why,
 		    whylen);
 	case LEDGER_LIMIT:
 		return reserve_deny(a, c, m->hdr.seq, dev, r->size,
@@ -229,8 +206,12 @@ on_commit(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	char ubuf[UUID_STR_LEN];
 	int dev;
 
-	(void)why;
-	(void)whylen;
+	/* The context records are the daemon's to set, not the client's. */
+	if (overhead_key_is(cm->ptr)) {
+		snprintf(why, whylen, "COMMIT of 0x%llx, a record the daemon "
+		    "keeps", (unsigned long long)cm->ptr);
+		return -1;
+	}
 	dev = ledger_device_find(&a->ledger, cm->uuid);
 	if (dev >= 0 && c->client->usage[dev].opened) {
 		/* ENOMEM is logged by the ledger; the charge stands. */
@@ -271,8 +252,11 @@ static int
 on_free(struct arbiter *a, struct conn *c, const struct gf_msg *m,
     char *why, size_t whylen)
 {
-	(void)why;
-	(void)whylen;
+	if (overhead_key_is(m->u.free.ptr)) {
+		snprintf(why, whylen, "FREE of 0x%llx, a record the daemon "
+		    "keeps", (unsigned long long)m->u.free.ptr);
+		return -1;
+	}
 	if (ledger_release(&a->ledger, c->client, m->u.free.ptr) < 0)
 		log_debug("pid %u frees 0x%llx, which it never committed; "
 		    "ignored", c->pid, (unsigned long long)m->u.free.ptr);
@@ -301,7 +285,7 @@ group_record(const struct ledger *l, struct conn *c, uint32_t seq,
 		r.nclients = g->share[dev].nclients;
 	} else
 		r.nclients = g->nmembers;
-	return reply(c, GF_MSG_GROUP_STATUS, seq, &r, why, whylen);
+	return conn_reply(c, GF_MSG_GROUP_STATUS, seq, &r, why, whylen);
 }
 
 /*
@@ -328,7 +312,7 @@ status_groups(const struct ledger *l, struct conn *c, uint32_t seq,
 	}
 	memset(&end, 0, sizeof(end));
 	end.count = count;
-	return reply(c, GF_MSG_GROUP_END, seq, &end, why, whylen);
+	return conn_reply(c, GF_MSG_GROUP_END, seq, &end, why, whylen);
 }
 
 static int
@@ -349,7 +333,7 @@ on_status_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	st.uptime_ms = event_now_ms() - a->start_ms;
 	st.swap_available = (uint32_t)a->swap.available;
 	proto_strlcpy(st.swap_reason, a->swap.reason, sizeof(st.swap_reason));
-	if (reply(c, GF_MSG_STATUS, m->hdr.seq, &st, why, whylen) < 0)
+	if (conn_reply(c, GF_MSG_STATUS, m->hdr.seq, &st, why, whylen) < 0)
 		return -1;
 	for (i = 0; i < l->ndevices; i++) {
 		const struct ledger_device *d = &l->devices[i];
@@ -364,13 +348,13 @@ on_status_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		ds.used = d->used;
 		ds.host = d->host;
 		ds.nclients = d->nclients;
-		if (reply(c, GF_MSG_DEVICE_STATUS, m->hdr.seq, &ds, why,
+		if (conn_reply(c, GF_MSG_DEVICE_STATUS, m->hdr.seq, &ds, why,
 		    whylen) < 0)
 			return -1;
 	}
 	memset(&end, 0, sizeof(end));
 	end.count = (uint32_t)l->ndevices;
-	if (reply(c, GF_MSG_DEVICE_END, m->hdr.seq, &end, why, whylen) < 0)
+	if (conn_reply(c, GF_MSG_DEVICE_END, m->hdr.seq, &end, why, whylen) < 0)
 		return -1;
 	return status_groups(l, c, m->hdr.seq, why, whylen);
 }
@@ -398,7 +382,7 @@ ps_record(const struct arbiter *a, struct conn *c, uint32_t seq,
 		r.guarantee = g->share[dev].guarantee;
 	}
 	r.idle_ms = swap_idle_ms(lc);
-	return reply(c, GF_MSG_CLIENT, seq, &r, why, whylen);
+	return conn_reply(c, GF_MSG_CLIENT, seq, &r, why, whylen);
 }
 
 static int
@@ -428,7 +412,7 @@ on_ps_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	}
 	memset(&end, 0, sizeof(end));
 	end.count = count;
-	return reply(c, GF_MSG_CLIENT_END, m->hdr.seq, &end, why, whylen);
+	return conn_reply(c, GF_MSG_CLIENT_END, m->hdr.seq, &end, why, whylen);
 }
 
 static int
@@ -484,7 +468,7 @@ on_allocs_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 
 	if (ledger_client_find(&a->ledger, pid, NULL) == NULL) {
 		snprintf(msg, sizeof(msg), "no client with pid %u", pid);
-		return reply_error(c, m->hdr.seq, GF_ERR_NO_SUCH_PID, msg,
+		return conn_reply_error(c, m->hdr.seq, GF_ERR_NO_SUCH_PID, msg,
 		    why, whylen);
 	}
 	if (allocs_collect(&a->ledger, pid, &v, &n) < 0) {
@@ -500,14 +484,14 @@ on_allocs_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		r.size = v[i]->size;
 		r.age_ms = now >= v[i]->time_ms ? now - v[i]->time_ms : 0;
 		r.kind = v[i]->kind;
-		rc = reply(c, GF_MSG_ALLOC, m->hdr.seq, &r, why, whylen);
+		rc = conn_reply(c, GF_MSG_ALLOC, m->hdr.seq, &r, why, whylen);
 	}
 	free(v);
 	if (rc < 0)
 		return -1;
 	memset(&end, 0, sizeof(end));
 	end.count = (uint32_t)n;
-	return reply(c, GF_MSG_ALLOC_END, m->hdr.seq, &end, why, whylen);
+	return conn_reply(c, GF_MSG_ALLOC_END, m->hdr.seq, &end, why, whylen);
 }
 
 static int
@@ -520,14 +504,14 @@ on_reload_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		admin_denied_msg(&a->conf, "reload", msg, sizeof(msg));
 		log_warnx("pid %u (uid %u) asked for a reload: refused",
 		    c->pid, c->uid);
-		return reply_error(c, m->hdr.seq, GF_ERR_PERMISSION, msg, why,
+		return conn_reply_error(c, m->hdr.seq, GF_ERR_PERMISSION, msg, why,
 		    whylen);
 	}
 	log_info("pid %u (uid %u) asked for a reload", c->pid, c->uid);
 	if (arbiter_reload(a, c, msg, sizeof(msg)) < 0)
-		return reply_error(c, m->hdr.seq, GF_ERR_CONFIG, msg, why,
+		return conn_reply_error(c, m->hdr.seq, GF_ERR_CONFIG, msg, why,
 		    whylen);
-	return reply(c, GF_MSG_OK, m->hdr.seq, NULL, why, whylen);
+	return conn_reply(c, GF_MSG_OK, m->hdr.seq, NULL, why, whylen);
 }
 
 static int
@@ -547,7 +531,7 @@ on_swap_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		admin_denied_msg(&a->conf, "swap", msg, sizeof(msg));
 		log_warnx("pid %u (uid %u) asked for a swap: refused",
 		    c->pid, c->uid);
-		return reply_error(c, m->hdr.seq, GF_ERR_PERMISSION, msg, why,
+		return conn_reply_error(c, m->hdr.seq, GF_ERR_PERMISSION, msg, why,
 		    whylen);
 	}
 	return swap_on_request(a, c, m->hdr.seq, &m->u.swap_req, why,
@@ -581,13 +565,13 @@ on_events_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		return -1;
 	}
 	while ((e = events_next(&a->events, &cursor)) != NULL) {
-		if (reply(c, GF_MSG_EVENT, m->hdr.seq, e, why, whylen) < 0)
+		if (conn_reply(c, GF_MSG_EVENT, m->hdr.seq, e, why, whylen) < 0)
 			return -1;
 		count++;
 	}
 	memset(&end, 0, sizeof(end));
 	end.count = count;
-	if (reply(c, GF_MSG_EVENT_END, m->hdr.seq, &end, why, whylen) < 0)
+	if (conn_reply(c, GF_MSG_EVENT_END, m->hdr.seq, &end, why, whylen) < 0)
 		return -1;
 	if (!m->u.events_req.follow)
 		return 0;
@@ -664,7 +648,7 @@ dispatch_msg(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	else
 		return h->fn(a, c, m, why, whylen);
 	/* Say why before hanging up; the close that follows is what counts. */
-	(void)reply_error(c, m->hdr.seq, GF_ERR_STATE, reason, why, whylen);
+	(void)conn_reply_error(c, m->hdr.seq, GF_ERR_STATE, reason, why, whylen);
 	snprintf(why, whylen, "%s", reason);
 	return -1;
 }
@@ -685,13 +669,13 @@ notify_one(struct arbiter *a, struct conn *c)
 		u = &c->client->usage[i];
 		if (!u->opened || (u->limit == u->limit_sent &&
 		    a->ledger.devices[i].capacity == u->capacity_sent &&
-		    u->overhead == u->overhead_sent))
+		    overhead_of(c->client, i) == u->overhead_sent))
 			continue;
 		log_info("pid %u: device %u: limit %s, capacity %s, context "
 		    "%s", c->pid, a->ledger.devices[i].index,
 		    size_format(u->limit, lbuf, sizeof(lbuf)),
 		    size_format(a->ledger.devices[i].capacity, cbuf,
-		    sizeof(cbuf)), size_format(u->overhead, obuf,
+		    sizeof(cbuf)), size_format(overhead_of(c->client, i), obuf,
 		    sizeof(obuf)));
 		device_info(a, c->client, i, &info);
 		if (conn_send(c, GF_MSG_DEVICE_INFO, 0, &info) < 0)

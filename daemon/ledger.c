@@ -205,7 +205,7 @@ share_resolve(struct ledger *l, struct ledger_group *g, size_t dev)
 
 int
 ledger_device_add(struct ledger *l, const uint8_t uuid[GF_UUID_LEN],
-    uint32_t index, const char *name, uint64_t total, uint32_t swap_support)
+    uint32_t index, const char *name, uint64_t total)
 {
 	struct ledger_device *d;
 	size_t i;
@@ -225,7 +225,6 @@ ledger_device_add(struct ledger *l, const uint8_t uuid[GF_UUID_LEN],
 	memcpy(d->uuid, uuid, GF_UUID_LEN);
 	proto_strlcpy(d->name, name, sizeof(d->name));
 	d->index = index;
-	d->swap_support = swap_support;
 	d->total = total;
 	d->capacity = total;
 	l->ndevices++;

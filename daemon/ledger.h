@@ -36,7 +36,6 @@ struct ledger_device {
 	uint8_t		uuid[GF_UUID_LEN];
 	char		name[GF_NAME_LEN];
 	uint32_t	index;		/* driver ordinal, all devices visible */
-	uint32_t	swap_support;
 	uint64_t	total;		/* as the driver reports */
 	uint64_t	reserve;	/* kept back by configuration */
 	uint64_t	capacity;	/* total - reserve */
@@ -62,8 +61,7 @@ struct ledger_usage {
 	uint64_t	limit;		/* effective limit, bytes */
 	uint64_t	limit_sent;	/* what the client was last told: */
 	uint64_t	capacity_sent;	/* DEVICE_INFO's limit and capacity */
-	uint64_t	overhead_sent;	/* and its overhead */
-	uint64_t	overhead;	/* of used, the "context" record */
+	uint64_t	overhead_sent;	/* and its "context" charge */
 	uint64_t	used;		/* pending + committed allocations */
 	uint64_t	pending;	/* reserved, not yet committed */
 	uint64_t	host;		/* swapped out: what used was */
@@ -147,8 +145,7 @@ void	ledger_free(struct ledger *l);
  * exist: EBUSY).
  */
 int	ledger_device_add(struct ledger *l, const uint8_t uuid[GF_UUID_LEN],
-	    uint32_t index, const char *name, uint64_t total,
-	    uint32_t swap_support);
+	    uint32_t index, const char *name, uint64_t total);
 /* The device's index in l->devices, or -1. */
 int	ledger_device_find(const struct ledger *l,
 	    const uint8_t uuid[GF_UUID_LEN]);

@@ -26,6 +26,15 @@ proc_bytes(const struct nvml_proc *procs, long n, uint32_t pid)
 	return 0;
 }
 
+uint64_t
+overhead_of(const struct ledger_client *lc, size_t dev)
+{
+	const struct ledger_alloc *al = ptrmap_get(&lc->allocs,
+	    OVERHEAD_KEY(dev));
+
+	return al != NULL ? al->size : 0;
+}
+
 /*
  * Set lc's record on dev to what NVML says beyond its other charges.
  * Returns -1 if it shrank, 1 if it grew, 0 if unchanged.
@@ -35,23 +44,20 @@ reconcile(struct ledger *l, struct ledger_client *lc, size_t dev,
     uint64_t nvml_bytes)
 {
 	struct ledger_usage *u = &lc->usage[dev];
-	uint64_t other = u->used - u->overhead, want;
-	int r;
+	uint64_t have = overhead_of(lc, dev), other = u->used - have, want;
 
 	/* Out to host, or leaving: NVML's 0 says nothing of what it holds. */
 	if (!u->opened || lc->on_host || lc->departing)
 		return 0;
 	want = nvml_bytes > other ? nvml_bytes - other : 0;
-	if (want == u->overhead)
+	if (want == have)
 		return 0;
-	r = want < u->overhead ? -1 : 1;
 	if (want == 0)
-		(void)ledger_release(l, lc, OVERHEAD_KEY);
+		(void)ledger_release(l, lc, OVERHEAD_KEY(dev));
 	else
-		(void)ledger_commit(l, lc, dev, OVERHEAD_KEY, 0, want,
+		(void)ledger_commit(l, lc, dev, OVERHEAD_KEY(dev), 0, want,
 		    GF_KIND_CONTEXT, event_now_ms());
-	u->overhead = want;
-	return r;
+	return want < have ? -1 : 1;
 }
 
 /* Every client on dev; *shrank set if memory came back. 1: any change. */

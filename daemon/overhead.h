@@ -16,7 +16,16 @@
 #include <stdint.h>
 
 #define OVERHEAD_PERIOD_MS	1000
-#define OVERHEAD_KEY		(1ull << 60)	/* the record's: no address */
+
+/* The record's key on dev: never an address, nor a key a shim makes. */
+#define OVERHEAD_KEY(dev)	((1ull << 60) | (uint64_t)(dev))
+
+/* Whether ptr is such a key: the daemon's, never a client's to send. */
+static inline int
+overhead_key_is(uint64_t ptr)
+{
+	return (ptr & ~(uint64_t)0xffff) == 1ull << 60;
+}
 
 struct arbiter;
 struct ledger_client;
@@ -24,6 +33,9 @@ struct ledger_client;
 /* After the devices are known: find them in NVML. */
 void	overhead_init(struct arbiter *a);
 void	overhead_free(struct arbiter *a);
+
+/* lc's "context" charge on dev (its record's size), or 0. */
+uint64_t overhead_of(const struct ledger_client *lc, size_t dev);
 
 /* lc opened dev: measure it now (before its first reservation). */
 void	overhead_client(struct arbiter *a, struct ledger_client *lc,

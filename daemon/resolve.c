@@ -61,10 +61,7 @@ deny_now(struct arbiter *a, struct conn *c, uint32_t seq, size_t dev,
 
 	arbiter_event(a, GF_EV_DENY, c->client, (int)dev, size, "%s", reason);
 	deny_fill(c->client, dev, &d);
-	if (conn_send(c, GF_MSG_DENY, seq, &d) == 0)
-		return 0;
-	snprintf(why, whylen, "%s", c->err);
-	return -1;
+	return conn_reply(c, GF_MSG_DENY, seq, &d, why, whylen);
 }
 
 /* The wait queue's callbacks: arg is the arbiter, w->owner a conn. */
@@ -274,10 +271,7 @@ resolve_queue(struct arbiter *a, struct conn *c, uint32_t seq, size_t dev,
 	memset(&wt, 0, sizeof(wt));
 	wt.timeout_ms = timeout_ms == 0 || timeout_ms > GF_WAIT_FOREVER ?
 	    GF_WAIT_FOREVER : (uint32_t)timeout_ms;
-	if (conn_send(c, GF_MSG_WAIT, seq, &wt) == 0)
-		return 0;
-	snprintf(why, whylen, "%s", c->err);
-	return -1;
+	return conn_reply(c, GF_MSG_WAIT, seq, &wt, why, whylen);
 }
 
 static void

@@ -113,19 +113,16 @@ ask_drop(struct arbiter *a, struct swap_ask *q)
 static void
 ask_reply(struct swap_ask *q, int ok, const char *msg)
 {
-	struct gf_error e;
+	char why[96];
 	int r;
 
 	if (ok)
-		r = conn_send(q->c, GF_MSG_OK, q->seq, NULL);
-	else {
-		memset(&e, 0, sizeof(e));
-		e.code = GF_ERR_SWAP;
-		proto_strlcpy(e.msg, msg, sizeof(e.msg));
-		r = conn_send(q->c, GF_MSG_ERROR, q->seq, &e);
-	}
+		r = conn_reply(q->c, GF_MSG_OK, q->seq, NULL, why, sizeof(why));
+	else
+		r = conn_reply_error(q->c, q->seq, GF_ERR_SWAP, msg, why,
+		    sizeof(why));
 	if (r < 0)
-		control_close_later(q->c, q->c->err);
+		control_close_later(q->c, why);
 }
 
 /*
@@ -678,10 +675,7 @@ swap_on_swap_in(struct arbiter *a, struct conn *c, uint32_t seq, char *why,
 
 	if (lc->swap == SWAP_NONE) {
 		mark(lc, 0);		/* a mark left from a skipped swap */
-		if (conn_send(c, GF_MSG_OK, seq, NULL) == 0)
-			return 0;
-		snprintf(why, whylen, "%s", c->err);
-		return -1;
+		return conn_reply(c, GF_MSG_OK, seq, NULL, why, whylen);
 	}
 	if (ask_add(a, c, seq, lc, GF_SWAP_IN, 0) < 0) {
 		snprintf(why, whylen, "out of memory for a swap-in request");
@@ -689,27 +683,10 @@ swap_on_swap_in(struct arbiter *a, struct conn *c, uint32_t seq, char *why,
 	}
 	memset(&wt, 0, sizeof(wt));
 	wt.timeout_ms = GF_WAIT_FOREVER;
-	if (conn_send(c, GF_MSG_WAIT, seq, &wt) < 0) {
-		snprintf(why, whylen, "%s", c->err);
+	if (conn_reply(c, GF_MSG_WAIT, seq, &wt, why, whylen) < 0)
 		return -1;
-	}
 	swap_pump(a);
 	return 0;
-}
-
-static int
-refuse(struct conn *c, uint32_t seq, uint32_t code, const char *msg,
-    char *why, size_t whylen)
-{
-	struct gf_error e;
-
-	memset(&e, 0, sizeof(e));
-	e.code = code;
-	proto_strlcpy(e.msg, msg, sizeof(e.msg));
-	if (conn_send(c, GF_MSG_ERROR, seq, &e) == 0)
-		return 0;
-	snprintf(why, whylen, "%s", c->err);
-	return -1;
 }
 
 int
@@ -730,18 +707,18 @@ swap_on_request(struct arbiter *a, struct conn *c, uint32_t seq,
 		;
 	if (lc == NULL) {
 		snprintf(msg, sizeof(msg), "no client with pid %u", r->pid);
-		return refuse(c, seq, GF_ERR_NO_SUCH_PID, msg, why, whylen);
+		return conn_reply_error(c, seq, GF_ERR_NO_SUCH_PID, msg, why, whylen);
 	}
 	if (!a->swap.available) {
 		snprintf(msg, sizeof(msg), "swap unavailable: %s",
 		    a->swap.reason);
-		return refuse(c, seq, GF_ERR_SWAP, msg, why, whylen);
+		return conn_reply_error(c, seq, GF_ERR_SWAP, msg, why, whylen);
 	}
 	if (r->direction == GF_SWAP_OUT && lc->swap != SWAP_NONE)
-		return refuse(c, seq, GF_ERR_SWAP, "already swapped out", why,
+		return conn_reply_error(c, seq, GF_ERR_SWAP, "already swapped out", why,
 		    whylen);
 	if (r->direction == GF_SWAP_IN && lc->swap == SWAP_NONE)
-		return refuse(c, seq, GF_ERR_SWAP, "not swapped out", why,
+		return conn_reply_error(c, seq, GF_ERR_SWAP, "not swapped out", why,
 		    whylen);
 	log_info("pid %u (uid %u) asks to swap %s pid %u", c->pid, c->uid,
 	    r->direction == GF_SWAP_OUT ? "out" : "in", r->pid);

@@ -10,7 +10,7 @@ import struct
 import sys
 
 VERSION = 1
-HELLO, RESERVE, STATUS_REQ, ERROR, STATUS = 1, 3, 32, 68, 69
+HELLO, RESERVE, COMMIT, FREE, STATUS_REQ, ERROR, STATUS = 1, 3, 4, 6, 32, 68, 69
 HELLO_LEN, RESERVE_LEN = 16, 32
 
 
@@ -39,6 +39,10 @@ CASES = {
     "hello twice": [hello(), hello()],
     "a reply type sent to the daemon": [packet(ERROR, bytes(128))],
     "random bytes": [os.urandom(200)],
+    # The daemon's own "context" records (1 << 60 | device).
+    "free of a daemon record": [hello(), packet(FREE, struct.pack("<Q", 1 << 60))],
+    "commit of a daemon record": [hello(), packet(
+        COMMIT, bytes(16) + struct.pack("<QQQII", 1 << 60 | 1, 0, 4096, 1, 0))],
 }
 
 

@@ -26,18 +26,10 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "child.h"
 
 #define GiB	(1ull << 30)
 #define MiB	(1ull << 20)
-
-static uint64_t
-free_bytes(void)
-{
-	size_t fr = 0, total = 0;
-
-	OK(cuMemGetInfo_v2(&fr, &total));
-	return fr;
-}
 
 static void
 check_before_init(void)
@@ -581,57 +573,6 @@ check_contexts(CUcontext primary)
 	OK(cuDevicePrimaryCtxRelease_v2(1));
 }
 
-/* Run this program with args and env; returns its exit status, or -1. */
-static pid_t
-spawn(char *const argv[], const char *env, int *out_fd)
-{
-	int fds[2];
-	pid_t pid;
-
-	if (out_fd != NULL && pipe(fds) < 0)
-		return -1;
-	if ((pid = fork()) == 0) {
-		if (out_fd != NULL) {
-			dup2(fds[1], STDOUT_FILENO);
-			close(fds[0]);
-			close(fds[1]);
-		}
-		if (env != NULL)
-			putenv((char *)env);
-		execv("/proc/self/exe", argv);
-		_exit(127);
-	}
-	if (out_fd != NULL) {
-		close(fds[1]);
-		*out_fd = fds[0];
-	}
-	return pid;
-}
-
-static int
-wait_status(pid_t pid)
-{
-	int status;
-
-	if (pid < 0 || waitpid(pid, &status, 0) < 0)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-/* Poll for up to 10 s: a killed process takes a moment to die. */
-static int
-wait_free(uint64_t want)
-{
-	int i;
-
-	for (i = 0; i < 1000; i++) {
-		if (free_bytes() == want)
-			return 1;
-		usleep(10000);
-	}
-	return 0;
-}
-
 static void
 check_processes(void)
 {
@@ -645,11 +586,11 @@ check_processes(void)
 
 	/* 3Gi of the 4Gi device here; a child sees 1Gi left. */
 	OK(cuMemAlloc_v2(&p, 3 * GiB));
-	CHECK(wait_status(spawn(sees, NULL, NULL)) == 0,
+	CHECK(wait_status(spawn(sees, NULL, NULL, NULL)) == 0,
 	    "the child did not see this process's memory");
 
 	/* A child holding 512Mi, killed: its memory comes back. */
-	pid = spawn(hold, NULL, &fd);
+	pid = spawn(hold, NULL, NULL, &fd);
 	CHECK(read(fd, &c, 1) == 1 && c == 'h', "the holding child failed");
 	CHECK(free_bytes() == 512 * MiB, "free %llu with a child holding",
 	    (unsigned long long)free_bytes());
@@ -677,7 +618,7 @@ check_processes(void)
 	OK(cuMemFree_v2(p));
 
 	CHECK(wait_status(spawn(ctxb, "SIMCUDA_CONTEXT_BYTES=256Mi",
-	    NULL)) == 0, "context overhead");
+	    NULL, NULL)) == 0, "context overhead");
 }
 
 /* Child: the parent holds 3Gi of device 0 (4Gi). */

@@ -29,59 +29,11 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "child.h"
 
 #define MiB	(1ull << 20)
 #define GiB	(1ull << 30)
 #define FD_HANDLE	CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
-
-static uint64_t
-free_bytes(void)
-{
-	size_t fr = 0, total = 0;
-
-	OK(cuMemGetInfo_v2(&fr, &total));
-	return fr;
-}
-
-/* Run this program with args, its stdin and stdout on pipes when asked. */
-static pid_t
-spawn(char *const argv[], int *in_fd, int *out_fd)
-{
-	int in[2] = { -1, -1 }, out[2] = { -1, -1 };
-	pid_t pid;
-
-	if ((in_fd != NULL && pipe2(in, O_CLOEXEC) < 0) ||
-	    (out_fd != NULL && pipe2(out, O_CLOEXEC) < 0))
-		return -1;
-	fflush(stdout);
-	if ((pid = fork()) == 0) {
-		if (in_fd != NULL)
-			dup2(in[0], STDIN_FILENO);
-		if (out_fd != NULL)
-			dup2(out[1], STDOUT_FILENO);
-		execv("/proc/self/exe", argv);
-		_exit(127);
-	}
-	if (in_fd != NULL) {
-		close(in[0]);
-		*in_fd = in[1];
-	}
-	if (out_fd != NULL) {
-		close(out[1]);
-		*out_fd = out[0];
-	}
-	return pid;
-}
-
-static int
-wait_status(pid_t pid)
-{
-	int status;
-
-	if (pid < 0 || waitpid(pid, &status, 0) < 0)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 /* One character from a child, or 0 at its end. */
 static char
@@ -103,7 +55,7 @@ peer_free(int dev)
 	pid_t pid;
 
 	snprintf(arg, sizeof(arg), "%d", dev);
-	pid = spawn(argv, NULL, &fd);
+	pid = spawn(argv, NULL, NULL, &fd);
 	while (got < (ssize_t)sizeof(buf) - 1 &&
 	    (n = read(fd, buf + got, sizeof(buf) - 1 - (size_t)got)) > 0)
 		got += n;
@@ -111,20 +63,6 @@ peer_free(int dev)
 	close(fd);
 	CHECK(wait_status(pid) == 0, "the free child failed: '%s'", buf);
 	return strtoull(buf, NULL, 10);
-}
-
-/* Poll for up to 10 s: a killed process takes a moment to die. */
-static int
-wait_free(uint64_t want)
-{
-	int i;
-
-	for (i = 0; i < 1000; i++) {
-		if (free_bytes() == want)
-			return 1;
-		usleep(10000);
-	}
-	return 0;
 }
 
 static CUdeviceptr
@@ -677,7 +615,7 @@ check_vmm_shared(void)
 	CHECK(free_bytes() == charged, "importing here charged again");
 
 	snprintf(fdarg, sizeof(fdarg), "%d", fd);
-	pid = spawn(imp, &in, &out);
+	pid = spawn(imp, NULL, &in, &out);
 	CHECK(read_char(out) == 'i', "the importing child failed");
 	CHECK(peer_free(0) == charged, "the importer was charged: %llu",
 	    (unsigned long long)(charged - peer_free(0)));
@@ -701,7 +639,7 @@ check_vmm_shared(void)
 		return;
 	}
 	snprintf(fdarg, sizeof(fdarg), "%d", sv[1]);
-	pid = spawn(exp, NULL, &out);
+	pid = spawn(exp, NULL, NULL, &out);
 	close(sv[1]);
 	fd2 = recv_fd(sv[0]);
 	close(sv[0]);
@@ -1077,7 +1015,7 @@ check_killed(void)
 	int out = -1;
 	pid_t pid;
 
-	pid = spawn(argv, NULL, &out);
+	pid = spawn(argv, NULL, NULL, &out);
 	CHECK(read_char(out) == 'r', "the holding child failed");
 	CHECK(before - free_bytes() == 76 * MiB, "the child holds %llu",
 	    (unsigned long long)(before - free_bytes()));

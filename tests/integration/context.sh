@@ -4,7 +4,7 @@
 # cuMemGetInfo sees it as used.
 # shellcheck disable=SC2154	# PID_* are client_start's
 . "$(dirname "$0")/lib.sh"
-export SIMCUDA_CONTEXT_BYTES=100Mi
+export SIMCUDA_CONTEXT_BYTES=100Mi SIMCUDA_DEVICES=4Gi,4Gi
 C=$CLIENTS/cuclient_linked
 MiB=$((1 << 20))
 
@@ -25,4 +25,14 @@ check_eq "the context counts toward the limit, and as used" \
 info free=$((924 * MiB)) total=$((1024 * MiB))
 alloc ok"
 wait_for "nothing is left charged" 10 device_used_is 0
+
+client_start b preload "$C" alloc 64Mi dev 1 alloc 32Mi hold
+check_eq "each device has its own context record" \
+	"$(ctl allocs "$PID_b" --json | json 'sorted((x["kind"], x["size"]) for x in j["allocations"]), len({x["device"] for x in j["allocations"] if x["kind"] == "context"})')" \
+	"([('context', $((100 * MiB))), ('context', $((100 * MiB))), ('mem', $((32 * MiB))), ('mem', $((64 * MiB)))], 2)"
+wait_for "device 0 is charged its context and 64 MiB" 10 device_used_is \
+	$((164 * MiB)) 0
+check "device 1 is charged its context and 32 MiB" device_used_is \
+	$((132 * MiB)) 1
+client_release b
 finish

@@ -521,7 +521,7 @@ cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
 /* The high watermarks may only be reset, to the current value. */
 static CUresult
 attr_set(struct CUmemPoolHandle_st *p, CUmemPool_attribute attr,
-    const void *value)
+    void *value)
 {
 	cuuint64_t v;
 
@@ -550,7 +550,7 @@ attr_set(struct CUmemPoolHandle_st *p, CUmemPool_attribute attr,
 }
 
 static CUresult
-attr_get(const struct CUmemPoolHandle_st *p, CUmemPool_attribute attr,
+attr_get(struct CUmemPoolHandle_st *p, CUmemPool_attribute attr,
     void *value)
 {
 	cuuint64_t v;
@@ -583,21 +583,30 @@ attr_get(const struct CUmemPoolHandle_st *p, CUmemPool_attribute attr,
 	return CUDA_SUCCESS;
 }
 
-CUresult
-cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr,
-    void *value)
+/* attr_get or attr_set on a live pool, for the two entry points. */
+static CUresult
+pool_attr_call(CUmemoryPool pool, CUmemPool_attribute attr, void *value,
+    CUresult (*fn)(struct CUmemPoolHandle_st *, CUmemPool_attribute,
+    void *))
 {
-	SIM_GATE();
 	struct CUmemPoolHandle_st *p;
 	CUresult r = sim_ready_out(value);
 
 	if (r != CUDA_SUCCESS)
 		return r;
 	sim_lock();
-	r = (p = pool_live(pool)) != NULL ? attr_set(p, attr, value) :
+	r = (p = pool_live(pool)) != NULL ? fn(p, attr, value) :
 	    CUDA_ERROR_INVALID_VALUE;
 	sim_unlock();
 	return r;
+}
+
+CUresult
+cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr,
+    void *value)
+{
+	SIM_GATE();
+	return pool_attr_call(pool, attr, value, attr_set);
 }
 
 CUresult
@@ -605,16 +614,7 @@ cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr,
     void *value)
 {
 	SIM_GATE();
-	struct CUmemPoolHandle_st *p;
-	CUresult r = sim_ready_out(value);
-
-	if (r != CUDA_SUCCESS)
-		return r;
-	sim_lock();
-	r = (p = pool_live(pool)) != NULL ? attr_get(p, attr, value) :
-	    CUDA_ERROR_INVALID_VALUE;
-	sim_unlock();
-	return r;
+	return pool_attr_call(pool, attr, value, attr_get);
 }
 
 /*

@@ -566,7 +566,7 @@ two_devices(struct ledger *l, uint8_t uuids[2][GF_UUID_LEN])
 	for (i = 0; i < 2; i++) {
 		memset(uuids[i], 0xa0 + i, GF_UUID_LEN);
 		assert_int_equal(ledger_device_add(l, uuids[i], (uint32_t)i,
-		    "Sim", 16ull << 30, 0), i);
+		    "Sim", 16ull << 30), i);
 	}
 }
 

@@ -52,7 +52,7 @@ setup(void **state)
 	for (i = 0; i < 2; i++) {
 		memset(f->uuid[i], 0xc0 + i, GF_UUID_LEN);
 		assert_int_equal(ledger_device_add(&f->a.ledger, f->uuid[i],
-		    (uint32_t)i, "Sim", i ? 8 * GiB : 16 * GiB, 0), i);
+		    (uint32_t)i, "Sim", i ? 8 * GiB : 16 * GiB), i);
 	}
 	*state = f;
 	return 0;

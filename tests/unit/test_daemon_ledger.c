@@ -35,8 +35,8 @@ setup(void **state)
 	for (i = 0; i < 2; i++) {
 		memset(f->uuid[i], 0x10 + i, GF_UUID_LEN);
 		assert_int_equal(ledger_device_add(&f->l, f->uuid[i],
-		    (uint32_t)i, i ? "Small" : "Big", i ? 8 * GiB : 16 * GiB,
-		    0), i);
+		    (uint32_t)i, i ? "Small" : "Big", i ? 8 * GiB : 16 * GiB),
+		    i);
 	}
 	*state = f;
 	return 0;
@@ -130,7 +130,7 @@ test_devices(void **state)
 	assert_int_equal(f->l.devices[1].capacity, 0);
 	/* No device joins once clients exist. */
 	assert_non_null(ledger_client_new(&f->l, 1, 0, 0, NULL));
-	assert_int_equal(ledger_device_add(&f->l, other, 2, "x", GiB, 0), -1);
+	assert_int_equal(ledger_device_add(&f->l, other, 2, "x", GiB), -1);
 }
 
 static void
