@@ -39,6 +39,8 @@ static const struct msg_type types[] = {
 	T(ROLLBACK, gf_rollback),
 	T(FREE, gf_free),
 	T0(SWAP_IN),
+	T(LEASE_RETURN, gf_lease),
+	T(LEASE_RESTORE, gf_lease),
 	T0(STATUS_REQ),
 	T0(PS_REQ),
 	T(ALLOCS_REQ, gf_allocs_req),

@@ -14,6 +14,7 @@
 #include "dispatch.h"
 #include "event.h"
 #include "groups.h"
+#include "lease.h"
 #include "log.h"
 #include "proto.h"
 #include "resolve.h"
@@ -312,6 +313,8 @@ arbiter_reload(struct arbiter *a, struct conn *self, char *err,
 	log_info("configuration reloaded from '%s': %zu group%s besides "
 	    "'default'", a->conf_path, a->conf.ngroups,
 	    a->conf.ngroups == 1 ? "" : "s");
+	/* Leases were sized for the old limits. */
+	lease_reclaim_all(a);
 	dispatch_limits_notify(a, self);
 	/* Capacity or guarantees may have changed for the waiters. */
 	resolve_serve(a);
@@ -324,6 +327,7 @@ arbiter_stop(struct arbiter *a)
 	a->stopping = 1;
 	swap_free(a);
 	overhead_free(a);
+	lease_free(a);
 	control_shutdown(&a->control);
 	resolve_free(a);
 	ledger_free(&a->ledger);

@@ -38,6 +38,7 @@ struct arbiter {
 	int		 stopping;	/* arbiter_stop: grant nothing more */
 	struct swap	 swap;		/* host swap */
 	int64_t		 overhead_timer; /* the next NVML look, or 0 */
+	int64_t		 lease_timer;	/* the next look for idle leases */
 };
 
 /*

@@ -18,6 +18,7 @@
 #include "event.h"
 #include "groups.h"
 #include "ledger.h"
+#include "lease.h"
 #include "log.h"
 #include "overhead.h"
 #include "proto.h"
@@ -78,23 +79,43 @@ on_hello(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	return conn_reply(c, GF_MSG_HELLO_OK, m->hdr.seq, &ok, why, whylen);
 }
 
-/* What a client is told of dev: DEVICE_INFO, now its last word. */
+/* The unused part of the leases on dev of group's clients (SIZE_MAX: all). */
+static uint64_t
+leased_unused(const struct ledger *l, size_t group, size_t dev)
+{
+	const struct ledger_client *lc;
+	uint64_t n = 0;
+
+	TAILQ_FOREACH(lc, &l->clients, entry)
+		if (group == SIZE_MAX || lc->group == group)
+			n += lease_unused(lc, dev);
+	return n;
+}
+
+/*
+ * What a client is told of dev: DEVICE_INFO, now its last word. Its use
+ * and its group's are of what is allocated: a lease not drawn from yet
+ * is there for the taking.
+ */
 static void
 device_info(const struct arbiter *a, struct ledger_client *lc, size_t dev,
     struct gf_device_info *info)
 {
+	const struct ledger_share *sh = &a->ledger.groups[lc->group].share[dev];
+
 	memset(info, 0, sizeof(*info));
 	memcpy(info->uuid, a->ledger.devices[dev].uuid, GF_UUID_LEN);
 	info->limit = lc->usage[dev].limit;
 	info->capacity = a->ledger.devices[dev].capacity;
-	info->used = lc->usage[dev].used;
+	info->used = lc->usage[dev].used - lease_unused(lc, dev);
 	info->overhead = overhead_of(lc, dev);
 	if (a->ledger.groups[lc->group].pol.per_process) {
 		info->group_limit = info->limit;
 		info->group_used = info->used;
 	} else {
-		info->group_limit = a->ledger.groups[lc->group].share[dev].limit;
-		info->group_used = a->ledger.groups[lc->group].share[dev].used;
+		info->group_limit = sh->limit;
+		info->group_used = sh->used - leased_unused(&a->ledger,
+		    lc->group, dev);
 	}
 	lc->usage[dev].limit_sent = info->limit;
 	lc->usage[dev].capacity_sent = info->capacity;
@@ -127,6 +148,7 @@ on_device_open(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	}
 	ledger_open(&a->ledger, c->client, (size_t)dev, o->limit_kind,
 	    o->limit_value);
+	lease_open(a, c->client, (size_t)dev, o->ordinal);
 	/* Its context is there already: charged before it reserves. */
 	overhead_client(a, c->client, (size_t)dev);
 	device_info(a, c->client, (size_t)dev, &info);
@@ -156,6 +178,20 @@ reserve_deny(struct arbiter *a, struct conn *c, uint32_t seq, int dev,
 	return conn_reply(c, GF_MSG_DENY, seq, &deny, why, whylen);
 }
 
+/* Whether size fits lc on dev now, behind any waiter of higher priority. */
+static int
+reserve_admit(struct arbiter *a, struct ledger_client *lc, size_t dev,
+    uint64_t size)
+{
+	int rc = ledger_admit(&a->ledger, lc, dev, size);
+
+	/* What is free now may be owed to a waiter of higher priority. */
+	if (rc == LEDGER_GRANT && resolve_queued_above(a, dev,
+	    a->ledger.groups[lc->group].pol.priority))
+		rc = LEDGER_COLLISION;
+	return rc;
+}
+
 static int
 on_reserve(struct arbiter *a, struct conn *c, const struct gf_msg *m,
     char *why, size_t whylen)
@@ -165,20 +201,30 @@ on_reserve(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	struct gf_grant grant;
 	int dev, rc;
 
+	if (r->flags & ~GF_RESERVE_LEASE) {
+		snprintf(why, whylen, "unknown flags 0x%x in RESERVE",
+		    r->flags);
+		return -1;
+	}
 	if ((dev = ledger_device_find(&a->ledger, r->uuid)) < 0)
 		return reserve_deny(a, c, m->hdr.seq, -1, r->size,
 		    GF_DENY_UNKNOWN_DEVICE, "unknown device", why, whylen);
-	rc = ledger_admit(&a->ledger, lc, (size_t)dev, r->size);
-	/* What is free now may be owed to a waiter of higher priority. */
-	if (rc == LEDGER_GRANT && resolve_queued_above(a, (size_t)dev,
-	    a->ledger.groups[lc->group].pol.priority))
-		rc = LEDGER_COLLISION;
+	/* Asking for a lease again: what is left of the old one comes back. */
+	if (r->flags & GF_RESERVE_LEASE)
+		(void)lease_take(a, lc, (size_t)dev);
+	rc = reserve_admit(a, lc, (size_t)dev, r->size);
+	/* Unused leases never stand in the way of a request. */
+	if (rc != LEDGER_GRANT && rc != LEDGER_NOT_OPEN &&
+	    lease_reclaim(a, lc, (size_t)dev, rc) > 0)
+		rc = reserve_admit(a, lc, (size_t)dev, r->size);
 	if (rc == LEDGER_GRANT)
 		rc = ledger_reserve(&a->ledger, lc, (size_t)dev, r->size);
 	switch (rc) {
 	case LEDGER_GRANT:
 		arbiter_event(a, GF_EV_GRANT, lc, dev, r->size, "fits");
 		memset(&grant, 0, sizeof(grant));
+		if (r->flags & GF_RESERVE_LEASE)
+			grant.lease = lease_grant(a, lc, (size_t)dev);
 		grant.used = lc->usage[dev].used;
 		grant.limit = lc->usage[dev].limit;
 		return conn_reply(c, GF_MSG_GRANT, m->hdr.seq, &grant, why,
@@ -265,6 +311,52 @@ on_free(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	return 0;
 }
 
+/* The device a LEASE_RETURN or LEASE_RESTORE names, opened; or -1. */
+static int
+lease_device(struct arbiter *a, struct conn *c, const struct gf_msg *m)
+{
+	char ubuf[UUID_STR_LEN];
+	int dev = ledger_device_find(&a->ledger, m->u.lease.uuid);
+
+	if (dev >= 0 && c->client->usage[dev].opened)
+		return dev;
+	log_warnx("pid %u sends %s for %s, which it has not opened; ignored",
+	    c->pid, proto_type_name(m->hdr.type),
+	    uuid_format(m->u.lease.uuid, ubuf, sizeof(ubuf)));
+	return -1;
+}
+
+static int
+on_lease_return(struct arbiter *a, struct conn *c, const struct gf_msg *m,
+    char *why, size_t whylen)
+{
+	int dev;
+
+	(void)why;
+	(void)whylen;
+	if ((dev = lease_device(a, c, m)) < 0)
+		return 0;
+	if (ledger_lease_shrink(&a->ledger, c->client, (size_t)dev,
+	    m->u.lease.size) > 0)
+		resolve_serve(a);
+	return 0;
+}
+
+static int
+on_lease_restore(struct arbiter *a, struct conn *c, const struct gf_msg *m,
+    char *why, size_t whylen)
+{
+	int dev;
+
+	if ((dev = lease_device(a, c, m)) < 0)
+		return 0;
+	if (lease_restore(a, c->client, (size_t)dev, m->u.lease.size) < 0) {
+		snprintf(why, whylen, "LEASE_RESTORE of a lease it holds");
+		return -1;
+	}
+	return 0;
+}
+
 /* One GROUP_STATUS: of group g on device dev, or (dev < 0) of none. */
 static int
 group_record(const struct ledger *l, struct conn *c, uint32_t seq,
@@ -347,6 +439,7 @@ on_status_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		ds.capacity = d->capacity;
 		ds.used = d->used;
 		ds.host = d->host;
+		ds.leased = leased_unused(l, SIZE_MAX, i);
 		ds.nclients = d->nclients;
 		if (conn_reply(c, GF_MSG_DEVICE_STATUS, m->hdr.seq, &ds, why,
 		    whylen) < 0)
@@ -378,6 +471,7 @@ ps_record(const struct arbiter *a, struct conn *c, uint32_t seq,
 		memcpy(r.uuid, a->ledger.devices[dev].uuid, GF_UUID_LEN);
 		r.used = lc->usage[dev].used;
 		r.host = lc->usage[dev].host;
+		r.leased = lease_unused(lc, (size_t)dev);
 		r.limit = lc->usage[dev].limit;
 		r.guarantee = g->share[dev].guarantee;
 	}
@@ -616,6 +710,8 @@ static const struct handler handlers[] = {
 	{ GF_MSG_ROLLBACK, CLIENT, on_rollback },
 	{ GF_MSG_FREE, CLIENT, on_free },
 	{ GF_MSG_SWAP_IN, CLIENT, on_swap_in },
+	{ GF_MSG_LEASE_RETURN, CLIENT, on_lease_return },
+	{ GF_MSG_LEASE_RESTORE, CLIENT, on_lease_restore },
 	{ GF_MSG_STATUS_REQ, ANY, on_status_req },
 	{ GF_MSG_PS_REQ, ANY, on_ps_req },
 	{ GF_MSG_ALLOCS_REQ, ANY, on_allocs_req },

@@ -541,6 +541,48 @@ ledger_admit(const struct ledger *l, const struct ledger_client *c,
 	return LEDGER_GRANT;
 }
 
+uint64_t
+ledger_headroom(const struct ledger *l, const struct ledger_client *c,
+    size_t dev)
+{
+	const struct ledger_usage *u = &c->usage[dev];
+	const struct ledger_share *sh = &l->groups[c->group].share[dev];
+	uint64_t held, room, r;
+
+	if (!u->opened)
+		return 0;
+	held = add_saturated(u->used, u->host);
+	room = u->limit > held ? u->limit - held : 0;
+	if (group_limit_applies(l, c, dev)) {
+		held = add_saturated(sh->used, sh->host);
+		r = sh->limit > held ? sh->limit - held : 0;
+		room = r < room ? r : room;
+	}
+	r = ledger_available(l, c->group, dev);
+	return r < room ? r : room;
+}
+
+void
+ledger_lease_grow(struct ledger *l, struct ledger_client *c, size_t dev,
+    uint64_t n)
+{
+	c->usage[dev].lease = add_saturated(c->usage[dev].lease, n);
+	charge(l, c, dev, n);
+}
+
+uint64_t
+ledger_lease_shrink(struct ledger *l, struct ledger_client *c, size_t dev,
+    uint64_t n)
+{
+	struct ledger_usage *u = &c->usage[dev];
+
+	if (n > u->lease)
+		n = u->lease;
+	u->lease -= n;
+	discharge(l, c, dev, n);
+	return n;
+}
+
 int
 ledger_reserve(struct ledger *l, struct ledger_client *c, size_t dev,
     uint64_t size)

@@ -7,8 +7,9 @@
  * resolved; which group a client belongs to is the caller's to say).
  *
  * Invariants, per client and device:
- *   usage.used + usage.host == usage.pending + sum of the client's
- *                  allocation sizes (host: swapped out, 0 otherwise)
+ *   usage.used + usage.host == usage.pending + usage.lease + sum of the
+ *                  client's allocation sizes (host: swapped out, 0
+ *                  otherwise)
  *   device.used  == sum over clients of usage.used, device.host of .host
  *   group.share[dev].used (.host) == sum over its clients of usage.used
  *                  (.host)
@@ -62,9 +63,17 @@ struct ledger_usage {
 	uint64_t	limit_sent;	/* what the client was last told: */
 	uint64_t	capacity_sent;	/* DEVICE_INFO's limit and capacity */
 	uint64_t	overhead_sent;	/* and its "context" charge */
-	uint64_t	used;		/* pending + committed allocations */
+	uint64_t	used;		/* pending + lease + committed allocations */
 	uint64_t	pending;	/* reserved, not yet committed */
+	uint64_t	lease;		/* charged ahead of allocations the
+					   client makes without asking */
 	uint64_t	host;		/* swapped out: what used was */
+	/* lease.c's, not the ledger's */
+	uint32_t	ordinal;	/* the client's ordinal for the device:
+					   its lease slot; GF_UNSET: none */
+	uint64_t	lease_target;	/* the size its next lease is given */
+	uint64_t	lease_grant_ms;	/* when it was last given one */
+	uint64_t	lease_draws;	/* the slot's draws at the last look */
 };
 
 /* A group's standing on one device. */
@@ -254,6 +263,23 @@ int	ledger_reserve(struct ledger *l, struct ledger_client *c, size_t dev,
 int	ledger_commit(struct ledger *l, struct ledger_client *c, size_t dev,
 	    uint64_t ptr, uint64_t reserved, uint64_t size, uint32_t kind,
 	    uint64_t now_ms);
+
+/*
+ * The most ledger_admit would grant c on dev now (0 if dev is not open):
+ * its limit, its group's, and the device, less what each holds.
+ */
+uint64_t ledger_headroom(const struct ledger *l, const struct ledger_client *c,
+	    size_t dev);
+
+/*
+ * Charge n more to c's lease on dev, whatever the limits (the caller has
+ * checked ledger_headroom, or the lease is held already); or return up to
+ * n of it, and how much that was.
+ */
+void	ledger_lease_grow(struct ledger *l, struct ledger_client *c,
+	    size_t dev, uint64_t n);
+uint64_t ledger_lease_shrink(struct ledger *l, struct ledger_client *c,
+	    size_t dev, uint64_t n);
 
 /* Return a pending reserve of size. -1 (EINVAL) when dev is not open. */
 int	ledger_rollback(struct ledger *l, struct ledger_client *c, size_t dev,

@@ -20,6 +20,7 @@
 #include "devices.h"
 #include "event.h"
 #include "ledger.h"
+#include "lease.h"
 #include "log.h"
 #include "proto.h"
 #include "resolve.h"
@@ -298,6 +299,16 @@ start(struct arbiter *a, struct ledger_client *lc, int dir, const char *why,
 
 /* ---- a swap has ended ------------------------------------------------- */
 
+/* What lc has leased and not allocated need not go to host memory. */
+static void
+reclaim_leases(struct arbiter *a, struct ledger_client *lc)
+{
+	size_t d;
+
+	for (d = 0; d < a->ledger.ndevices; d++)
+		(void)lease_take(a, lc, d);
+}
+
 static void
 ended_out(struct arbiter *a, struct swap_op *op)
 {
@@ -307,6 +318,7 @@ ended_out(struct arbiter *a, struct swap_op *op)
 	char msg[GF_ERRMSG_LEN], sbuf[32];
 
 	if (j->result == CUDA_SUCCESS) {
+		reclaim_leases(a, lc);
 		ledger_swap_out(&a->ledger, lc);
 		lc->swap = SWAP_OUT;
 		lc->swap_parked = op->by_hand;

@@ -13,7 +13,8 @@
 #include "log.h"
 #include "shim.h"
 
-static struct gf_activity activity_private;
+/* Lines of its own, as on the shared page (the leases' slots). */
+static struct gf_activity activity_private __attribute__((aligned(64)));
 struct gf_activity *activity_page = &activity_private;
 static int activity_memfd = -1;
 static int activity_said;

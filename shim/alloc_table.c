@@ -78,7 +78,8 @@ alloc_uncount(struct alloc_shard *sh, const struct alloc_entry *e)
 }
 
 int
-alloc_table_add(uint64_t ptr, uint64_t size, uint32_t kind, int dev)
+alloc_table_add(uint64_t ptr, uint64_t size, uint32_t kind, int dev,
+    unsigned flags)
 {
 	struct alloc_shard *sh = shard_of(ptr);
 	struct alloc_slot *s, *old;
@@ -91,7 +92,8 @@ alloc_table_add(uint64_t ptr, uint64_t size, uint32_t kind, int dev)
 		goto out;
 	s->e.size = size;
 	s->e.kind = kind;
-	s->e.dev = dev;
+	s->e.dev = (int16_t)dev;
+	s->e.flags = (uint16_t)flags;
 	/* A pointer still here was freed behind the shim's back. */
 	if ((old = ptrmap_get(&sh->map, ptr)) != NULL) {
 		log_debug("allocation 0x%llx replaces a stale entry",

@@ -9,14 +9,19 @@
 
 #include <stdint.h>
 
+#define ALLOC_LEASED	0x1	/* drawn from the device's lease: the daemon
+				   never heard of it */
+
 struct alloc_entry {
 	uint64_t	size;		/* bytes the allocation really holds */
 	uint32_t	kind;		/* GF_KIND_* */
-	int		dev;		/* device ordinal in this process */
+	int16_t		dev;		/* device ordinal in this process */
+	uint16_t	flags;		/* ALLOC_* */
 };
 
 /* Record an allocation. Returns 0, or -1 when out of memory. */
-int	alloc_table_add(uint64_t ptr, uint64_t size, uint32_t kind, int dev);
+int	alloc_table_add(uint64_t ptr, uint64_t size, uint32_t kind, int dev,
+	    unsigned flags);
 
 /* Forget ptr; 1 with its entry copied to *out, or 0 if it is not here. */
 int	alloc_table_remove(uint64_t ptr, struct alloc_entry *out);

@@ -20,6 +20,7 @@
 #include "client.h"
 #include "env.h"
 #include "gpufrac/proto.h"
+#include "lease.h"
 #include "log.h"
 #include "proto.h"
 #include "real.h"
@@ -778,6 +779,8 @@ client_rereg_one(uint64_t ptr, const struct alloc_entry *e, void *arg)
 	struct client_rereg *rr = arg;
 	struct gf_commit c;
 
+	if (e->flags & ALLOC_LEASED)
+		return 0;	/* the lease it came from is restored whole */
 	memset(&c, 0, sizeof(c));
 	memcpy(c.uuid, client_devs[e->dev].uuid, GF_UUID_LEN);
 	c.ptr = ptr;
@@ -789,6 +792,24 @@ client_rereg_one(uint64_t ptr, const struct alloc_entry *e, void *arg)
 		return -1;
 	rr->n++;
 	return 0;
+}
+
+/*
+ * The lease on dev, as much as the page says it holds (include/gpufrac/
+ * activity.h), told to a new connection: the allocations drawn from it
+ * are not re-registered one by one. Lock held: a return waits for it.
+ */
+static int
+client_lease_restore(int fd, int dev, char *why, size_t whylen)
+{
+	struct gf_lease q;
+
+	memset(&q, 0, sizeof(q));
+	memcpy(q.uuid, client_devs[dev].uuid, GF_UUID_LEN);
+	if ((q.size = __atomic_load_n(&lease_slot(dev)->total,
+	    __ATOMIC_SEQ_CST)) == 0)
+		return 0;
+	return client_send(fd, GF_MSG_LEASE_RESTORE, &q, NULL, why, whylen);
 }
 
 /*
@@ -837,15 +858,19 @@ client_register(int fd, unsigned *nrereg, char *why, size_t whylen)
 	unsigned gen;
 	int dev;
 
-	if (++client_gen == 0)
-		client_gen = 1;		/* 0 marks a local reservation */
-	gen = client_gen;
+	/* Atomic: client_free reads it unlocked. */
+	gen = client_gen + 1 != 0 ? client_gen + 1 : 1;	/* 0: local */
+	__atomic_store_n(&client_gen, gen, __ATOMIC_RELEASE);
 	for (dev = 0; dev < SHIM_MAX_DEVICES; dev++)
 		if (client_devs[dev].in_use &&
 		    client_device_open_new(fd, gen, dev, why, whylen) < 0)
 			return -1;
 	if (alloc_table_walk(client_rereg_one, &rr) != 0)
 		return -1;
+	for (dev = 0; dev < GF_ACTIVITY_DEVICES; dev++)
+		if (client_devs[dev].in_use &&
+		    client_lease_restore(fd, dev, why, whylen) < 0)
+			return -1;
 	client_fd = fd;
 	client_up = 1;
 	*nrereg = rr.n;
@@ -1191,10 +1216,15 @@ client_reserve_remote(int dev, uint64_t size, uint32_t kind,
 	memcpy(q.uuid, client_devs[dev].uuid, GF_UUID_LEN);
 	q.size = size;
 	q.kind = kind;
+	/* cuMemAlloc's kind is what leases serve. */
+	q.flags = kind == GF_KIND_MEM ? GF_RESERVE_LEASE : 0;
 	if (client_call(GF_MSG_RESERVE, dev, &q, &m, &gen) < 0)
 		return 0;
 	switch (m.hdr.type) {
 	case GF_MSG_GRANT:
+		if (m.u.grant.lease != 0)
+			log_debug("device %d: leased %llu bytes", dev,
+			    (unsigned long long)m.u.grant.lease);
 		t->gen = gen;
 		*res = CUDA_SUCCESS;
 		return 1;
@@ -1219,8 +1249,10 @@ static CUresult
 client_reserve_local(int dev, uint64_t size, struct client_ticket *t)
 {
 	uint64_t limit = client_device_limit(dev);
-	uint64_t used = sat_add(sat_add(alloc_table_used(dev),
-	    client_devs[dev].pending), client_devs[dev].overhead);
+	/* Its lease is the process's too: what is left of it may be drawn. */
+	uint64_t used = sat_add(sat_add(sat_add(alloc_table_used(dev),
+	    client_devs[dev].pending), client_devs[dev].overhead),
+	    lease_unused(dev));
 	char b1[16], b2[16], b3[16];
 
 	t->gen = 0;
@@ -1273,7 +1305,7 @@ client_commit(const struct client_ticket *t, uint64_t ptr, uint64_t size)
 	/* After any free of the same address still on its way: client_free. */
 	pthread_mutex_lock(&client_free_lock);
 	pthread_mutex_lock(&client_lock);
-	if (alloc_table_add(ptr, size, t->kind, t->dev) < 0) {
+	if (alloc_table_add(ptr, size, t->kind, t->dev, 0) < 0) {
 		if (shim_once(&said))
 			log_errx("cannot record an allocation: out of memory; "
 			    "failing it");
@@ -1393,7 +1425,7 @@ client_recharge(uint64_t key, int dev, uint32_t kind, uint64_t size)
 		sent = client_send(client_fd, GF_MSG_FREE, &f, NULL, why,
 		    sizeof(why));
 	} else {
-		if (alloc_table_add(key, size, kind, dev) < 0 || !client_up)
+		if (alloc_table_add(key, size, kind, dev, 0) < 0 || !client_up)
 			goto out;
 		/* reserved 0: the record is charged as it now stands. */
 		memset(&c, 0, sizeof(c));
@@ -1461,25 +1493,104 @@ out:
 	return r;
 }
 
-struct client_free_call {
-	CUresult	(*real_free)(CUdeviceptr);
-	CUdeviceptr	 ptr;
-};
-
-static CUresult
-client_free_run(void *arg)
+/*
+ * Freed memory drawn from a lease that the daemon has closed meanwhile:
+ * it is the daemon's again. Off the page's total first, under the lock a
+ * new connection's registration holds, so that a restarted daemon hears
+ * of these bytes once: in LEASE_RESTORE's total, or here.
+ */
+static void
+client_lease_return(int dev, uint64_t size)
 {
-	const struct client_free_call *f = arg;
+	char why[CLIENT_WHY_LEN];
+	struct gf_lease q;
 
-	return f->real_free(f->ptr);
+	pthread_mutex_lock(&client_lock);
+	__atomic_sub_fetch(&lease_slot(dev)->total, size, __ATOMIC_SEQ_CST);
+	if (client_up) {
+		memset(&q, 0, sizeof(q));
+		memcpy(q.uuid, client_devs[dev].uuid, GF_UUID_LEN);
+		q.size = size;
+		if (client_send(client_fd, GF_MSG_LEASE_RETURN, &q, NULL, why,
+		    sizeof(why)) < 0)
+			client_lost(why);
+	}
+	pthread_mutex_unlock(&client_lock);
 }
 
+void
+client_lease_give(int dev, uint64_t size)
+{
+	if (!lease_put(dev, size))
+		client_lease_return(dev, size);
+}
+
+/*
+ * The driver would not free ptr, taken from the table before it was
+ * asked: put it back, and tell a connection made meanwhile, whose
+ * registration did not see it. Lock held.
+ */
+static void
+client_free_failed(CUdeviceptr ptr, const struct alloc_entry *e,
+    unsigned gen)
+{
+	char why[CLIENT_WHY_LEN];
+	struct gf_commit c;
+
+	if (alloc_table_add(ptr, e->size, e->kind, e->dev, e->flags) < 0 ||
+	    !client_up || gen == client_gen || (e->flags & ALLOC_LEASED))
+		return;
+	memset(&c, 0, sizeof(c));
+	memcpy(c.uuid, client_devs[e->dev].uuid, GF_UUID_LEN);
+	c.ptr = ptr;
+	c.size = e->size;
+	c.kind = e->kind;
+	if (client_send(client_fd, GF_MSG_COMMIT, &c, NULL, why,
+	    sizeof(why)) < 0)
+		client_lost(why);
+}
+
+/*
+ * A device pointer leaves the table before the driver frees it: once
+ * freed, the address may come back at once from an allocation drawn from
+ * a lease, which takes no lock to record it. Memory drawn from a lease
+ * goes back to it; the rest is sent in FREE, under the free lock (see
+ * client_release_keys).
+ */
 CUresult
 client_free(CUdeviceptr ptr, CUresult (*real_free)(CUdeviceptr))
 {
-	struct client_free_call f = { real_free, ptr };
+	unsigned gen = __atomic_load_n(&client_gen, __ATOMIC_ACQUIRE);
+	char why[CLIENT_WHY_LEN];
+	struct alloc_entry e;
+	struct gf_free f;
+	CUresult r;
 
-	return client_release(ptr, client_free_run, &f);
+	if (!alloc_table_remove(ptr, &e))
+		return real_free(ptr);
+	if (e.flags & ALLOC_LEASED) {
+		if ((r = real_free(ptr)) == CUDA_SUCCESS)
+			client_lease_give(e.dev, e.size);
+		else
+			(void)alloc_table_add(ptr, e.size, e.kind, e.dev,
+			    e.flags);
+		return r;
+	}
+	pthread_mutex_lock(&client_free_lock);
+	r = real_free(ptr);
+	pthread_mutex_lock(&client_lock);
+	if (r != CUDA_SUCCESS)
+		client_free_failed(ptr, &e, gen);
+	else if (client_up) {
+		memset(&f, 0, sizeof(f));
+		f.ptr = ptr;
+		if (client_send(client_fd, GF_MSG_FREE, &f, NULL, why,
+		    sizeof(why)) < 0)
+			client_lost(why);
+	}
+	pthread_mutex_unlock(&client_lock);
+	pthread_mutex_unlock(&client_free_lock);
+	return r;
 }
 
 int

@@ -63,11 +63,19 @@ void	client_rollback(const struct client_ticket *t);
 
 /*
  * Free ptr with real_free and, when it succeeds and ptr is in the table,
- * tell the daemon. A commit of the same address, which the driver may hand
- * out again once real_free returns, waits until the FREE is sent. Returns
- * real_free's result.
+ * tell the daemon (or give it back to the lease it was drawn from). A
+ * commit of the same address, which the driver may hand out again once
+ * real_free returns, waits until the FREE is sent. Returns real_free's
+ * result.
  */
 CUresult client_free(CUdeviceptr ptr, CUresult (*real_free)(CUdeviceptr));
+
+/*
+ * Memory drawn from dev's lease (shim/lease.h) was freed, or its
+ * allocation failed: give size back to the lease, or to the daemon if
+ * the lease is closed.
+ */
+void	client_lease_give(int dev, uint64_t size);
 
 /*
  * The same for memory known by another handle (an array): release it with

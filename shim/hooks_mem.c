@@ -8,7 +8,9 @@
 #include "activity.h"
 #include "client.h"
 #include "gpufrac/proto.h"
+#include "alloc_table.h"
 #include "hooks.h"
+#include "lease.h"
 #include "log.h"
 #include "mem.h"
 #include "real.h"
@@ -40,16 +42,21 @@ mem_device(void)
 	return dev;
 }
 
-CUresult
-mem_reserve(uint64_t size, uint32_t kind, struct client_ticket *t)
+/* mem_reserve for device dev (-1: not accounted). */
+static CUresult
+mem_reserve_on(int dev, uint64_t size, uint32_t kind, struct client_ticket *t)
 {
-	int dev = mem_device();
-
 	if (dev < 0) {
 		t->dev = -1;
 		return CUDA_SUCCESS;
 	}
 	return client_reserve(dev, size, kind, t);
+}
+
+CUresult
+mem_reserve(uint64_t size, uint32_t kind, struct client_ticket *t)
+{
+	return mem_reserve_on(mem_device(), size, kind, t);
 }
 
 /* After the driver answered r: commit ptr (size bytes), or roll back. */
@@ -69,12 +76,35 @@ mem_settle(CUresult r, const struct client_ticket *t, CUdeviceptr ptr,
 	return CUDA_ERROR_OUT_OF_MEMORY;
 }
 
+/*
+ * The fast path: size bytes already drawn from dev's lease. Recorded as
+ * such, the allocation is never told to the daemon; its free gives the
+ * bytes back to the lease.
+ */
+static CUresult
+mem_alloc_leased(CUdeviceptr *dptr, size_t size, int dev)
+{
+	CUresult r = REAL_CALL(cuMemAlloc_v2, dptr, size);
+
+	if (r == CUDA_SUCCESS && alloc_table_add(*dptr, size, GF_KIND_MEM, dev,
+	    ALLOC_LEASED) == 0)
+		return CUDA_SUCCESS;
+	if (r == CUDA_SUCCESS) {
+		/* Memory the shim cannot record would be charged for ever. */
+		REAL_CALL(cuMemFree_v2, *dptr);
+		r = CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	client_lease_give(dev, size);
+	return r;
+}
+
 CUresult
 cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
 	struct gf_activity *act;
 	struct client_ticket t;
 	CUresult r;
+	int dev;
 
 	if (!hook_enter())
 		return REAL_CALL(cuMemAlloc_v2, dptr, bytesize);
@@ -82,7 +112,9 @@ cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 	/* Nothing to charge: the driver rejects these by itself. */
 	if (dptr == NULL || bytesize == 0)
 		r = REAL_CALL(cuMemAlloc_v2, dptr, bytesize);
-	else if ((r = mem_reserve(bytesize, GF_KIND_MEM, &t)) ==
+	else if ((dev = mem_device()) >= 0 && lease_draw(dev, bytesize))
+		r = mem_alloc_leased(dptr, bytesize, dev);
+	else if ((r = mem_reserve_on(dev, bytesize, GF_KIND_MEM, &t)) ==
 	    CUDA_SUCCESS) {
 		r = REAL_CALL(cuMemAlloc_v2, dptr, bytesize);
 		r = mem_settle(r, &t, r == CUDA_SUCCESS ? *dptr : 0,

@@ -95,9 +95,9 @@ json_device(FILE *fp, const struct ctl_status *st,
 	ctl_json_string(fp, dev->name, sizeof(dev->name));
 	fprintf(fp, ",\"total_bytes\":%" PRIu64 ",\"reserve_bytes\":%"
 	    PRIu64 ",\"capacity_bytes\":%" PRIu64 ",\"used_bytes\":%"
-	    PRIu64 ",\"host_bytes\":%" PRIu64 ",\"clients\":%" PRIu32
-	    ",\"swap\":%s", dev->total, dev->reserve, dev->capacity,
-	    dev->used, dev->host, dev->nclients,
+	    PRIu64 ",\"leased_bytes\":%" PRIu64 ",\"host_bytes\":%" PRIu64
+	    ",\"clients\":%" PRIu32 ",\"swap\":%s", dev->total, dev->reserve,
+	    dev->capacity, dev->used, dev->leased, dev->host, dev->nclients,
 	    st->daemon.swap_available ? "true" : "false");
 	fprintf(fp, ",\"guaranteed_bytes\":%" PRIu64 ",\"free_bytes\":%"
 	    PRIu64 "}", ctl_status_guaranteed(st, dev->uuid),
@@ -177,9 +177,10 @@ json_client(FILE *fp, const struct gf_client *clients, size_t n)
 			continue;	/* no device opened yet */
 		fprintf(fp, "%s{\"uuid\":", ndev++ ? "," : "");
 		json_uuid(fp, c->uuid);
-		fprintf(fp, ",\"used_bytes\":%" PRIu64 ",\"host_bytes\":%"
-		    PRIu64 ",\"limit_bytes\":%" PRIu64 ",\"guarantee_bytes\":%"
-		    PRIu64 "}", c->used, c->host, c->limit, c->guarantee);
+		fprintf(fp, ",\"used_bytes\":%" PRIu64 ",\"leased_bytes\":%"
+		    PRIu64 ",\"host_bytes\":%" PRIu64 ",\"limit_bytes\":%"
+		    PRIu64 ",\"guarantee_bytes\":%" PRIu64 "}", c->used,
+		    c->leased, c->host, c->limit, c->guarantee);
 	}
 	fputs("]}", fp);
 }

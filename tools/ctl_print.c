@@ -92,8 +92,8 @@ status_devices(FILE *fp, const struct ctl_status *st)
 	static const struct ctl_column cols[] = {
 		{ "INDEX", 1 }, { "UUID", 0 }, { "TOTAL", 1 },
 		{ "RESERVE", 1 }, { "CAPACITY", 1 }, { "GUARANTEED", 1 },
-		{ "USED", 1 }, { "FREE", 1 }, { "HOST", 1 }, { "CLIENTS", 1 },
-		{ "NAME", 0 },
+		{ "USED", 1 }, { "LEASED", 1 }, { "FREE", 1 }, { "HOST", 1 },
+		{ "CLIENTS", 1 }, { "NAME", 0 },
 	};
 	struct ctl_table t;
 	size_t i;
@@ -103,9 +103,9 @@ status_devices(FILE *fp, const struct ctl_status *st)
 		const struct gf_device_status *dev = &st->devices[i];
 		char index[16], uuid[UUID_STR_LEN], name[GF_NAME_LEN];
 		char total[32], reserve[32], capacity[32], guaranteed[32];
-		char used[32], avail[32], host[32], clients[16];
+		char used[32], leased[32], avail[32], host[32], clients[16];
 		const char *row[] = { index, uuid, total, reserve, capacity,
-		    guaranteed, used, avail, host, clients, name };
+		    guaranteed, used, leased, avail, host, clients, name };
 
 		snprintf(index, sizeof(index), "%" PRIu32, dev->index);
 		uuid_format(dev->uuid, uuid, sizeof(uuid));
@@ -117,6 +117,7 @@ status_devices(FILE *fp, const struct ctl_status *st)
 		size_format(ctl_status_guaranteed(st, dev->uuid), guaranteed,
 		    sizeof(guaranteed));
 		size_format(dev->used, used, sizeof(used));
+		size_format(dev->leased, leased, sizeof(leased));
 		size_format(ctl_free_bytes(dev->capacity, dev->used), avail,
 		    sizeof(avail));
 		size_format(dev->host, host, sizeof(host));
@@ -196,7 +197,7 @@ ctl_print_ps(FILE *fp, const struct gf_client *clients, size_t n)
 	static const struct ctl_column cols[] = {
 		{ "PID", 1 }, { "UID", 1 }, { "GROUP", 0 },
 		{ "PRIORITY", 1 }, { "DEVICE", 0 }, { "USED", 1 },
-		{ "LIMIT", 1 }, { "GUARANTEE", 1 }, { "HOST", 1 },
+		{ "LEASED", 1 }, { "LIMIT", 1 }, { "GUARANTEE", 1 }, { "HOST", 1 },
 		{ "IDLE", 1 }, { "STATE", 0 },
 	};
 	struct ctl_table t;
@@ -207,9 +208,10 @@ ctl_print_ps(FILE *fp, const struct gf_client *clients, size_t n)
 		const struct gf_client *c = &clients[i];
 		char pid[16], uid[16], group[GF_GROUP_LEN], priority[16];
 		char uuid[UUID_STR_LEN], used[32], limit[32], guarantee[32];
-		char host[32], idle[32];
+		char host[32], idle[32], leased[32];
 		const char *row[] = { pid, uid, group, priority, uuid, used,
-		    limit, guarantee, host, idle, name_state(c->state) };
+		    leased, limit, guarantee, host, idle,
+		    name_state(c->state) };
 
 		snprintf(pid, sizeof(pid), "%" PRIu32, c->pid);
 		snprintf(uid, sizeof(uid), "%" PRIu32, c->uid);
@@ -222,12 +224,14 @@ ctl_print_ps(FILE *fp, const struct gf_client *clients, size_t n)
 			/* no device opened yet: nothing is charged */
 			strcpy(uuid, "-");
 			strcpy(used, "-");
+			strcpy(leased, "-");
 			strcpy(limit, "-");
 			strcpy(guarantee, "-");
 			strcpy(host, "-");
 		} else {
 			uuid_format(c->uuid, uuid, sizeof(uuid));
 			size_format(c->used, used, sizeof(used));
+			size_format(c->leased, leased, sizeof(leased));
 			size_format(c->limit, limit, sizeof(limit));
 			size_format(c->guarantee, guarantee,
 			    sizeof(guarantee));

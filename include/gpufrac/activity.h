@@ -18,6 +18,22 @@
  *     swapped = 0 and leave it alone.
  * So no thread of a swapped-out process ever enters the driver through a
  * hook: either it sees the flag, or the daemon sees the thread.
+ *
+ * Leases (the fast path, DESIGN.md §2): lease[d] is the process's lease on
+ * its device ordinal d, memory the daemon has charged to it in advance so
+ * that cuMemAlloc and cuMemFree inside it cost no system call and no
+ * message. avail holds the bytes of the lease not allocated, and
+ * GF_LEASE_CLOSED while the daemon wants every byte back as it is freed:
+ *   shim, allocating n: compare-and-swap avail to avail - n, only if it is
+ *     open and holds n; freeing n drawn from it: to avail + n, only if it
+ *     is open; closed, it subtracts n from total and sends LEASE_RETURN.
+ *   daemon, granting g: total += g, then avail = (avail & ~CLOSED) + g;
+ *     taking the unused part back: exchange avail for CLOSED, then
+ *     total -= what it held.
+ * total is the lease's size as the daemon charges it; a restarted daemon
+ * is told it (LEASE_RESTORE). draws changes with every allocation drawn
+ * (a relaxed increment, lost updates allowed): the daemon takes back a
+ * lease it has not seen drawn from for a while.
  */
 #ifndef GPUFRAC_ACTIVITY_H
 #define GPUFRAC_ACTIVITY_H
@@ -25,8 +41,11 @@
 #include <stdint.h>
 
 #define GF_ACTIVITY_MAGIC	0x67664163u	/* "cAfg" */
-#define GF_ACTIVITY_VERSION	1
+#define GF_ACTIVITY_VERSION	2
 #define GF_ACTIVITY_SIZE	4096
+
+#define GF_ACTIVITY_DEVICES	32	/* lease slots: device ordinals */
+#define GF_LEASE_CLOSED		(1ull << 63)
 
 /* flags, set by the shim: memory the checkpoint API cannot move. */
 #define GF_ACT_IPC		0x1u	/* exported or imported IPC memory */
@@ -43,9 +62,18 @@ struct gf_activity {
 	uint32_t	swapped;	/* daemon: 1 while the process is being
 					   or has been swapped out */
 	uint32_t	zero;
+	uint8_t		pad[32];	/* the leases on lines of their own */
+	struct gf_lease_slot {
+		uint64_t	avail;	/* unallocated bytes | GF_LEASE_CLOSED */
+		uint64_t	total;	/* the lease's size */
+		uint64_t	draws;	/* shim: allocations drawn, mod 2^64 */
+		uint64_t	pad[5];
+	} lease[GF_ACTIVITY_DEVICES];
 };
 
-_Static_assert(sizeof(struct gf_activity) == 32, "gf_activity layout");
+_Static_assert(sizeof(struct gf_lease_slot) == 64, "gf_lease_slot layout");
+_Static_assert(sizeof(struct gf_activity) == 64 + 64 * GF_ACTIVITY_DEVICES,
+    "gf_activity layout");
 _Static_assert(sizeof(struct gf_activity) <= GF_ACTIVITY_SIZE,
     "gf_activity fits its page");
 

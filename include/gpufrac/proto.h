@@ -16,10 +16,18 @@
  *   COMMIT                                       after the driver call succeeded
  *   ROLLBACK                                     after it failed
  *   FREE                                         after a successful free
+ *   LEASE_RETURN                                 freed memory drawn from a
+ *                                                closed lease (activity.h)
+ *   LEASE_RESTORE                                a lease held from an earlier
+ *                                                connection (re-registration)
  *   SWAP_IN          -> [WAIT] OK | ERROR        before a driver call while
  *                                                swapped out (activity.h)
  * COMMIT with reserved == 0 charges an allocation that already exists: the
- * shim re-registers its live allocations this way after a daemon restart.
+ * shim re-registers its live allocations this way after a daemon restart,
+ * and its leases with LEASE_RESTORE. A RESERVE with GF_RESERVE_LEASE may
+ * come back with a lease: the GRANT says its size, the daemon has already
+ * put it in the activity page, and allocations that fit it are never
+ * sent (include/gpufrac/activity.h).
  * WAIT says the request is queued (the wait resolver): GRANT or DENY follows
  * when it is served or within WAIT's timeout. Other requests of the same
  * connection may be sent and answered meanwhile; replies carry their
@@ -79,6 +87,8 @@ enum {
 	GF_MSG_ROLLBACK,
 	GF_MSG_FREE,
 	GF_MSG_SWAP_IN,
+	GF_MSG_LEASE_RETURN,
+	GF_MSG_LEASE_RESTORE,
 	/* gpufracctl -> daemon */
 	GF_MSG_STATUS_REQ = 32,
 	GF_MSG_PS_REQ,
@@ -219,16 +229,28 @@ struct gf_device_info {
 	uint64_t	group_used;	/* and holds (its own charge) */
 };
 
+/* RESERVE's flags. */
+#define GF_RESERVE_LEASE	0x1u	/* of a kind drawn from leases: the
+					   daemon may grant one with it */
+
 struct gf_reserve {
 	uint8_t		uuid[GF_UUID_LEN];
 	uint64_t	size;
 	uint32_t	kind;		/* GF_KIND_* */
-	uint32_t	zero;
+	uint32_t	flags;		/* GF_RESERVE_* */
 };
 
 struct gf_grant {
-	uint64_t	used;		/* the client's charge after the grant */
+	uint64_t	used;		/* the client's charge after the grant,
+					   its lease included */
 	uint64_t	limit;
+	uint64_t	lease;		/* its lease on the device now */
+};
+
+/* LEASE_RETURN and LEASE_RESTORE. */
+struct gf_lease {
+	uint8_t		uuid[GF_UUID_LEN];
+	uint64_t	size;		/* returned; or the lease held */
 };
 
 struct gf_deny {
@@ -281,6 +303,7 @@ struct gf_device_status {
 	uint64_t	capacity;	/* total - reserve: shareable */
 	uint64_t	used;		/* charged to clients, on the device */
 	uint64_t	host;		/* swapped out to host memory */
+	uint64_t	leased;		/* of used, leased and not allocated */
 	uint32_t	nclients;
 	uint32_t	zero2;
 };
@@ -300,6 +323,7 @@ struct gf_client {
 	uint64_t	host;		/* swapped out to host memory */
 	uint64_t	idle_ms;	/* since its last driver call; or
 					   UINT64_MAX: unknown */
+	uint64_t	leased;		/* of used, leased and not allocated */
 };
 
 struct gf_alloc {
@@ -373,6 +397,7 @@ struct gf_msg {
 		struct gf_device_info	device_info;
 		struct gf_reserve	reserve;
 		struct gf_grant		grant;
+		struct gf_lease		lease;
 		struct gf_deny		deny;
 		struct gf_commit	commit;
 		struct gf_rollback	rollback;
@@ -398,12 +423,14 @@ _Static_assert(sizeof(struct gf_hello) == 16, "gf_hello layout");
 _Static_assert(sizeof(struct gf_device_open) == 32, "gf_device_open layout");
 _Static_assert(sizeof(struct gf_device_info) == 64, "gf_device_info layout");
 _Static_assert(sizeof(struct gf_reserve) == 32, "gf_reserve layout");
+_Static_assert(sizeof(struct gf_grant) == 24, "gf_grant layout");
+_Static_assert(sizeof(struct gf_lease) == 24, "gf_lease layout");
 _Static_assert(sizeof(struct gf_deny) == 24, "gf_deny layout");
 _Static_assert(sizeof(struct gf_commit) == 48, "gf_commit layout");
 _Static_assert(sizeof(struct gf_rollback) == 24, "gf_rollback layout");
 _Static_assert(sizeof(struct gf_status) == 136, "gf_status layout");
-_Static_assert(sizeof(struct gf_device_status) == 136, "gf_device_status layout");
-_Static_assert(sizeof(struct gf_client) == 112, "gf_client layout");
+_Static_assert(sizeof(struct gf_device_status) == 144, "gf_device_status layout");
+_Static_assert(sizeof(struct gf_client) == 120, "gf_client layout");
 _Static_assert(sizeof(struct gf_group_status) == 88, "gf_group_status layout");
 _Static_assert(sizeof(struct gf_event) == 176, "gf_event layout");
 _Static_assert(sizeof(struct gf_swap_req) == 8, "gf_swap_req layout");

@@ -171,7 +171,7 @@ class Fake:
             log("RESERVE pid=%d seq=%d size=%d -> WAIT" % (c.pid, seq, size_))
             return
         c.used += size_
-        c.send(GRANT, seq, struct.pack("<QQ", c.used, self.limit))
+        c.send(GRANT, seq, struct.pack("<QQQ", c.used, self.limit, 0))
         log("RESERVE pid=%d seq=%d size=%d -> GRANT" % (c.pid, seq, size_))
 
     def on_commit(self, c, seq, body):
@@ -196,7 +196,7 @@ class Fake:
             self.queued.remove(q)
             if type_ == GRANT:
                 c.used += size_
-                c.send(GRANT, seq, struct.pack("<QQ", c.used, self.limit))
+                c.send(GRANT, seq, struct.pack("<QQQ", c.used, self.limit, 0))
             else:
                 c.send(DENY, seq, struct.pack("<IIQQ", OOM, DENY_DEVICE_FULL,
                                               c.used, self.limit))

@@ -163,9 +163,10 @@ clients_are() {
 	[ "$(ctl ps --json | json 'len(j["clients"])')" = "$1" ]
 }
 
-# device_used_is BYTES [INDEX]: the daemon's charge on a device.
+# device_used_is BYTES [INDEX]: the daemon's charge on a device for what
+# is allocated: leased bytes not allocated yet aside.
 device_used_is() {
-	[ "$(ctl status --json | json "j['devices'][${2:-0}]['used_bytes']")" = "$1" ]
+	[ "$(ctl status --json | json "(lambda d: d['used_bytes'] - d['leased_bytes'])(j['devices'][${2:-0}])")" = "$1" ]
 }
 
 # nobody_setup: let processes of user nobody reach the socket and leave

@@ -8,9 +8,12 @@ GPUFRAC_MEMORY_LIMIT=2Gi client_start a preload "$C" alloc 256Mi \
 pid=$PID_a
 ps=$(ctl ps --json)
 check_eq "ps lists the client" "$(echo "$ps" | json '[c["pid"] for c in j["clients"]]')" "[$pid]"
-check_eq "ps shows its usage" \
+check_eq "ps shows its usage, a first lease of 4 MiB with it" \
 	"$(echo "$ps" | json 'j["clients"][0]["devices"][0]["used_bytes"]')" \
-	$((256 * 1048576 + 1024 * 1000))
+	$((260 * 1048576 + 1024 * 1000))
+check_eq "and that the lease is not allocated" \
+	"$(echo "$ps" | json 'j["clients"][0]["devices"][0]["leased_bytes"]')" \
+	$((4 * 1048576))
 check_eq "ps shows its limit" \
 	"$(echo "$ps" | json 'j["clients"][0]["devices"][0]["limit_bytes"]')" \
 	$((2 << 30))
@@ -22,7 +25,7 @@ uuid=$(echo "$ps" | json 'j["clients"][0]["devices"][0]["uuid"]')
 check_eq "the device is the daemon's device" "$uuid" \
 	"$(ctl status --json | json 'j["devices"][0]["uuid"]')"
 check "ps prints a table with the pid and IEC sizes" \
-	sh -c "'$GPUFRACCTL' -s '$GPUFRAC_SOCKET' ps | grep -E '^ *$pid .*256\.9MiB'"
+	sh -c "'$GPUFRACCTL' -s '$GPUFRAC_SOCKET' ps | grep -E '^ *$pid .*260\.9MiB +4(\.0)?MiB '"
 
 allocs=$(ctl allocs "$pid" --json)
 check_eq "allocs lists both allocations" \

@@ -64,6 +64,8 @@ static const struct type_case types[] = {
 	T(ROLLBACK, gf_rollback),
 	T(FREE, gf_free),
 	T0(SWAP_IN),
+	T(LEASE_RETURN, gf_lease),
+	T(LEASE_RESTORE, gf_lease),
 	T0(STATUS_REQ),
 	T0(PS_REQ),
 	T(ALLOCS_REQ, gf_allocs_req),
@@ -276,7 +278,7 @@ static void
 test_unknown_type(void **state)
 {
 	static const uint16_t unknown[] = {
-		0, GF_MSG_SWAP_IN + 1, GF_MSG_STATUS_REQ - 1,
+		0, GF_MSG_LEASE_RESTORE + 1, GF_MSG_STATUS_REQ - 1,
 		GF_MSG_SWAP_REQ + 1, GF_MSG_HELLO_OK - 1,
 		GF_MSG_OK + 1, 0x7fff, 0xffff,
 	};
