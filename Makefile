@@ -137,7 +137,7 @@ bench: all $(BENCH)
 	$(BENCH)
 
 deps:
-	@pkgs="gcc make libc6-dev libinih-dev libcmocka-dev python3 python3-numba"; \
+	@pkgs="gcc make libc6-dev libinih-dev libcmocka-dev python3 python3-numba strace"; \
 	if [ "$$(id -u)" = 0 ]; then \
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y -q --no-install-recommends $$pkgs; \

@@ -37,6 +37,10 @@
  *   freeasync        cuMemFreeAsync of the newest async allocation
  *   threshold SIZE   the current pool's release threshold
  *   trim SIZE        cuMemPoolTrimTo the current pool
+ *   many N SIZE      cuMemAlloc SIZE up to N times, kept, stopping at the
+ *                    first failure: "many K" | "many K err=CODE" (K made)
+ *   repeat N SIZE    N pairs of cuMemAlloc SIZE and its cuMemFree:
+ *                    "repeat ok" | "repeat err=CODE"
  *   fork CMD         run one command in a forked child, then wait for it
  *   hold             print "holding", then wait for SIGUSR1
  * Sizes use gpufrac's notation (512Mi, 1Gi). Exit status: 0, or 2 on a
@@ -475,6 +479,35 @@ pool_cmd(char **argv)
 	return 2;
 }
 
+/* many and repeat; returns the words used. */
+static int
+series_cmd(char **argv)
+{
+	size_t n, size, i;
+	CUdeviceptr p;
+	CUresult r = CUDA_SUCCESS;
+
+	if (argv[1] == NULL || argv[2] == NULL)
+		die("missing count or size");
+	n = size_arg(argv[1]);
+	size = size_arg(argv[2]);
+	for (i = 0; i < n && r == CUDA_SUCCESS; i++) {
+		if ((r = api.alloc(&p, size)) != CUDA_SUCCESS)
+			break;
+		if (argv[0][0] == 'm')
+			remember(p, size);
+		else
+			r = api.free(p);
+	}
+	if (argv[0][0] == 'r')
+		report("repeat", r);
+	else if (r == CUDA_SUCCESS)
+		printf("many %zu\n", i);
+	else
+		printf("many %zu err=%d\n", i, (int)r);
+	return 3;
+}
+
 /* How many words a command takes, itself included. */
 static int
 arity(const char *cmd)
@@ -483,6 +516,8 @@ arity(const char *cmd)
 		return 3;
 	if (strcmp(cmd, "mipmap") == 0)
 		return 4;
+	if (strcmp(cmd, "many") == 0 || strcmp(cmd, "repeat") == 0)
+		return 3;
 	if (strcmp(cmd, "alloc") == 0 || strcmp(cmd, "managed") == 0 ||
 	    strcmp(cmd, "vmm") == 0 || strcmp(cmd, "async") == 0 ||
 	    strcmp(cmd, "threshold") == 0 || strcmp(cmd, "trim") == 0 ||
@@ -513,6 +548,8 @@ run(char **argv)
 		report(cmd, r);
 		return 2;
 	}
+	if (strcmp(cmd, "many") == 0 || strcmp(cmd, "repeat") == 0)
+		return series_cmd(argv);
 	if (strcmp(cmd, "pitch") == 0) {
 		a = size_arg(argv[1]);
 		b = size_arg(argv[2]);
