@@ -299,6 +299,23 @@ start(struct arbiter *a, struct ledger_client *lc, int dir, const char *why,
 
 /* ---- a swap has ended ------------------------------------------------- */
 
+/*
+ * Whether lc, which asks to come back, fits the device, once the unused
+ * leases that stand in its way are taken back.
+ */
+static int
+fits_back(struct arbiter *a, struct ledger_client *lc)
+{
+	size_t d;
+
+	if (ledger_swap_in_fits(&a->ledger, lc))
+		return 1;
+	for (d = 0; d < a->ledger.ndevices; d++)
+		if (lc->usage[d].host > 0)
+			(void)lease_reclaim(a, lc, d, LEDGER_COLLISION);
+	return ledger_swap_in_fits(&a->ledger, lc);
+}
+
 /* What lc has leased and not allocated need not go to host memory. */
 static void
 reclaim_leases(struct arbiter *a, struct ledger_client *lc)
@@ -600,7 +617,7 @@ pump_once(struct arbiter *a)
 	if (pump_todo(a, &started) == 0)
 		return started;
 	if ((lc = longest_out(a, 1)) != NULL) {
-		if (ledger_swap_in_fits(&a->ledger, lc))
+		if (fits_back(a, lc))
 			return start(a, lc, GF_SWAP_IN, "asked by",
 			    lc->pid) == 0;
 		if (room_for(a, lc, &started) == 0)
