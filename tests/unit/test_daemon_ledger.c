@@ -52,8 +52,8 @@ teardown(void **state)
 	return 0;
 }
 
-/* used == pending + allocations for c; devices and groups agree with
- * clients. */
+/* used == pending + lease + allocations for c; devices and groups agree
+ * with clients. */
 static void
 assert_invariants(const struct ledger *l)
 {
@@ -97,7 +97,8 @@ assert_invariants(const struct ledger *l)
 			allocs[a->device] += a->size;
 		for (i = 0; i < l->ndevices; i++) {
 			assert_int_equal(c->usage[i].used + c->usage[i].host,
-			    c->usage[i].pending + allocs[i]);
+			    c->usage[i].pending + c->usage[i].lease +
+			    allocs[i]);
 			/* out: nothing on the device, in: nothing on host */
 			assert_int_equal(c->on_host ? c->usage[i].used :
 			    c->usage[i].host, 0);
@@ -538,6 +539,66 @@ set_groups(struct ledger *l, struct group_policy *extra, size_t n)
 	    NULL), 0);
 }
 
+/*
+ * A lease is charged like an allocation: headroom says how much one may
+ * be given (limit, group limit, device), shrinking returns no more than
+ * is leased, and limits count it.
+ */
+static void
+test_lease(void **state)
+{
+	struct fixture *f = *state;
+	struct ledger *l = &f->l;
+	struct group_policy team = policy("team", GF_LIMIT_BYTES, 5 * GiB);
+	struct ledger_client *a, *b, *c;
+
+	set_groups(l, &team, 1);
+	a = ledger_client_new(l, 1, 0, 0, NULL);
+	b = ledger_client_new(l, 2, 0, 0, NULL);
+	c = ledger_client_new(l, 3, 0, 0, NULL);
+	ledger_client_group(l, b, 1);
+	ledger_client_group(l, c, 1);
+	assert_int_equal(ledger_headroom(l, a, 1), 0);	/* not open */
+	ledger_open(l, a, 1, GF_LIMIT_BYTES, 4 * GiB);
+	ledger_open(l, b, 1, GF_LIMIT_NONE, 0);
+	ledger_open(l, c, 1, GF_LIMIT_NONE, 0);
+	/* Its own limit. */
+	assert_int_equal(ledger_reserve(l, a, 1, GiB), LEDGER_GRANT);
+	assert_int_equal(ledger_headroom(l, a, 1), 3 * GiB);
+	ledger_lease_grow(l, a, 1, 2 * GiB);
+	assert_int_equal(a->usage[1].used, 3 * GiB);
+	assert_int_equal(ledger_headroom(l, a, 1), GiB);
+	assert_int_equal(ledger_reserve(l, a, 1, GiB + 1), LEDGER_LIMIT);
+	/* The group's limit, shared by b and c. */
+	assert_int_equal(ledger_reserve(l, b, 1, 2 * GiB), LEDGER_GRANT);
+	assert_int_equal(ledger_headroom(l, c, 1), 3 * GiB);
+	/* The device: 8Gi less a's 3Gi and b's 2Gi. */
+	ledger_lease_grow(l, b, 1, GiB);
+	assert_int_equal(ledger_headroom(l, c, 1), 2 * GiB);
+	ledger_lease_grow(l, a, 1, GiB);
+	assert_int_equal(ledger_headroom(l, c, 1), GiB);
+	assert_int_equal(ledger_headroom(l, a, 1), 0);
+	assert_invariants(l);
+	/* Returned, never more than is leased. */
+	assert_int_equal(ledger_lease_shrink(l, a, 1, GiB), GiB);
+	assert_int_equal(ledger_lease_shrink(l, a, 1, 5 * GiB), 2 * GiB);
+	assert_int_equal(a->usage[1].lease, 0);
+	assert_int_equal(a->usage[1].used, GiB);
+	assert_int_equal(ledger_lease_shrink(l, a, 1, MiB), 0);
+	assert_int_equal(l->devices[1].used, 4 * GiB);
+	assert_invariants(l);
+	/* A swapped-out client's lease is host memory, as the rest. */
+	ledger_swap_out(l, b);
+	assert_int_equal(ledger_lease_shrink(l, b, 1, GiB), GiB);
+	assert_int_equal(b->usage[1].host, 2 * GiB);
+	assert_invariants(l);
+	/* A departing client's lease goes with it. */
+	ledger_lease_grow(l, c, 1, GiB);
+	ledger_client_drop(l, c);
+	assert_int_equal(l->devices[1].used, GiB);
+	assert_invariants(l);
+}
+
 static void
 test_group_shared_limit(void **state)
 {
@@ -829,6 +890,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_collision, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_commit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lease, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_commit_same_ptr_twice,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rollback, setup, teardown),
