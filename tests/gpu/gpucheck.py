@@ -79,13 +79,18 @@ def capacities():
             for d in ctl_json("status")["devices"]}
 
 
-def used_by_me():
-    """This process's charge on its devices, as gpufracctl ps reports it:
-    its allocations and its "context" record."""
+def my_devices():
+    """This process's devices in one gpufracctl ps; [] if it has none."""
     for c in ctl_json("ps")["clients"]:
         if c["pid"] == os.getpid():
-            return sum(d["used_bytes"] for d in c["devices"])
-    return 0
+            return c["devices"]
+    return []
+
+
+def used_by_me():
+    """This process's charge on its devices, as gpufracctl ps reports it:
+    its allocations, its lease and its "context" record."""
+    return sum(d["used_bytes"] for d in my_devices())
 
 
 def my_allocs():
@@ -103,8 +108,11 @@ def bytes_of(kind, allocs=None):
 
 
 def held_by_me():
-    """What this process's allocations hold: its charge less its context."""
-    return sum(a["size"] for a in my_allocs() if a["kind"] != "context")
+    """What this process's allocations hold: its charge less its context
+    and the unused part of its leases (allocations made inside a lease are
+    not listed one by one, so allocs alone would miss them)."""
+    allocated = sum(d["used_bytes"] - d["leased_bytes"] for d in my_devices())
+    return allocated - bytes_of("context")
 
 
 def kinds(allocs=None):
