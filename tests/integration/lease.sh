@@ -124,8 +124,10 @@ else
 	if check "the system calls are counted" counted; then
 		echo "# 2000 pairs more: $((b3 - b1)) system calls on the" \
 		    "bare driver, $((s3 - s1)) through the shim"
+		# One call per pair would be 2000; allow the few a runtime's
+		# own threads make meanwhile (ThreadSanitizer's wakes up).
 		check "2000 pairs inside the lease add no system call of the shim's" \
-			[ $((s3 - s1)) -le $((b3 - b1 + 20)) ]
+			[ $((s3 - s1)) -le $((b3 - b1 + 100)) ]
 	fi
 fi
 
