@@ -13,7 +13,7 @@
 #include "bench.h"
 #include "log.h"
 
-#define FP_REPS		7
+#define FP_REPS		21
 #define FP_PAIRS	"20000"
 #define FP_WARMUP	200
 
