@@ -88,14 +88,21 @@ lease_reclaim(struct arbiter *a, struct ledger_client *lc, size_t dev,
 }
 
 void
+lease_take_all(struct arbiter *a, struct ledger_client *lc)
+{
+	size_t d;
+
+	for (d = 0; d < a->ledger.ndevices; d++)
+		(void)lease_take(a, lc, d);
+}
+
+void
 lease_reclaim_all(struct arbiter *a)
 {
 	struct ledger_client *lc;
-	size_t d;
 
 	TAILQ_FOREACH(lc, &a->ledger.clients, entry)
-		for (d = 0; d < a->ledger.ndevices; d++)
-			(void)lease_take(a, lc, d);
+		lease_take_all(a, lc);
 }
 
 /* The size of lc's next lease on dev, as its pace of asking says. */

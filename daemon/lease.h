@@ -36,6 +36,8 @@ uint64_t lease_unused(const struct ledger_client *lc, size_t dev);
 
 /* Take lc's unused lease on dev back, closing it; the bytes taken. */
 uint64_t lease_take(struct arbiter *a, struct ledger_client *lc, size_t dev);
+/* The same on every device (lc is about to be swapped out). */
+void	lease_take_all(struct arbiter *a, struct ledger_client *lc);
 
 /*
  * lc's request on dev was refused for reason (LEDGER_LIMIT,

@@ -69,8 +69,8 @@ struct ledger_usage {
 					   client makes without asking */
 	uint64_t	host;		/* swapped out: what used was */
 	/* lease.c's, not the ledger's */
-	uint32_t	ordinal;	/* the client's ordinal for the device:
-					   its lease slot; GF_UNSET: none */
+	uint32_t	ordinal;	/* the client's ordinal for the device,
+					   its lease slot (once opened) */
 	uint64_t	lease_target;	/* the size its next lease is given */
 	uint64_t	lease_grant_ms;	/* when it was last given one */
 	uint64_t	lease_draws;	/* the slot's draws at the last look */

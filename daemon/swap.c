@@ -316,16 +316,6 @@ fits_back(struct arbiter *a, struct ledger_client *lc)
 	return ledger_swap_in_fits(&a->ledger, lc);
 }
 
-/* What lc has leased and not allocated need not go to host memory. */
-static void
-reclaim_leases(struct arbiter *a, struct ledger_client *lc)
-{
-	size_t d;
-
-	for (d = 0; d < a->ledger.ndevices; d++)
-		(void)lease_take(a, lc, d);
-}
-
 static void
 ended_out(struct arbiter *a, struct swap_op *op)
 {
@@ -335,7 +325,8 @@ ended_out(struct arbiter *a, struct swap_op *op)
 	char msg[GF_ERRMSG_LEN], sbuf[32];
 
 	if (j->result == CUDA_SUCCESS) {
-		reclaim_leases(a, lc);
+		/* Leased, not allocated: no need to go to host memory. */
+		lease_take_all(a, lc);
 		ledger_swap_out(&a->ledger, lc);
 		lc->swap = SWAP_OUT;
 		lc->swap_parked = op->by_hand;

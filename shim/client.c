@@ -332,6 +332,52 @@ client_lost(const char *why)
 	client_say_unreachable(why);
 }
 
+/* COMMIT of ptr on dev, on fd (see struct gf_commit). */
+static int
+client_send_commit(int fd, int dev, uint64_t ptr, uint64_t reserved,
+    uint64_t size, uint32_t kind, char *why, size_t whylen)
+{
+	struct gf_commit c;
+
+	memset(&c, 0, sizeof(c));
+	memcpy(c.uuid, client_devs[dev].uuid, GF_UUID_LEN);
+	c.ptr = ptr;
+	c.reserved = reserved;
+	c.size = size;
+	c.kind = kind;
+	return client_send(fd, GF_MSG_COMMIT, &c, NULL, why, whylen);
+}
+
+/*
+ * Tell the live connection, if any, of a commit or a free; a send that
+ * fails loses it. Lock held.
+ */
+static void
+client_tell_commit(int dev, uint64_t ptr, uint64_t reserved, uint64_t size,
+    uint32_t kind)
+{
+	char why[CLIENT_WHY_LEN];
+
+	if (client_up && client_send_commit(client_fd, dev, ptr, reserved,
+	    size, kind, why, sizeof(why)) < 0)
+		client_lost(why);
+}
+
+static void
+client_tell_free(uint64_t ptr)
+{
+	char why[CLIENT_WHY_LEN];
+	struct gf_free f;
+
+	if (!client_up)
+		return;
+	memset(&f, 0, sizeof(f));
+	f.ptr = ptr;
+	if (client_send(client_fd, GF_MSG_FREE, &f, NULL, why,
+	    sizeof(why)) < 0)
+		client_lost(why);
+}
+
 /* ---- devices ---------------------------------------------------------- */
 
 static int
@@ -777,18 +823,12 @@ static int
 client_rereg_one(uint64_t ptr, const struct alloc_entry *e, void *arg)
 {
 	struct client_rereg *rr = arg;
-	struct gf_commit c;
 
 	if (e->flags & ALLOC_LEASED)
 		return 0;	/* the lease it came from is restored whole */
-	memset(&c, 0, sizeof(c));
-	memcpy(c.uuid, client_devs[e->dev].uuid, GF_UUID_LEN);
-	c.ptr = ptr;
-	c.reserved = 0;		/* the allocation exists already */
-	c.size = e->size;
-	c.kind = e->kind;
-	if (client_send(rr->fd, GF_MSG_COMMIT, &c, NULL, rr->why,
-	    rr->whylen) < 0)
+	/* reserved 0: the allocation exists already. */
+	if (client_send_commit(rr->fd, e->dev, ptr, 0, e->size, e->kind,
+	    rr->why, rr->whylen) < 0)
 		return -1;
 	rr->n++;
 	return 0;
@@ -1296,8 +1336,6 @@ int
 client_commit(const struct client_ticket *t, uint64_t ptr, uint64_t size)
 {
 	static int said;
-	char why[CLIENT_WHY_LEN];
-	struct gf_commit c;
 	int r = 0;
 
 	if (t->dev < 0)
@@ -1314,19 +1352,12 @@ client_commit(const struct client_ticket *t, uint64_t ptr, uint64_t size)
 	}
 	client_devs[t->dev].pending = sat_sub(client_devs[t->dev].pending,
 	    t->size);
-	/* Down: the next connection re-registers it with the rest. */
-	if (client_up) {
-		memset(&c, 0, sizeof(c));
-		memcpy(c.uuid, client_devs[t->dev].uuid, GF_UUID_LEN);
-		c.ptr = ptr;
-		/* A RESERVE made on an earlier connection is unknown here. */
-		c.reserved = t->gen == client_gen ? t->size : 0;
-		c.size = size;
-		c.kind = t->kind;
-		if (client_send(client_fd, GF_MSG_COMMIT, &c, NULL, why,
-		    sizeof(why)) < 0)
-			client_lost(why);
-	}
+	/*
+	 * Down: the next connection re-registers it with the rest. A
+	 * RESERVE made on an earlier connection is unknown to this one.
+	 */
+	client_tell_commit(t->dev, ptr, t->gen == client_gen ? t->size : 0,
+	    size, t->kind);
 out:
 	pthread_mutex_unlock(&client_lock);
 	pthread_mutex_unlock(&client_free_lock);
@@ -1369,9 +1400,7 @@ CUresult
 client_release_keys(const uint64_t *keys, size_t n,
     CUresult (*real_release)(void *), void *arg)
 {
-	char why[CLIENT_WHY_LEN];
 	struct alloc_entry e;
-	struct gf_free f;
 	CUresult r;
 	size_t i;
 
@@ -1380,15 +1409,9 @@ client_release_keys(const uint64_t *keys, size_t n,
 	if (r == CUDA_SUCCESS) {
 		/* Table and message together: client_register walks one. */
 		pthread_mutex_lock(&client_lock);
-		for (i = 0; i < n; i++) {
-			if (!alloc_table_remove(keys[i], &e) || !client_up)
-				continue;
-			memset(&f, 0, sizeof(f));
-			f.ptr = keys[i];
-			if (client_send(client_fd, GF_MSG_FREE, &f, NULL, why,
-			    sizeof(why)) < 0)
-				client_lost(why);
-		}
+		for (i = 0; i < n; i++)
+			if (alloc_table_remove(keys[i], &e))
+				client_tell_free(keys[i]);
 		pthread_mutex_unlock(&client_lock);
 	}
 	pthread_mutex_unlock(&client_free_lock);
@@ -1404,11 +1427,7 @@ client_release(uint64_t key, CUresult (*real_release)(void *), void *arg)
 void
 client_recharge(uint64_t key, int dev, uint32_t kind, uint64_t size)
 {
-	char why[CLIENT_WHY_LEN];
 	struct alloc_entry e;
-	struct gf_commit c;
-	struct gf_free f;
-	int sent;
 
 	if (!client_device_valid(dev))
 		return;
@@ -1418,26 +1437,11 @@ client_recharge(uint64_t key, int dev, uint32_t kind, uint64_t size)
 	if (client_device_prepare(dev) < 0)
 		goto out;
 	if (size == 0) {
-		if (!alloc_table_remove(key, &e) || !client_up)
-			goto out;
-		memset(&f, 0, sizeof(f));
-		f.ptr = key;
-		sent = client_send(client_fd, GF_MSG_FREE, &f, NULL, why,
-		    sizeof(why));
-	} else {
-		if (alloc_table_add(key, size, kind, dev, 0) < 0 || !client_up)
-			goto out;
+		if (alloc_table_remove(key, &e))
+			client_tell_free(key);
+	} else if (alloc_table_add(key, size, kind, dev, 0) == 0)
 		/* reserved 0: the record is charged as it now stands. */
-		memset(&c, 0, sizeof(c));
-		memcpy(c.uuid, client_devs[dev].uuid, GF_UUID_LEN);
-		c.ptr = key;
-		c.size = size;
-		c.kind = kind;
-		sent = client_send(client_fd, GF_MSG_COMMIT, &c, NULL, why,
-		    sizeof(why));
-	}
-	if (sent < 0)
-		client_lost(why);
+		client_tell_commit(dev, key, 0, size, kind);
 out:
 	pthread_mutex_unlock(&client_lock);
 	pthread_mutex_unlock(&client_free_lock);
@@ -1534,20 +1538,9 @@ static void
 client_free_failed(CUdeviceptr ptr, const struct alloc_entry *e,
     unsigned gen)
 {
-	char why[CLIENT_WHY_LEN];
-	struct gf_commit c;
-
-	if (alloc_table_add(ptr, e->size, e->kind, e->dev, e->flags) < 0 ||
-	    !client_up || gen == client_gen || (e->flags & ALLOC_LEASED))
-		return;
-	memset(&c, 0, sizeof(c));
-	memcpy(c.uuid, client_devs[e->dev].uuid, GF_UUID_LEN);
-	c.ptr = ptr;
-	c.size = e->size;
-	c.kind = e->kind;
-	if (client_send(client_fd, GF_MSG_COMMIT, &c, NULL, why,
-	    sizeof(why)) < 0)
-		client_lost(why);
+	if (alloc_table_add(ptr, e->size, e->kind, e->dev, e->flags) == 0 &&
+	    gen != client_gen)
+		client_tell_commit(e->dev, ptr, 0, e->size, e->kind);
 }
 
 /*
@@ -1561,9 +1554,7 @@ CUresult
 client_free(CUdeviceptr ptr, CUresult (*real_free)(CUdeviceptr))
 {
 	unsigned gen = __atomic_load_n(&client_gen, __ATOMIC_ACQUIRE);
-	char why[CLIENT_WHY_LEN];
 	struct alloc_entry e;
-	struct gf_free f;
 	CUresult r;
 
 	if (!alloc_table_remove(ptr, &e))
@@ -1581,13 +1572,8 @@ client_free(CUdeviceptr ptr, CUresult (*real_free)(CUdeviceptr))
 	pthread_mutex_lock(&client_lock);
 	if (r != CUDA_SUCCESS)
 		client_free_failed(ptr, &e, gen);
-	else if (client_up) {
-		memset(&f, 0, sizeof(f));
-		f.ptr = ptr;
-		if (client_send(client_fd, GF_MSG_FREE, &f, NULL, why,
-		    sizeof(why)) < 0)
-			client_lost(why);
-	}
+	else
+		client_tell_free(ptr);
 	pthread_mutex_unlock(&client_lock);
 	pthread_mutex_unlock(&client_free_lock);
 	return r;

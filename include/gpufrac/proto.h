@@ -222,11 +222,13 @@ struct gf_device_info {
 	uint8_t		uuid[GF_UUID_LEN];
 	uint64_t	limit;		/* this client's effective limit, bytes */
 	uint64_t	capacity;	/* the device's shareable bytes */
-	uint64_t	used;		/* this client's charge on the device */
+	uint64_t	used;		/* this client's charge on the device,
+					   less its lease's unused part */
 	uint64_t	overhead;	/* of it, the "context" charge */
 	uint64_t	group_limit;	/* what its group may hold (a default-
 					   group client: its own limit) */
-	uint64_t	group_used;	/* and holds (its own charge) */
+	uint64_t	group_used;	/* and holds (its own charge), leases'
+					   unused parts aside */
 };
 
 /* RESERVE's flags. */

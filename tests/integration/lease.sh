@@ -75,11 +75,12 @@ client_release c
 printf '[daemon]\ndefault_resolver = wait\nwait_timeout = 60s\n' >"$conf"
 check "the wait resolver comes in with a reload" ctl reload
 client_start f preload "$C" many 40 1Mi hold freeall
+check "the holder has an unused lease" [ "$(ps_of "$PID_f" leased_bytes)" -gt 0 ]
 env "$PRE" "$C" alloc 40Mi </dev/null >"$TMP/g.out" 2>"$TMP/g.err" &
 PID_g=$!
 wait_for "a request that cannot fit waits" 10 sh -c \
 	"ctl() { '$GPUFRACCTL' -s '$GPUFRAC_SOCKET' \"\$@\"; }; ctl ps | grep -E '^ *$PID_g .*waiting'"
-check_eq "the holder's lease was closed when it started waiting" \
+check_eq "the holder's unused lease was taken back when it started waiting" \
 	"$(ps_of "$PID_f" leased_bytes)" 0
 client_release f
 wait "$PID_g"
