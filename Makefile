@@ -62,7 +62,13 @@ SIM         = tests/simcuda/libcuda.so.1
 NVML        = tests/simcuda/libnvidia-ml.so.1
 UNIT        = $(patsubst %.c,%,$(wildcard tests/unit/test_*.c))
 CLIENTS     = $(patsubst %.c,%,$(wildcard tests/clients/*.c))
-BINS        = $(SHIM) $(DAEMON) $(CTL) $(SIM) $(NVML)
+OCI_OBJ     = $(patsubst %.c,%.o,$(wildcard oci/*.c))
+OCI_HOOK    = oci/gpufrac-oci-hook
+# The Slurm plugin is built where Slurm's header is (libslurm-dev).
+SPANK_H    ?= /usr/include/slurm/spank.h
+SPANK_OBJ   = $(patsubst %.c,%.o,$(wildcard slurm/*.c))
+SPANK       = $(if $(wildcard $(SPANK_H)),slurm/gpufrac_spank.so)
+BINS        = $(SHIM) $(DAEMON) $(CTL) $(SIM) $(NVML) $(OCI_HOOK) $(SPANK)
 MAN         = man/gpufracctl.1 man/gpufrac.conf.5 man/libgpufrac.7 \
 	      man/gpufracd.8
 
@@ -85,6 +91,16 @@ $(DAEMON): $(DAEMON_MAIN) $(DAEMON_OBJ) $(COMMON_LIB)
 
 $(CTL): $(CTL_OBJ) $(COMMON_LIB)
 	$(CC) -o $@ $^ $(ALL_LDFLAGS)
+
+# The OCI hook reads the runtime's state JSON with jansson.
+$(OCI_HOOK): $(OCI_OBJ) $(COMMON_LIB)
+	$(CC) -o $@ $^ $(ALL_LDFLAGS) -ljansson
+
+# The SPANK plugin is loaded by srun, slurmd and slurmstepd: it exports
+# only the slurm_spank_* entry points and the plugin's identity.
+$(SPANK): $(SPANK_OBJ) $(COMMON_LIB)
+	$(CC) -shared -o $@ $(SPANK_OBJ) $(COMMON_LIB) $(ALL_LDFLAGS) \
+	    -Wl,-z,defs
 
 # The benchmark measures the shim's allocation table as the shim builds it.
 $(BENCH): $(BENCH_OBJ) shim/alloc_table.o $(COMMON_LIB)
@@ -137,7 +153,7 @@ bench: all $(BENCH)
 	$(BENCH)
 
 deps:
-	@pkgs="gcc make libc6-dev libinih-dev libcmocka-dev python3 python3-numba strace"; \
+	@pkgs="gcc make libc6-dev libinih-dev libcmocka-dev libjansson-dev python3 python3-numba strace crun slurm-wlm munge libslurm-dev"; \
 	if [ "$$(id -u)" = 0 ]; then \
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y -q --no-install-recommends $$pkgs; \

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "arbiter.h"
+#include "cgroup.h"
 #include "control.h"
 #include "depart.h"
 #include "dispatch.h"
@@ -27,7 +28,6 @@
 #define READ_BATCH	64	/* packets per peer per round: fairness */
 #define ACCEPT_BATCH	64
 #define ACCEPT_PAUSE_MS	1000	/* after running out of descriptors */
-#define CGROUP_FILE_MAX	65536
 #define OUTQ_KEEP	65536	/* a drained queue keeps at most this */
 
 static void conn_event(struct event_loop *, int, int, void *);
@@ -42,47 +42,6 @@ control_init(struct control *ctl, struct event_loop *loop,
 	ctl->arb = arb;
 	TAILQ_INIT(&ctl->conns);
 	TAILQ_INIT(&ctl->departs);
-}
-
-/*
- * The peer's cgroup: the cgroup v2 line ("0::/path") of /proc/PID/cgroup,
- * else the v1 memory controller's, else the first. malloc'd; "" when the
- * process is gone or unreadable, NULL only on ENOMEM.
- */
-static char *
-peer_cgroup(uint32_t pid)
-{
-	char path[64], *buf = NULL, *line, *pick = NULL, *save, *p;
-	size_t cap = 0;
-	ssize_t n;
-	FILE *fp;
-
-	snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
-	if (pid == 0 || (fp = fopen(path, "re")) == NULL)
-		return strdup("");
-	n = getdelim(&buf, &cap, '\0', fp);
-	fclose(fp);
-	if (n <= 0 || n > CGROUP_FILE_MAX) {
-		free(buf);
-		return strdup("");
-	}
-	for (line = strtok_r(buf, "\n", &save); line != NULL;
-	    line = strtok_r(NULL, "\n", &save)) {
-		if (strncmp(line, "0::", 3) == 0) {
-			pick = line;
-			break;
-		}
-		if (pick == NULL || strstr(line, ":memory:") != NULL)
-			pick = line;
-	}
-	/* "ID:CONTROLLERS:PATH" */
-	if (pick != NULL && (p = strchr(pick, ':')) != NULL &&
-	    (p = strchr(p + 1, ':')) != NULL)
-		p = strdup(p + 1);
-	else
-		p = strdup("");
-	free(buf);
-	return p;
 }
 
 static void
@@ -106,7 +65,7 @@ control_adopt(struct control *ctl, int fd)
 		return NULL;
 	}
 	if ((c = calloc(1, sizeof(*c))) == NULL ||
-	    (c->cgroup = peer_cgroup((uint32_t)cred.pid)) == NULL) {
+	    (c->cgroup = cgroup_of_pid((uint32_t)cred.pid)) == NULL) {
 		log_warnx("out of memory for a connection from pid %d",
 		    (int)cred.pid);
 		goto out_free;

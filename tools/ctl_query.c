@@ -72,6 +72,7 @@ conv_refused(const struct conv *c, const struct gf_error *e)
 		[GF_ERR_STATE] = "request not valid in this state",
 		[GF_ERR_CONFIG] = "the configuration is not valid",
 		[GF_ERR_SWAP] = "the swap could not be done",
+		[GF_ERR_GROUP] = "the group change was refused",
 	};
 	char msg[GF_ERRMSG_LEN];
 

@@ -45,6 +45,13 @@
  *   RELOAD_REQ       -> OK | ERROR               (root and admin_group only)
  *   SWAP_REQ         -> OK | ERROR               (root and admin_group only;
  *                                                OK once the swap is done)
+ *   GROUP_RULE x N, GROUP_SET -> OK | ERROR      create or change a run-time
+ *                                                group (admin only): the N
+ *                                                rules sent just before it
+ *                                                replace its rules
+ *   GROUP_RM         -> OK | ERROR               remove one (admin only)
+ *   LIMIT_REQ        -> OK | ERROR               one process's limit (admin
+ *                                                only)
  *
  * Replies echo the request's seq. Identity (pid, uid, gid, cgroup) is taken
  * from the kernel (SO_PEERCRED), never from a message.
@@ -69,6 +76,8 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 #define GF_GROUP_DEFAULT	"default"	/* limits per process */
 #define GF_ERRMSG_LEN		120
 #define GF_VERSION_LEN		16
+#define GF_RULE_LEN		232	/* one match rule, "cgroup:/..." */
+#define GF_GROUP_RULES_MAX	16	/* rules of one GROUP_SET */
 
 struct gf_hdr {
 	uint16_t	version;	/* GF_PROTO_VERSION */
@@ -96,6 +105,10 @@ enum {
 	GF_MSG_EVENTS_REQ,
 	GF_MSG_RELOAD_REQ,
 	GF_MSG_SWAP_REQ,
+	GF_MSG_GROUP_RULE,
+	GF_MSG_GROUP_SET,
+	GF_MSG_GROUP_RM,
+	GF_MSG_LIMIT_REQ,
 	/* daemon -> peer */
 	GF_MSG_HELLO_OK = 64,
 	GF_MSG_DEVICE_INFO,
@@ -161,6 +174,7 @@ enum {
 	GF_ERR_STATE,		/* request not valid in this connection's state */
 	GF_ERR_CONFIG,		/* a reload found the configuration bad */
 	GF_ERR_SWAP,		/* a swap could not be done */
+	GF_ERR_GROUP,		/* a group change was refused */
 };
 
 /* SWAP_REQ's direction. */
@@ -354,6 +368,45 @@ struct gf_swap_req {
 	uint32_t	direction;	/* GF_SWAP_OUT or GF_SWAP_IN */
 };
 
+/* GROUP_RULE: one of the rules of the GROUP_SET that follows. */
+struct gf_group_rule {
+	char		rule[GF_RULE_LEN];	/* "cgroup:GLOB", "uid:N", ... */
+};
+
+/*
+ * GROUP_SET: create the run-time group name, or change it. What is unset
+ * (kind GF_LIMIT_NONE, GF_UNSET, priority_set 0) keeps its value, or for a
+ * new group takes [daemon]'s default. A new group needs rules.
+ */
+struct gf_group_set {
+	char		name[GF_GROUP_LEN];
+	uint32_t	nrules;		/* GROUP_RULEs just before; 0: keep */
+	uint32_t	limit_kind;	/* GF_LIMIT_*; NONE: unchanged */
+	uint64_t	limit_value;
+	uint32_t	guarantee_kind;	/* GF_LIMIT_*; NONE: unchanged */
+	uint32_t	priority_set;	/* 1: priority is given */
+	uint64_t	guarantee_value; /* bytes 0: no guarantee */
+	int32_t		priority;
+	uint32_t	resolver;	/* GF_RESOLVER_*, or GF_UNSET */
+	uint32_t	on_preempt;	/* GF_PREEMPT_*, or GF_UNSET */
+	uint32_t	wait_timeout_ms; /* or GF_UNSET */
+};
+
+struct gf_group_rm {
+	char		name[GF_GROUP_LEN];
+};
+
+/* LIMIT_REQ: pid's limit on one device (index or uuid), or on all. */
+struct gf_limit_req {
+	uint32_t	pid;
+	uint32_t	index;		/* the device's index (status), or
+					   GF_UNSET: by uuid, or all */
+	uint8_t		uuid[GF_UUID_LEN];	/* all zero: none */
+	uint32_t	limit_kind;	/* GF_LIMIT_BYTES or _PERCENT */
+	uint32_t	zero;
+	uint64_t	limit_value;
+};
+
 struct gf_events_req {
 	uint32_t	follow;		/* 1: keep streaming new events */
 	uint32_t	zero;
@@ -414,6 +467,10 @@ struct gf_msg {
 		struct gf_wait		wait;
 		struct gf_events_req	events_req;
 		struct gf_swap_req	swap_req;
+		struct gf_group_rule	group_rule;
+		struct gf_group_set	group_set;
+		struct gf_group_rm	group_rm;
+		struct gf_limit_req	limit_req;
 		struct gf_group_status	group_status;
 		struct gf_event		event;
 		uint8_t			raw[GF_MSG_MAX - sizeof(struct gf_hdr)];
@@ -436,6 +493,10 @@ _Static_assert(sizeof(struct gf_client) == 120, "gf_client layout");
 _Static_assert(sizeof(struct gf_group_status) == 88, "gf_group_status layout");
 _Static_assert(sizeof(struct gf_event) == 176, "gf_event layout");
 _Static_assert(sizeof(struct gf_swap_req) == 8, "gf_swap_req layout");
+_Static_assert(sizeof(struct gf_group_rule) == GF_RULE_LEN, "gf_group_rule layout");
+_Static_assert(sizeof(struct gf_group_set) == 80, "gf_group_set layout");
+_Static_assert(sizeof(struct gf_group_rm) == GF_GROUP_LEN, "gf_group_rm layout");
+_Static_assert(sizeof(struct gf_limit_req) == 40, "gf_limit_req layout");
 _Static_assert(sizeof(struct gf_alloc) == 48, "gf_alloc layout");
 _Static_assert(sizeof(struct gf_error) == 128, "gf_error layout");
 _Static_assert(sizeof(struct gf_msg) == GF_MSG_MAX, "gf_msg layout");

@@ -72,6 +72,10 @@ static const struct type_case types[] = {
 	T(EVENTS_REQ, gf_events_req),
 	T0(RELOAD_REQ),
 	T(SWAP_REQ, gf_swap_req),
+	TS(GROUP_RULE, gf_group_rule, rule),
+	TS(GROUP_SET, gf_group_set, name),
+	TS(GROUP_RM, gf_group_rm, name),
+	T(LIMIT_REQ, gf_limit_req),
 	T(HELLO_OK, gf_hello_ok),
 	T(DEVICE_INFO, gf_device_info),
 	T(GRANT, gf_grant),
@@ -279,7 +283,7 @@ test_unknown_type(void **state)
 {
 	static const uint16_t unknown[] = {
 		0, GF_MSG_LEASE_RESTORE + 1, GF_MSG_STATUS_REQ - 1,
-		GF_MSG_SWAP_REQ + 1, GF_MSG_HELLO_OK - 1,
+		GF_MSG_LIMIT_REQ + 1, GF_MSG_HELLO_OK - 1,
 		GF_MSG_OK + 1, 0x7fff, 0xffff,
 	};
 	struct type_case tc = T0(OK);

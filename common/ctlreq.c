@@ -1,0 +1,288 @@
+/*
+ * Administrative requests: a group's settings from text, and one request
+ * on its own connection answered by OK or ERROR within CTLREQ_TIMEOUT_MS.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ctlreq.h"
+#include "names.h"
+#include "proto.h"
+#include "sock.h"
+#include "units.h"
+
+int
+ctlreq_group_init(struct ctlreq_group *g, const char *name, char *err,
+    size_t errlen)
+{
+	memset(g, 0, sizeof(*g));
+	g->set.resolver = GF_UNSET;
+	g->set.on_preempt = GF_UNSET;
+	g->set.wait_timeout_ms = GF_UNSET;
+	if (*name == '\0' || strlen(name) >= sizeof(g->set.name)) {
+		snprintf(err, errlen, "bad group name '%s' (1 to %zu "
+		    "characters)", name, sizeof(g->set.name) - 1);
+		return -1;
+	}
+	proto_strlcpy(g->set.name, name, sizeof(g->set.name));
+	return 0;
+}
+
+static int
+rule_add(struct ctlreq_group *g, const char *rule, char *err, size_t errlen)
+{
+	if (g->nrules == GF_GROUP_RULES_MAX) {
+		snprintf(err, errlen, "too many match rules for group '%s' "
+		    "(at most %d)", g->set.name, GF_GROUP_RULES_MAX);
+		return -1;
+	}
+	if (*rule == '\0' || strlen(rule) >= GF_RULE_LEN) {
+		snprintf(err, errlen, "bad match rule '%.64s%s' (1 to %d "
+		    "characters)", rule, strlen(rule) > 64 ? "..." : "",
+		    GF_RULE_LEN - 1);
+		return -1;
+	}
+	proto_strlcpy(g->rules[g->nrules++].rule, rule, GF_RULE_LEN);
+	g->set.nrules = (uint32_t)g->nrules;
+	return 0;
+}
+
+static int
+priority_parse(const char *v, int32_t *out)
+{
+	long long prio;
+	char *end;
+
+	errno = 0;
+	prio = strtoll(v, &end, 10);
+	if (*v == '\0' || isspace((unsigned char)*v) || *end != '\0' ||
+	    errno != 0 || prio < INT32_MIN || prio > INT32_MAX)
+		return -1;
+	*out = (int32_t)prio;
+	return 0;
+}
+
+static int
+timeout_parse(const char *v, uint32_t *out)
+{
+	uint64_t ms;
+
+	if (duration_parse(v, &ms) < 0 || ms >= GF_WAIT_FOREVER)
+		return -1;
+	*out = (uint32_t)ms;
+	return 0;
+}
+
+static int
+value_bad(const char *key, const char *v, const char *expected, char *err,
+    size_t errlen)
+{
+	snprintf(err, errlen, "bad %s '%s' (expected %s)", key, v, expected);
+	return -1;
+}
+
+int
+ctlreq_group_option(struct ctlreq_group *g, const char *key,
+    const char *v, char *err, size_t errlen)
+{
+	struct gf_group_set *s = &g->set;
+	int r;
+
+	if (strcmp(key, "match") == 0)
+		return rule_add(g, v, err, errlen);
+	if (strcmp(key, "limit") == 0) {
+		if (limit_parse(v, &s->limit_kind, &s->limit_value) < 0)
+			return value_bad(key, v, "a size such as 8Gi or a "
+			    "share such as 50%", err, errlen);
+	} else if (strcmp(key, "guarantee") == 0) {
+		if (limit_parse(v, &s->guarantee_kind,
+		    &s->guarantee_value) < 0)
+			return value_bad(key, v, "a size such as 8Gi or a "
+			    "share such as 50%", err, errlen);
+	} else if (strcmp(key, "priority") == 0) {
+		if (priority_parse(v, &s->priority) < 0)
+			return value_bad(key, v, "an integer", err, errlen);
+		s->priority_set = 1;
+	} else if (strcmp(key, "resolver") == 0) {
+		if ((r = name_resolver_parse(v)) < 0)
+			return value_bad(key, v, "fail, wait, preempt or swap",
+			    err, errlen);
+		s->resolver = (uint32_t)r;
+	} else if (strcmp(key, "on_preempt") == 0) {
+		if ((r = name_on_preempt_parse(v)) < 0)
+			return value_bad(key, v, "swap, kill or none", err,
+			    errlen);
+		s->on_preempt = (uint32_t)r;
+	} else if (strcmp(key, "wait_timeout") == 0) {
+		if (timeout_parse(v, &s->wait_timeout_ms) < 0)
+			return value_bad(key, v, "a duration such as 30s",
+			    err, errlen);
+	} else {
+		snprintf(err, errlen, "unknown group setting '%s'", key);
+		return -1;
+	}
+	return 0;
+}
+
+/* path with fnmatch(3)'s special characters escaped, into buf. */
+static int
+glob_escape(const char *path, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	for (; *path != '\0'; path++) {
+		if (strchr("*?[]\\", *path) != NULL) {
+			if (n + 1 >= size)
+				return -1;
+			buf[n++] = '\\';
+		}
+		if (n + 1 >= size)
+			return -1;
+		buf[n++] = *path;
+	}
+	buf[n] = '\0';
+	return 0;
+}
+
+int
+ctlreq_group_cgroup(struct ctlreq_group *g, const char *path, char *err,
+    size_t errlen)
+{
+	char esc[GF_RULE_LEN], rule[GF_RULE_LEN + 16];
+
+	if (path[0] != '/' || path[strspn(path, "/")] == '\0') {
+		snprintf(err, errlen, "refusing cgroup '%s': a group matches "
+		    "one cgroup below the root, not every process", path);
+		return -1;
+	}
+	if (glob_escape(path, esc, sizeof(esc)) < 0) {
+		snprintf(err, errlen, "cgroup path too long for a match rule: "
+		    "'%s'", path);
+		return -1;
+	}
+	snprintf(rule, sizeof(rule), "cgroup:%s", esc);
+	if (rule_add(g, rule, err, errlen) < 0)
+		return -1;
+	snprintf(rule, sizeof(rule), "cgroup:%s/*", esc);
+	return rule_add(g, rule, err, errlen);
+}
+
+/* Wait for the reply to seq: 0 on OK, -1 with err set. */
+static int
+reply_wait(int fd, const char *path, uint32_t seq, char *err, size_t errlen)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	const char *why = "";
+	struct gf_msg m;
+	int r;
+
+	do
+		r = poll(&pfd, 1, CTLREQ_TIMEOUT_MS);
+	while (r < 0 && errno == EINTR);
+	if (r <= 0) {
+		snprintf(err, errlen, "no reply from '%s' within %d seconds%s",
+		    path, CTLREQ_TIMEOUT_MS / 1000, r < 0 ? strerror(errno) :
+		    " (is gpufracd stuck?)");
+		return -1;
+	}
+	r = proto_recv(fd, &m, MSG_DONTWAIT, &why);
+	if (r == 0 || r == -1) {
+		snprintf(err, errlen, "gpufracd on '%s' hung up: %s", path,
+		    r == 0 ? "connection closed" : strerror(errno));
+		return -1;
+	}
+	if (r == -2 || m.hdr.seq != seq) {
+		snprintf(err, errlen, "bad reply from '%s': %s", path,
+		    r == -2 ? why : "not for this request");
+		return -1;
+	}
+	if (m.hdr.type == GF_MSG_OK)
+		return 0;
+	if (m.hdr.type == GF_MSG_ERROR)
+		snprintf(err, errlen, "%s", m.u.error.msg);
+	else
+		snprintf(err, errlen, "unexpected %s in the reply from '%s'",
+		    proto_type_name(m.hdr.type), path);
+	return -1;
+}
+
+/* One request: the messages msgs[0..n), then the reply to the last. */
+struct ctlreq_msg {
+	uint16_t	 type;
+	const void	*payload;
+};
+
+static int
+request(const char *path, const struct ctlreq_msg *msgs, size_t n,
+    char *err, size_t errlen)
+{
+	uint32_t seq = (uint32_t)getpid();
+	size_t i;
+	int fd, r;
+
+	if ((fd = sock_connect(path, err, errlen)) < 0) {
+		if (errno == ENOENT || errno == ECONNREFUSED)
+			snprintf(err + strlen(err), errlen - strlen(err),
+			    " (is gpufracd running?)");
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		if (proto_send(fd, msgs[i].type, seq, msgs[i].payload) < 0) {
+			snprintf(err, errlen, "cannot send %s to '%s': %s",
+			    proto_type_name(msgs[i].type), path,
+			    strerror(errno));
+			close(fd);
+			return -1;
+		}
+	r = reply_wait(fd, path, seq, err, errlen);
+	close(fd);
+	return r;
+}
+
+int
+ctlreq_group_set(const char *path, const struct ctlreq_group *g, char *err,
+    size_t errlen)
+{
+	struct ctlreq_msg msgs[GF_GROUP_RULES_MAX + 1];
+	size_t i;
+
+	for (i = 0; i < g->nrules; i++) {
+		msgs[i].type = GF_MSG_GROUP_RULE;
+		msgs[i].payload = &g->rules[i];
+	}
+	msgs[i].type = GF_MSG_GROUP_SET;
+	msgs[i].payload = &g->set;
+	return request(path, msgs, i + 1, err, errlen);
+}
+
+int
+ctlreq_group_rm(const char *path, const char *name, char *err,
+    size_t errlen)
+{
+	struct gf_group_rm rm;
+	struct ctlreq_msg msg = { GF_MSG_GROUP_RM, &rm };
+
+	memset(&rm, 0, sizeof(rm));
+	if (*name == '\0' || strlen(name) >= sizeof(rm.name)) {
+		snprintf(err, errlen, "bad group name '%s'", name);
+		return -1;
+	}
+	proto_strlcpy(rm.name, name, sizeof(rm.name));
+	return request(path, &msg, 1, err, errlen);
+}
+
+int
+ctlreq_limit(const char *path, const struct gf_limit_req *r, char *err,
+    size_t errlen)
+{
+	struct ctlreq_msg msg = { GF_MSG_LIMIT_REQ, r };
+
+	return request(path, &msg, 1, err, errlen);
+}

@@ -1,0 +1,65 @@
+/*
+ * Administrative requests that change the daemon's groups and limits, for
+ * every program that makes them: gpufracctl, gpufrac-oci-hook and the
+ * Slurm SPANK plugin. A group's settings are built from the words users
+ * write (the same words as gpufrac.conf's [group] keys); a request is one
+ * connection, its messages, and the daemon's OK or ERROR. Nothing is
+ * printed: every failure comes back as one line in err (SOCK_ERR_LEN bytes
+ * are enough), for the caller to say where its users look.
+ */
+#ifndef GF_COMMON_CTLREQ_H
+#define GF_COMMON_CTLREQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpufrac/proto.h"
+
+/* How long the daemon may take to answer a request. */
+#define CTLREQ_TIMEOUT_MS	5000
+
+/* A GROUP_SET being built, and the rules sent before it. */
+struct ctlreq_group {
+	struct gf_group_set	 set;
+	struct gf_group_rule	 rules[GF_GROUP_RULES_MAX];
+	size_t			 nrules;
+};
+
+/*
+ * Start a group called name with nothing set. Returns 0, or -1 with err
+ * set when the name is empty or too long (the daemon checks the rest).
+ */
+int	ctlreq_group_init(struct ctlreq_group *g, const char *name, char *err,
+	    size_t errlen);
+
+/*
+ * Set one of the group's keys from its text: "match" (one rule word,
+ * added to the others), "limit", "guarantee" (a size or N%), "priority"
+ * (an integer), "resolver", "on_preempt", "wait_timeout" (a duration).
+ * Returns 0, or -1 with err naming the key and the value.
+ */
+int	ctlreq_group_option(struct ctlreq_group *g, const char *key,
+	    const char *value, char *err, size_t errlen);
+
+/*
+ * Add the rules that match the cgroup at path and every cgroup below it
+ * ("cgroup:PATH" and "cgroup:PATH/ *", glob characters escaped): how a
+ * container or a job step is told by the kernel alone. The root cgroup,
+ * which holds every process, is refused. Returns 0 or -1 with err set.
+ */
+int	ctlreq_group_cgroup(struct ctlreq_group *g, const char *path,
+	    char *err, size_t errlen);
+
+/*
+ * Send a request to the daemon on the socket at path and wait for its
+ * answer. Each returns 0 when the daemon said OK; -1 with err saying why
+ * it could not be asked or what it refused.
+ */
+int	ctlreq_group_set(const char *path, const struct ctlreq_group *g,
+	    char *err, size_t errlen);
+int	ctlreq_group_rm(const char *path, const char *name, char *err,
+	    size_t errlen);
+int	ctlreq_limit(const char *path, const struct gf_limit_req *r, char *err,
+	    size_t errlen);
+
+#endif
