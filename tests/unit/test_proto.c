@@ -345,9 +345,10 @@ test_unterminated_strings(void **state)
 	}
 	/*
 	 * ERROR msg, STATUS version and swap_reason, DEVICE_STATUS name,
-	 * CLIENT group, GROUP_STATUS name, EVENT group and reason
+	 * CLIENT group, GROUP_STATUS name, EVENT group and reason, GROUP_RULE
+	 * rule, GROUP_SET and GROUP_RM name
 	 */
-	assert_int_equal(nstr, 8);
+	assert_int_equal(nstr, 11);
 }
 
 /* Both strings of EVENT unterminated, and each alone at full length. */
