@@ -63,11 +63,11 @@ NVML        = tests/simcuda/libnvidia-ml.so.1
 UNIT        = $(patsubst %.c,%,$(wildcard tests/unit/test_*.c))
 CLIENTS     = $(patsubst %.c,%,$(wildcard tests/clients/*.c))
 OCI_OBJ     = $(patsubst %.c,%.o,$(wildcard oci/*.c))
-OCI_HOOK    = oci/gpufrac-oci-hook
+OCI_HOOK    = $(if $(OCI_OBJ),oci/gpufrac-oci-hook)
 # The Slurm plugin is built where Slurm's header is (libslurm-dev).
 SPANK_H    ?= /usr/include/slurm/spank.h
 SPANK_OBJ   = $(patsubst %.c,%.o,$(wildcard slurm/*.c))
-SPANK       = $(if $(wildcard $(SPANK_H)),slurm/gpufrac_spank.so)
+SPANK       = $(if $(and $(SPANK_OBJ),$(wildcard $(SPANK_H))),slurm/gpufrac_spank.so)
 BINS        = $(SHIM) $(DAEMON) $(CTL) $(SIM) $(NVML) $(OCI_HOOK) $(SPANK)
 MAN         = man/gpufracctl.1 man/gpufrac.conf.5 man/libgpufrac.7 \
 	      man/gpufracd.8
@@ -95,6 +95,10 @@ $(CTL): $(CTL_OBJ) $(COMMON_LIB)
 # The OCI hook reads the runtime's state JSON with jansson.
 $(OCI_HOOK): $(OCI_OBJ) $(COMMON_LIB)
 	$(CC) -o $@ $^ $(ALL_LDFLAGS) -ljansson
+# Its unit tests link its modules, all but its main (oci/hook.o).
+tests/unit/test_oci_%: tests/unit/test_oci_%.o \
+    $(filter-out oci/hook.o,$(OCI_OBJ)) $(COMMON_LIB)
+	$(CC) -o $@ $^ $(ALL_LDFLAGS) -lcmocka -ljansson
 
 # The SPANK plugin is loaded by srun, slurmd and slurmstepd: it exports
 # only the slurm_spank_* entry points and the plugin's identity.

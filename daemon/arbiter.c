@@ -16,8 +16,10 @@
 #include "groups.h"
 #include "lease.h"
 #include "log.h"
+#include "path.h"
 #include "proto.h"
 #include "resolve.h"
+#include "rtgroups.h"
 #include "units.h"
 #include "uuid.h"
 
@@ -69,9 +71,9 @@ check_error(config_report_fn *report, void *arg, const char *fmt, ...)
 /* A guarantee above its group's limit on this device (a size and a share). */
 static int
 guarantee_within_limit(const struct ledger_device *d, uint64_t capacity,
-    const struct config_group *g, config_report_fn *report, void *arg)
+    const struct group_policy *pol, const char *where,
+    config_report_fn *report, void *arg)
 {
-	const struct group_policy *pol = &g->pol;
 	uint64_t gb = limit_resolve(pol->guarantee_kind, pol->guarantee_value,
 	    capacity);
 	uint64_t lb = limit_resolve(pol->limit_kind, pol->limit_value,
@@ -81,7 +83,7 @@ guarantee_within_limit(const struct ledger_device *d, uint64_t capacity,
 	if (gb <= lb)
 		return 0;
 	check_error(report, arg, "%s: guarantee %s of group '%s' is more than "
-	    "its limit %s on %s (device %u)", g->guarantee_where,
+	    "its limit %s on %s (device %u)", where,
 	    size_format(gb, gbuf, sizeof(gbuf)), pol->name,
 	    size_format(lb, lbuf, sizeof(lbuf)),
 	    uuid_format(d->uuid, ubuf, sizeof(ubuf)), d->index);
@@ -90,10 +92,10 @@ guarantee_within_limit(const struct ledger_device *d, uint64_t capacity,
 
 /* The groups' guarantees on every device, with the new reserves. */
 static int
-guarantees_check(const struct ledger *l, const struct config *conf,
+guarantees_check(const struct ledger *l, const struct groups *gs,
     const uint64_t *reserves, config_report_fn *report, void *arg)
 {
-	size_t i, j, n = groups_count(conf);
+	size_t i, j, n = groups_count(gs);
 	struct group_policy *pols = calloc(n, sizeof(*pols));
 	char msg[1024];
 	int errors = 0;
@@ -102,14 +104,14 @@ guarantees_check(const struct ledger *l, const struct config *conf,
 		report("out of memory checking the configuration", arg);
 		return 1;
 	}
-	groups_policies(conf, pols);
+	groups_policies(gs, pols);
 	for (i = 0; i < l->ndevices; i++) {
 		const struct ledger_device *d = &l->devices[i];
 		uint64_t capacity = d->total - reserves[i];
 
-		for (j = 0; j < conf->ngroups; j++)
-			errors += guarantee_within_limit(d, capacity,
-			    &conf->groups[j], report, arg);
+		for (j = 1; j < n; j++)
+			errors += guarantee_within_limit(d, capacity, &pols[j],
+			    gs->sections[j - 1]->guarantee_where, report, arg);
 		if (ledger_guarantees_fit(d, capacity, pols, n, msg,
 		    sizeof(msg)) < 0) {
 			report(msg, arg);
@@ -121,9 +123,10 @@ guarantees_check(const struct ledger *l, const struct config *conf,
 }
 
 int
-arbiter_check(const struct ledger *l, const struct config *conf,
+arbiter_check(const struct ledger *l, const struct groups *gs,
     uint64_t *reserves, config_report_fn *report, void *arg)
 {
+	const struct config *conf = gs->conf;
 	const char **claimed = calloc(l->ndevices ? l->ndevices : 1,
 	    sizeof(*claimed));
 	char ubuf[UUID_STR_LEN], rbuf[32], tbuf[32];
@@ -173,7 +176,7 @@ arbiter_check(const struct ledger *l, const struct config *conf,
 	free(claimed);
 	if (errors > 0)
 		return errors;
-	return guarantees_check(l, conf, reserves, report, arg);
+	return guarantees_check(l, gs, reserves, report, arg);
 }
 
 /* Where problems go: the log, and the first one into err if any. */
@@ -193,7 +196,7 @@ report_log(const char *line, void *arg)
 		snprintf(r->err, r->errlen, "%s", line);
 }
 
-/* ledger_groups_set's question, asked of the new configuration. */
+/* ledger_groups_set's question, asked of the new groups. */
 static size_t
 group_of(const struct ledger_client *c, void *arg)
 {
@@ -202,47 +205,133 @@ group_of(const struct ledger_client *c, void *arg)
 
 /* The new groups, every client matched again: 0, or -1 (ENOMEM). */
 static int
-groups_apply(struct ledger *l, const struct config *conf)
+groups_apply(struct ledger *l, const struct groups *gs)
 {
-	size_t n = groups_count(conf);
+	size_t n = groups_count(gs);
 	struct group_policy *pols = calloc(n, sizeof(*pols));
 	int rc;
 
 	if (pols == NULL)
 		return -1;
-	groups_policies(conf, pols);
-	rc = ledger_groups_set(l, pols, n, group_of, (void *)conf);
+	groups_policies(gs, pols);
+	rc = ledger_groups_set(l, pols, n, group_of, (void *)gs);
 	free(pols);
 	return rc;
 }
 
 /*
- * Check conf against the devices and put it in force, or leave everything
- * as it was. conf is taken over either way. Returns 0 or -1 (reported).
+ * A configuration and run-time groups to be put in force: each either a's
+ * own (kept as it is) or a new one that the candidate owns.
  */
+struct candidate {
+	struct config	*conf;
+	struct config	*rt;
+	struct groups	 gs;
+	uint64_t	*reserves;	/* one per ledger device */
+};
+
+static void
+candidate_drop(struct arbiter *a, struct candidate *cd)
+{
+	if (cd->conf != &a->conf)
+		config_free(cd->conf);
+	if (cd->rt != &a->rt)
+		config_free(cd->rt);
+	groups_free(&cd->gs);
+	free(cd->reserves);
+}
+
+/* Check cd against the devices: 0, or -1 (reported; cd dropped). */
 static int
-arbiter_apply(struct arbiter *a, struct config *conf, struct report_to *rt)
+candidate_check(struct arbiter *a, struct candidate *cd,
+    struct report_to *r)
 {
 	struct ledger *l = &a->ledger;
-	uint64_t *reserves = calloc(l->ndevices ? l->ndevices : 1,
-	    sizeof(*reserves));
+
+	cd->gs.sections = NULL;
+	cd->reserves = calloc(l->ndevices ? l->ndevices : 1,
+	    sizeof(*cd->reserves));
+	if (cd->reserves == NULL || groups_build(&cd->gs, cd->conf, cd->rt,
+	    1) < 0) {
+		report_log("out of memory applying the configuration", r);
+		candidate_drop(a, cd);
+		return -1;
+	}
+	if (arbiter_check(l, &cd->gs, cd->reserves, report_log, r) > 0) {
+		candidate_drop(a, cd);
+		return -1;
+	}
+	return 0;
+}
+
+/* Put a checked cd in force: 0, or -1 (ENOMEM; reported, cd dropped). */
+static int
+candidate_commit(struct arbiter *a, struct candidate *cd,
+    struct report_to *r)
+{
+	struct ledger *l = &a->ledger;
 	size_t i;
 
-	if (reserves == NULL || arbiter_check(l, conf, reserves, report_log,
-	    rt) > 0 || groups_apply(l, conf) < 0) {
-		if (rt->n == 0)
-			report_log("out of memory applying the configuration",
-			    rt);
-		free(reserves);
-		config_free(conf);
+	if (groups_apply(l, &cd->gs) < 0) {
+		report_log("out of memory applying the configuration", r);
+		candidate_drop(a, cd);
 		return -1;
 	}
 	for (i = 0; i < l->ndevices; i++)
-		ledger_set_reserve(l, i, reserves[i]);
-	free(reserves);
-	log_setlevel(conf->log_level);
-	config_free(&a->conf);
-	a->conf = *conf;
+		ledger_set_reserve(l, i, cd->reserves[i]);
+	free(cd->reserves);
+	log_setlevel(cd->conf->log_level);
+	if (cd->conf != &a->conf) {
+		config_free(&a->conf);
+		a->conf = *cd->conf;
+	}
+	if (cd->rt != &a->rt) {
+		config_free(&a->rt);
+		a->rt = *cd->rt;
+	}
+	/* Its sections point into the groups arrays, which moved intact. */
+	groups_free(&a->groups);
+	a->groups = cd->gs;
+	a->groups.conf = &a->conf;
+	return 0;
+}
+
+/* conf and rt (either may be a's own) in force, or all as it was. */
+static int
+arbiter_apply(struct arbiter *a, struct config *conf, struct config *rt,
+    struct report_to *r)
+{
+	struct candidate cd = { conf, rt, { NULL, NULL, 0 }, NULL };
+
+	if (candidate_check(a, &cd, r) < 0)
+		return -1;
+	return candidate_commit(a, &cd, r);
+}
+
+/* After the groups or limits changed: tell the clients, serve waiters. */
+static void
+arbiter_settle(struct arbiter *a, struct conn *self)
+{
+	/* Leases were sized for the old limits. */
+	lease_reclaim_all(a);
+	dispatch_limits_notify(a, self);
+	/* Capacity or guarantees may have changed for the waiters. */
+	resolve_serve(a);
+}
+
+/* The run-time groups' state file: where, and what it holds. */
+static int
+arbiter_rt_load(struct arbiter *a, const struct config *conf)
+{
+	config_init(&a->rt);
+	if (rtgroups_path(conf, a->state_path, sizeof(a->state_path)) < 0) {
+		log_errx("the state directory's path is too long for '%s'",
+		    RTGROUPS_FILE);
+		return -1;
+	}
+	if (path_dir_make(a->state_path) < 0)
+		log_warn("cannot create the directory of '%s'", a->state_path);
+	rtgroups_load(&a->rt, a->state_path);
 	return 0;
 }
 
@@ -254,6 +343,10 @@ arbiter_start(struct arbiter *a, struct config *conf, const char *lib)
 	int i, n;
 
 	config_init(&a->conf);
+	if (arbiter_rt_load(a, conf) < 0) {
+		config_free(conf);
+		return -1;
+	}
 	control_init(&a->control, a->loop, a);
 	a->start_ms = event_now_ms();
 	if (resolve_init(a) < 0 || ledger_init(&a->ledger) < 0 ||
@@ -273,8 +366,10 @@ arbiter_start(struct arbiter *a, struct config *conf, const char *lib)
 	free(devs);
 	swap_init(a);
 	overhead_init(a);
-	if (arbiter_apply(a, conf, &rt) < 0) {
-		log_errx("the configuration does not fit this machine");
+	if (arbiter_apply(a, conf, &a->rt, &rt) < 0) {
+		log_errx("the configuration does not fit this machine (with "
+		    "%zu run-time groups from '%s')", a->rt.ngroups,
+		    a->state_path);
 		return -1;
 	}
 	return control_listen(&a->control, a->conf.socket,
@@ -296,7 +391,7 @@ arbiter_reload(struct arbiter *a, struct conn *self, char *err,
 		log_errx("keeping the configuration in force");
 		return -1;
 	}
-	if (arbiter_apply(a, &c, &rt) < 0) {
+	if (arbiter_apply(a, &c, &a->rt, &rt) < 0) {
 		log_errx("keeping the configuration in force");
 		return -1;
 	}
@@ -311,14 +406,72 @@ arbiter_reload(struct arbiter *a, struct conn *self, char *err,
 	if (a->conf.socket_mode != old_mode)
 		control_chmod(&a->control, a->conf.socket_mode);
 	log_info("configuration reloaded from '%s': %zu group%s besides "
-	    "'default'", a->conf_path, a->conf.ngroups,
-	    a->conf.ngroups == 1 ? "" : "s");
-	/* Leases were sized for the old limits. */
-	lease_reclaim_all(a);
-	dispatch_limits_notify(a, self);
-	/* Capacity or guarantees may have changed for the waiters. */
-	resolve_serve(a);
+	    "'default'", a->conf_path, a->groups.n,
+	    a->groups.n == 1 ? "" : "s");
+	arbiter_settle(a, self);
 	return 0;
+}
+
+/* A run-time group change rt (new, taken over) checked, saved, in force. */
+static int
+arbiter_rt_change(struct arbiter *a, struct conn *self, struct config *rt,
+    char *err, size_t errlen)
+{
+	struct report_to r = { err, errlen, 0 };
+	struct candidate cd = { &a->conf, rt, { NULL, NULL, 0 }, NULL };
+
+	if (candidate_check(a, &cd, &r) < 0)
+		return -1;
+	if (rtgroups_save(rt, a->state_path, err, errlen) < 0) {
+		log_errx("%s", err);
+		candidate_drop(a, &cd);
+		return -1;
+	}
+	if (candidate_commit(a, &cd, &r) < 0)
+		return -1;
+	arbiter_settle(a, self);
+	return 0;
+}
+
+/* A group the files define cannot be changed at run time. */
+static int
+in_files(const struct arbiter *a, const char *name, char *err,
+    size_t errlen)
+{
+	const struct config_group *g = groups_in_files(&a->conf, name);
+
+	if (g == NULL)
+		return 0;
+	snprintf(err, errlen, "group '%s' is defined at %s: change it there",
+	    name, g->where);
+	return 1;
+}
+
+int
+arbiter_group_set(struct arbiter *a, struct conn *self,
+    const struct gf_group_set *s, const struct gf_group_rule *rules,
+    size_t nrules, char *err, size_t errlen)
+{
+	struct config rt;
+
+	config_init(&rt);
+	if (in_files(a, s->name, err, errlen) ||
+	    rtgroups_set(&a->rt, s, rules, nrules, &rt, err, errlen) < 0)
+		return -1;
+	return arbiter_rt_change(a, self, &rt, err, errlen);
+}
+
+int
+arbiter_group_rm(struct arbiter *a, struct conn *self, const char *name,
+    char *err, size_t errlen)
+{
+	struct config rt;
+
+	config_init(&rt);
+	if (in_files(a, name, err, errlen) ||
+	    rtgroups_rm(&a->rt, name, &rt, err, errlen) < 0)
+		return -1;
+	return arbiter_rt_change(a, self, &rt, err, errlen);
 }
 
 void
@@ -331,7 +484,9 @@ arbiter_stop(struct arbiter *a)
 	control_shutdown(&a->control);
 	resolve_free(a);
 	ledger_free(&a->ledger);
+	groups_free(&a->groups);
 	config_free(&a->conf);
+	config_free(&a->rt);
 }
 
 static void

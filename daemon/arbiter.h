@@ -12,6 +12,7 @@
 #include "config.h"
 #include "control.h"
 #include "events.h"
+#include "groups.h"
 #include "ledger.h"
 #include "swap.h"
 #include "waitq.h"
@@ -21,6 +22,9 @@ struct event_loop;
 
 struct arbiter {
 	struct config	 conf;		/* in force */
+	struct config	 rt;		/* run-time groups (rtgroups.h) */
+	struct groups	 groups;	/* of both, as the ledger numbers them */
+	char		 state_path[CONFIG_SOCKET_LEN + sizeof(RTGROUPS_FILE)];
 	struct ledger	 ledger;
 	struct control	 control;
 	struct event_loop *loop;
@@ -64,16 +68,17 @@ int	arbiter_read_config(struct config *c, const char *path, int optional,
 	    const char *socket_arg, config_report_fn *report, void *arg);
 
 /*
- * Check conf against the ledger's devices: every [device] names one that
- * exists (else a warning) and no more than once, and its reserve fits the
- * device's total; on each device, with the new reserves, no group's
- * guarantee exceeds its limit and the guarantees add up to no more than
- * the shareable capacity. Fills reserves[i] for each ledger device.
+ * Check the configuration and groups gs against the ledger's devices:
+ * every [device] names one that exists (else a warning) and no more than
+ * once, and its reserve fits the device's total; on each device, with the
+ * new reserves, no group's guarantee exceeds its limit and the guarantees
+ * add up to no more than the shareable capacity. Fills reserves[i] for
+ * each ledger device.
  * Returns the number of errors, each passed to report as "FILE:LINE:
  * message" (a sum of guarantees, which no one line makes, without
  * "FILE:LINE: ").
  */
-int	arbiter_check(const struct ledger *l, const struct config *conf,
+int	arbiter_check(const struct ledger *l, const struct groups *gs,
 	    uint64_t *reserves, config_report_fn *report, void *arg);
 
 /*
@@ -93,6 +98,18 @@ int	arbiter_start(struct arbiter *a, struct config *conf, const char *lib);
  */
 int	arbiter_reload(struct arbiter *a, struct conn *self, char *err,
 	    size_t errlen);
+
+/*
+ * GROUP_SET (with its rules) and GROUP_RM: change the run-time groups, save
+ * them, and apply them at once to the running clients, as a reload does.
+ * A group of the configuration files cannot be changed here. Returns 0,
+ * or -1 with one line in err (nothing changed).
+ */
+int	arbiter_group_set(struct arbiter *a, struct conn *self,
+	    const struct gf_group_set *s, const struct gf_group_rule *rules,
+	    size_t nrules, char *err, size_t errlen);
+int	arbiter_group_rm(struct arbiter *a, struct conn *self,
+	    const char *name, char *err, size_t errlen);
 
 /* Close every connection, remove the socket, free the state. */
 void	arbiter_stop(struct arbiter *a);

@@ -222,6 +222,11 @@ section_begin(struct parse *p, char *s)
 	name = trim(s + 1);
 	proto_strlcpy(p->section_text, name, sizeof(p->section_text));
 	proto_strlcpy(p->section_id, name, sizeof(p->section_id));
+	if (p->groups_only && strncmp(name, "group", 5) != 0) {
+		parse_error(p, "section '[%s]' in a file of groups only",
+		    p->section_text);
+		return SEC_BAD;
+	}
 	if (strcmp(name, "daemon") == 0)
 		return SEC_DAEMON;
 	wlen = strcspn(name, " \t");
@@ -373,6 +378,20 @@ key_socket(struct parse *p, const char *key, const char *v)
 		    "bytes)", key, v, sizeof(p->conf->socket) - 1);
 	else
 		proto_strlcpy(p->conf->socket, v, sizeof(p->conf->socket));
+}
+
+static void
+key_state_dir(struct parse *p, const char *key, const char *v)
+{
+	if (v[0] != '/')
+		parse_error(p, "bad path for '%s': '%s' (must be absolute)",
+		    key, v);
+	else if (strlen(v) + sizeof("/" RTGROUPS_FILE) > sizeof(p->conf->state_dir))
+		parse_error(p, "bad path for '%s': '%s' (longer than %zu "
+		    "bytes)", key, v, sizeof(p->conf->state_dir) -
+		    sizeof("/" RTGROUPS_FILE));
+	else
+		proto_strlcpy(p->conf->state_dir, v, sizeof(p->conf->state_dir));
 }
 
 static void
@@ -555,6 +574,7 @@ struct key {
 static const struct key keys[] = {
 	{ SEC_DAEMON, "socket", key_socket },
 	{ SEC_DAEMON, "socket_mode", key_socket_mode },
+	{ SEC_DAEMON, "state_dir", key_state_dir },
 	{ SEC_DAEMON, "admin_group", key_admin_group },
 	{ SEC_DAEMON, "log_level", key_log_level },
 	{ SEC_DAEMON, "default_limit", key_default_limit },
@@ -607,7 +627,7 @@ handler(void *user, const char *section, const char *name, const char *value)
 
 /* Parse one open file; returns its number of errors. */
 static int
-file_parse(struct config *c, const char *path, FILE *fp,
+file_parse(struct config *c, const char *path, FILE *fp, int groups_only,
     config_report_fn *report, void *arg)
 {
 	struct parse p;
@@ -620,6 +640,7 @@ file_parse(struct config *c, const char *path, FILE *fp,
 	p.fp = fp;
 	p.report = report;
 	p.arg = arg;
+	p.groups_only = groups_only;
 	r = ini_parse_stream(reader, &p, handler, &p);
 	if (p.nerrors >= MAX_ERRORS)
 		parse_error(&p, "too many errors; giving up on this file");
@@ -639,7 +660,7 @@ file_parse(struct config *c, const char *path, FILE *fp,
 
 /* Open and parse path; a missing file is no error when optional. */
 static int
-file_load(struct config *c, const char *path, int optional,
+file_load(struct config *c, const char *path, int optional, int groups_only,
     config_report_fn *report, void *arg)
 {
 	struct stat st;
@@ -655,7 +676,7 @@ file_load(struct config *c, const char *path, int optional,
 		fclose(fp);
 		return file_error("read", path, EISDIR, report, arg);
 	}
-	n = file_parse(c, path, fp, report, arg);
+	n = file_parse(c, path, fp, groups_only, report, arg);
 	fclose(fp);
 	return n;
 }
@@ -699,7 +720,7 @@ dropins_load(struct config *c, const char *dir, config_report_fn *report,
 		else if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
 			log_warnx("ignoring '%s': not a regular file", path);
 		else
-			errors += file_load(c, path, 0, report, arg);
+			errors += file_load(c, path, 0, 0, report, arg);
 		free(names[i]);
 	}
 	free(names);
@@ -713,7 +734,7 @@ config_load(struct config *c, const char *path, int optional,
 	char dir[PATH_MAX];
 	int errors;
 
-	errors = file_load(c, path, optional, report, arg);
+	errors = file_load(c, path, optional, 0, report, arg);
 	if ((size_t)snprintf(dir, sizeof(dir), "%s.d", path) >= sizeof(dir))
 		return errors + file_error("read directory", path,
 		    ENAMETOOLONG, report, arg);
@@ -721,4 +742,13 @@ config_load(struct config *c, const char *path, int optional,
 	if (errors > 0)
 		return errors;
 	return config_groups_finish(c, report, arg);
+}
+
+int
+config_load_groups(struct config *c, const char *path,
+    config_report_fn *report, void *arg)
+{
+	int errors = file_load(c, path, 1, 1, report, arg);
+
+	return errors > 0 ? errors : config_groups_check(c, report, arg);
 }

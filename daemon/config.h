@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include <sys/un.h>
 
@@ -20,6 +21,7 @@
 #define CONFIG_PATH_DEFAULT	"/etc/gpufrac/gpufrac.conf"
 #define CONFIG_SOCKET_LEN	sizeof(((struct sockaddr_un *)0)->sun_path)
 #define CONFIG_GROUP_LEN	64
+#define RTGROUPS_FILE		"runtime-groups.conf"	/* in state_dir */
 
 /* One [device X] section (merged over all files). */
 struct config_device {
@@ -46,6 +48,8 @@ struct config_group {
 
 struct config {
 	char		socket[CONFIG_SOCKET_LEN];
+	char		state_dir[CONFIG_SOCKET_LEN];	/* "": the socket's
+							   directory */
 	unsigned	socket_mode;
 	char		admin_group[CONFIG_GROUP_LEN];	/* "" = root only */
 	int		admin_gid_valid;	/* admin_group exists */
@@ -88,6 +92,36 @@ void	config_free(struct config *c);
  */
 int	config_load(struct config *c, const char *path, int optional,
 	    config_report_fn *report, void *arg);
+
+/*
+ * Read the [group] sections of one file, path, into c (fresh from
+ * config_init): the run-time groups' state file (rtgroups.h). Any other
+ * section is an error; a missing file has no groups. The groups' unset
+ * keys stay unset (config_group_policy fills them in from the [daemon] in
+ * force). Returns the number of errors, as config_load.
+ */
+int	config_load_groups(struct config *c, const char *path,
+	    config_report_fn *report, void *arg);
+
+/*
+ * g's policy with its unset keys (limit, resolver, wait_timeout) taken
+ * from c's [daemon], into out.
+ */
+void	config_group_policy(const struct config *c,
+	    const struct config_group *g, struct group_policy *out);
+
+/* Whether name may name a group: letters, digits, '.', '_', '-'. */
+int	config_group_name_ok(const char *name);
+
+/* A deep copy of src into dst: 0, or -1 (ENOMEM, dst left empty). */
+int	config_group_copy(struct config_group *dst,
+	    const struct config_group *src);
+
+/* Write g as a [group] section that config_load_groups reads back. */
+void	config_group_write(FILE *fp, const struct config_group *g);
+
+/* Free one group's allocations. */
+void	config_group_free(struct config_group *g);
 
 /* The policy of the implicit group "default", from [daemon]. */
 void	config_default_policy(const struct config *c, struct group_policy *p);

@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "config_parse.h"
+#include "names.h"
 #include "proto.h"
 #include "units.h"
 
@@ -26,18 +27,18 @@ current(struct parse *p)
 }
 
 /* Letters, digits, '.', '_' and '-': a name that prints and quotes well. */
-static int
-name_check(const char *name)
+int
+config_group_name_ok(const char *name)
 {
 	const char *s;
 
 	if (*name == '\0' || strlen(name) >= GF_GROUP_LEN)
-		return -1;
+		return 0;
 	for (s = name; *s != '\0'; s++)
 		if (!isalnum((unsigned char)*s) && *s != '.' && *s != '_' &&
 		    *s != '-')
-			return -1;
-	return 0;
+			return 0;
+	return 1;
 }
 
 /* The group named name, added (with defaults) if new; -1 on ENOMEM. */
@@ -77,7 +78,7 @@ section_group(struct parse *p, const char *arg)
 		    "[group NAME])", p->section_text);
 		return -1;
 	}
-	if (name_check(arg) < 0) {
+	if (!config_group_name_ok(arg)) {
 		parse_error(p, "bad group name '%s' in section '[%s]' "
 		    "(letters, digits, '.', '_' and '-', at most %d)", arg,
 		    p->section_text, GF_GROUP_LEN - 1);
@@ -109,6 +110,75 @@ config_group_free(struct config_group *g)
 	free(g->where);
 	free(g->guarantee_where);
 	g->where = g->guarantee_where = NULL;
+}
+
+int
+config_group_copy(struct config_group *dst, const struct config_group *src)
+{
+	size_t i;
+
+	*dst = *src;
+	dst->rules = NULL;
+	dst->nrules = 0;
+	dst->where = dst->guarantee_where = NULL;
+	if ((src->where != NULL && (dst->where = strdup(src->where)) ==
+	    NULL) || (src->guarantee_where != NULL &&
+	    (dst->guarantee_where = strdup(src->guarantee_where)) == NULL) ||
+	    (src->nrules > 0 && (dst->rules = calloc(src->nrules,
+	    sizeof(*dst->rules))) == NULL))
+		goto out_free;
+	for (i = 0; i < src->nrules; i++) {
+		dst->rules[i] = src->rules[i];
+		if (src->rules[i].arg != NULL &&
+		    (dst->rules[i].arg = strdup(src->rules[i].arg)) == NULL)
+			goto out_free;
+		dst->nrules++;
+	}
+	return 0;
+
+out_free:
+	config_group_free(dst);
+	return -1;
+}
+
+/* A limit or guarantee as the configuration reads it: "8589934592", "50%". */
+static void
+amount_write(FILE *fp, const char *key, uint32_t kind, uint64_t value)
+{
+	if (kind == GF_LIMIT_PERCENT)
+		fprintf(fp, "%s = %llu.%02llu%%\n", key,
+		    (unsigned long long)value / 100,
+		    (unsigned long long)value % 100);
+	else
+		fprintf(fp, "%s = %llu\n", key, (unsigned long long)value);
+}
+
+void
+config_group_write(FILE *fp, const struct config_group *g)
+{
+	const struct group_policy *pol = &g->pol;
+	char rule[MATCH_RULE_TEXT_LEN];
+	size_t i;
+
+	fprintf(fp, "[group %s]\nmatch =", pol->name);
+	for (i = 0; i < g->nrules; i++)
+		fprintf(fp, " %s", match_rule_format(&g->rules[i], rule,
+		    sizeof(rule)));
+	fputc('\n', fp);
+	if (g->limit_set)
+		amount_write(fp, "limit", pol->limit_kind, pol->limit_value);
+	if (pol->guarantee_value > 0)
+		amount_write(fp, "guarantee", pol->guarantee_kind,
+		    pol->guarantee_value);
+	fprintf(fp, "priority = %d\n", pol->priority);
+	if (g->resolver_set)
+		fprintf(fp, "resolver = %s\n", name_resolver(pol->resolver));
+	if (g->wait_timeout_set)
+		fprintf(fp, "wait_timeout = %llums\n",
+		    (unsigned long long)pol->wait_timeout_ms);
+	fprintf(fp, "on_preempt = %s\nkill_grace = %llums\n\n",
+	    name_on_preempt(pol->on_preempt),
+	    (unsigned long long)pol->kill_grace_ms);
 }
 
 /* Parse every word of v; all or nothing. Returns the rules or NULL. */
@@ -290,18 +360,19 @@ finish_error(config_report_fn *report, void *arg, const char *where,
 	return 1;
 }
 
-/* Unset keys take [daemon]'s values. */
-static void
-group_defaults(const struct config *c, struct config_group *g)
+void
+config_group_policy(const struct config *c, const struct config_group *g,
+    struct group_policy *out)
 {
+	*out = g->pol;
 	if (!g->limit_set) {
-		g->pol.limit_kind = c->default_limit_kind;
-		g->pol.limit_value = c->default_limit_value;
+		out->limit_kind = c->default_limit_kind;
+		out->limit_value = c->default_limit_value;
 	}
 	if (!g->resolver_set)
-		g->pol.resolver = c->default_resolver;
+		out->resolver = c->default_resolver;
 	if (!g->wait_timeout_set)
-		g->pol.wait_timeout_ms = c->wait_timeout_ms;
+		out->wait_timeout_ms = c->wait_timeout_ms;
 }
 
 /*
@@ -358,6 +429,28 @@ shares_check(const struct config *c, config_report_fn *report, void *arg)
 	    amount_format(GF_LIMIT_PERCENT, sum, buf, sizeof(buf)), list);
 }
 
+static int
+rules_check(const struct config_group *g, config_report_fn *report,
+    void *arg)
+{
+	if (g->nrules > 0)
+		return 0;
+	return finish_error(report, arg, g->where, "group '%s' has no "
+	    "'match' rule: no process could be in it", g->pol.name);
+}
+
+int
+config_groups_check(const struct config *c, config_report_fn *report,
+    void *arg)
+{
+	int errors = 0;
+	size_t i;
+
+	for (i = 0; i < c->ngroups; i++)
+		errors += rules_check(&c->groups[i], report, arg);
+	return errors;
+}
+
 int
 config_groups_finish(struct config *c, config_report_fn *report, void *arg)
 {
@@ -367,11 +460,8 @@ config_groups_finish(struct config *c, config_report_fn *report, void *arg)
 	for (i = 0; i < c->ngroups; i++) {
 		struct config_group *g = &c->groups[i];
 
-		group_defaults(c, g);
-		if (g->nrules == 0)
-			errors += finish_error(report, arg, g->where, "group "
-			    "'%s' has no 'match' rule: no process could be in "
-			    "it", g->pol.name);
+		config_group_policy(c, g, &g->pol);
+		errors += rules_check(g, report, arg);
 		errors += guarantee_check(g, report, arg);
 	}
 	return errors + shares_check(c, report, arg);

@@ -38,6 +38,7 @@ struct parse {
 	size_t		 bufsize;
 	unsigned	 line;		/* the line inih is looking at */
 	int		 section;	/* SEC_* */
+	int		 groups_only;	/* [group] sections only */
 	char		 section_id[SECTION_LEN];	/* canonical */
 	char		 section_text[SECTION_LEN];	/* as written */
 	size_t		 device;	/* in conf->devices, for SEC_DEVICE */
@@ -77,15 +78,15 @@ void	key_on_preempt(struct parse *, const char *, const char *);
 void	key_kill_grace(struct parse *, const char *, const char *);
 void	key_group_may_raise(struct parse *, const char *, const char *);
 
-/* Free one group's allocations. */
-void	config_group_free(struct config_group *g);
-
 /*
  * After every file was read without an error: fill in the groups' unset
  * keys from [daemon] and check what only the files together say. Returns
  * the number of errors, each passed to report.
  */
 int	config_groups_finish(struct config *c, config_report_fn *report,
+	    void *arg);
+/* The same for groups whose defaults are not known yet: their rules. */
+int	config_groups_check(const struct config *c, config_report_fn *report,
 	    void *arg);
 
 #endif

@@ -20,6 +20,7 @@
 #include "event.h"
 #include "ledger.h"
 #include "log.h"
+#include "path.h"
 #include "proto.h"
 #include "resolve.h"
 #include "sock.h"
@@ -48,6 +49,7 @@ static void
 conn_free(struct conn *c)
 {
 	free(c->cgroup);
+	free(c->rules);
 	free(c->out);
 	free(c);
 }
@@ -405,43 +407,12 @@ listener_event(struct event_loop *loop, int fd, int mask, void *arg)
 	}
 }
 
-/* mkdir -p the directory that holds path, mode 0755 for what it creates. */
-static int
-socket_dir_make(const char *path)
-{
-	char dir[PATH_MAX], *p;
-
-	if ((size_t)snprintf(dir, sizeof(dir), "%s", path) >= sizeof(dir)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	if ((p = strrchr(dir, '/')) == NULL || p == dir)
-		return 0;
-	*p = '\0';
-	for (p = dir + 1; ; p++) {
-		struct stat st;
-		char save = *p;
-
-		if (save != '/' && save != '\0')
-			continue;
-		*p = '\0';
-		if (mkdir(dir, 0755) == 0)
-			(void)chmod(dir, 0755);	/* whatever the umask */
-		else if (errno != EEXIST &&
-		    (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)))
-			return -1;
-		*p = save;
-		if (save == '\0')
-			return 0;
-	}
-}
-
 int
 control_listen(struct control *ctl, const char *path, unsigned mode)
 {
 	char err[SOCK_ERR_LEN];
 
-	if (socket_dir_make(path) < 0) {
+	if (path_dir_make(path) < 0) {
 		log_warn("cannot create the directory of '%s'", path);
 		return -1;
 	}

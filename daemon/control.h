@@ -11,6 +11,7 @@
 #include <sys/queue.h>
 
 #include "config.h"
+#include "gpufrac/proto.h"
 #include "depart.h"
 
 #define CONTROL_OUTQ_MAX	(32u << 20)	/* a peer that lags more is dropped */
@@ -38,6 +39,8 @@ struct conn {
 	char		 close_why[96];
 	int		 rx_fd;		/* passed with the packet being handled,
 					   -1; a handler may take it */
+	struct gf_group_rule *rules;	/* GROUP_RULEs for the next */
+	size_t		 nrules;	/* GROUP_SET (malloc'd), or NULL */
 	int		 following;	/* EVENTS_REQ with follow: events go */
 	uint32_t	 follow_seq;	/* out with this seq */
 };

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "admin.h"
+#include "adminctl.h"
 #include "arbiter.h"
 #include "control.h"
 #include "depart.h"
@@ -67,7 +67,7 @@ on_hello(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		snprintf(why, whylen, "out of memory for a new client");
 		return -1;
 	}
-	ledger_client_group(&a->ledger, c->client, groups_match(&a->conf,
+	ledger_client_group(&a->ledger, c->client, groups_match(&a->groups,
 	    c->cgroup, c->uid, c->gid));
 	log_info("client pid %u (uid %u) connected, cgroup '%s', group '%s'",
 	    c->pid, c->uid, c->cgroup,
@@ -589,47 +589,10 @@ on_allocs_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 }
 
 static int
-on_reload_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
-    char *why, size_t whylen)
-{
-	char msg[GF_ERRMSG_LEN] = "";
-
-	if (!admin_allowed(&a->conf, c->fd, c->pid, c->uid, c->gid)) {
-		admin_denied_msg(&a->conf, "reload", msg, sizeof(msg));
-		log_warnx("pid %u (uid %u) asked for a reload: refused",
-		    c->pid, c->uid);
-		return conn_reply_error(c, m->hdr.seq, GF_ERR_PERMISSION, msg, why,
-		    whylen);
-	}
-	log_info("pid %u (uid %u) asked for a reload", c->pid, c->uid);
-	if (arbiter_reload(a, c, msg, sizeof(msg)) < 0)
-		return conn_reply_error(c, m->hdr.seq, GF_ERR_CONFIG, msg, why,
-		    whylen);
-	return conn_reply(c, GF_MSG_OK, m->hdr.seq, NULL, why, whylen);
-}
-
-static int
 on_swap_in(struct arbiter *a, struct conn *c, const struct gf_msg *m,
     char *why, size_t whylen)
 {
 	return swap_on_swap_in(a, c, m->hdr.seq, why, whylen);
-}
-
-static int
-on_swap_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
-    char *why, size_t whylen)
-{
-	char msg[GF_ERRMSG_LEN] = "";
-
-	if (!admin_allowed(&a->conf, c->fd, c->pid, c->uid, c->gid)) {
-		admin_denied_msg(&a->conf, "swap", msg, sizeof(msg));
-		log_warnx("pid %u (uid %u) asked for a swap: refused",
-		    c->pid, c->uid);
-		return conn_reply_error(c, m->hdr.seq, GF_ERR_PERMISSION, msg, why,
-		    whylen);
-	}
-	return swap_on_request(a, c, m->hdr.seq, &m->u.swap_req, why,
-	    whylen);
 }
 
 /* A follower's new event; a connection that cannot take it goes. */
@@ -716,8 +679,12 @@ static const struct handler handlers[] = {
 	{ GF_MSG_PS_REQ, ANY, on_ps_req },
 	{ GF_MSG_ALLOCS_REQ, ANY, on_allocs_req },
 	{ GF_MSG_EVENTS_REQ, ANY, on_events_req },
-	{ GF_MSG_RELOAD_REQ, ANY, on_reload_req },
-	{ GF_MSG_SWAP_REQ, ANY, on_swap_req },
+	{ GF_MSG_RELOAD_REQ, ANY, adminctl_reload },
+	{ GF_MSG_SWAP_REQ, ANY, adminctl_swap },
+	{ GF_MSG_GROUP_RULE, ANY, adminctl_group_rule },
+	{ GF_MSG_GROUP_SET, ANY, adminctl_group_set },
+	{ GF_MSG_GROUP_RM, ANY, adminctl_group_rm },
+	{ GF_MSG_LIMIT_REQ, ANY, adminctl_limit },
 };
 
 int

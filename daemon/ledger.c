@@ -261,6 +261,22 @@ ledger_limit(const struct ledger *l, size_t group, size_t dev, uint32_t kind,
 	return req < most ? req : most;
 }
 
+int
+ledger_client_limit(struct ledger *l, struct ledger_client *c, size_t dev,
+    uint32_t kind, uint64_t value, uint64_t *allowed)
+{
+	struct ledger_usage *u = &c->usage[dev];
+	uint64_t want = limit_resolve(kind, value, l->devices[dev].capacity);
+
+	*allowed = ledger_limit(l, c->group, dev, GF_LIMIT_BYTES, UINT64_MAX);
+	if (!u->opened || want > *allowed)
+		return -1;
+	u->req_kind = kind;
+	u->req_value = value;
+	u->limit = want;
+	return 0;
+}
+
 /* Recompute the effective limit of c on every device it opened. */
 static void
 client_limits_update(struct ledger *l, struct ledger_client *c)

@@ -216,6 +216,15 @@ struct ledger_client *ledger_client_find(const struct ledger *l,
 uint64_t ledger_client_used(const struct ledger *l,
 	    const struct ledger_client *c);
 
+/*
+ * An administrator's limit for c on dev, which replaces what c asked for:
+ * (kind, value) resolved against the device. Returns 0, or -1 when c has
+ * not opened dev or its group allows it less (nothing changed); *allowed
+ * gets the most its group allows on dev either way.
+ */
+int	ledger_client_limit(struct ledger *l, struct ledger_client *c,
+	    size_t dev, uint32_t kind, uint64_t value, uint64_t *allowed);
+
 /* Open dev for c (again: the new request replaces the old). */
 void	ledger_open(struct ledger *l, struct ledger_client *c, size_t dev,
 	    uint32_t kind, uint64_t value);

@@ -251,6 +251,22 @@ match_rule_free(struct match_rule *r)
 	r->arg = NULL;
 }
 
+char *
+match_rule_format(const struct match_rule *r, char *buf, size_t size)
+{
+	const char *name = "";
+	size_t i;
+
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (kinds[i].kind == r->kind)
+			name = kinds[i].name;
+	if (r->kind == MATCH_UID || r->kind == MATCH_GID)
+		snprintf(buf, size, "%s:%u", name, r->id);
+	else
+		snprintf(buf, size, "%s:%s", name, r->arg);
+	return buf;
+}
+
 int
 match_rule_test(const struct match_rule *r, const struct match_subject *s)
 {

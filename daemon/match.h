@@ -19,6 +19,7 @@
 
 #define MATCH_CONTAINER_LEN	64	/* hex digits of a container id */
 #define MATCH_POD_LEN		36	/* a UID: 8-4-4-4-12 */
+#define MATCH_RULE_TEXT_LEN	4096	/* a rule as text, with room */
 
 enum {
 	MATCH_CGROUP = 1,
@@ -49,6 +50,10 @@ struct match_subject {
 int	match_rule_parse(const char *word, struct match_rule *r, char *err,
 	    size_t errlen);
 void	match_rule_free(struct match_rule *r);
+
+/* The rule as a word match_rule_parse reads back, into buf. Returns buf. */
+char	*match_rule_format(const struct match_rule *r, char *buf,
+	    size_t size);
 
 /* 1 if the rule matches the subject, else 0. */
 int	match_rule_test(const struct match_rule *r,

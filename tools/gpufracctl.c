@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ctl_group.h"
 #include "ctl_json.h"
 #include "ctl_print.h"
 #include "ctl_query.h"
@@ -33,12 +34,15 @@ struct args {
 	const char	*arg2;		/* its second, or NULL */
 	int		 json;		/* --json */
 	int		 follow;	/* --follow */
+	int		 argc;		/* CMD_REST: the words after the */
+	char		**argv;		/* command's name */
 };
 
 /* What a command accepts besides --json. */
 #define CMD_ARG		0x1		/* one argument */
 #define CMD_FOLLOW	0x2		/* --follow */
 #define CMD_ARG2	0x4		/* two arguments */
+#define CMD_REST	0x8		/* its own words, in argc and argv */
 
 struct cmd {
 	const char	*name;
@@ -54,6 +58,8 @@ static int	cmd_allocs(const struct args *);
 static int	cmd_events(const struct args *);
 static int	cmd_reload(const struct args *);
 static int	cmd_swap(const struct args *);
+static int	cmd_group(const struct args *);
+static int	cmd_limit(const struct args *);
 static int	cmd_help(const struct args *);
 
 static const struct cmd cmds[] = {
@@ -72,6 +78,13 @@ static const struct cmd cmds[] = {
 	{ "swap", "out|in pid", CMD_ARG2,
 	  "move process pid's GPU memory to host memory, or back",
 	  cmd_swap },
+	{ "group", "set name --match rule... [--limit size] "
+	  "[--guarantee size] [--priority n] [--resolver r] [--on-preempt a] "
+	  "[--wait-timeout d]", CMD_REST,
+	  "create or change a run-time group", cmd_group },
+	{ "group", "rm name", CMD_REST, "remove a run-time group", cmd_group },
+	{ "limit", "pid size [--device uuid|index]", CMD_REST,
+	  "set one process's limit", cmd_limit },
 	{ "help", "", 0, "show this help", cmd_help },
 };
 
@@ -81,7 +94,7 @@ static const struct cmd cmds[] = {
 static void
 usage(FILE *fp)
 {
-	char name[32];
+	char name[256];
 	size_t i;
 
 	fputs("usage: gpufracctl [-s socket] command [--json]\n"
@@ -89,7 +102,11 @@ usage(FILE *fp)
 	for (i = 0; i < NCMDS; i++) {
 		snprintf(name, sizeof(name), "%s%s%s", cmds[i].name,
 		    cmds[i].synopsis[0] ? " " : "", cmds[i].synopsis);
-		fprintf(fp, "  %-18s %s\n", name, cmds[i].help);
+		if (strlen(name) > 18)
+			fprintf(fp, "  %s\n  %-18s %s\n", name, "",
+			    cmds[i].help);
+		else
+			fprintf(fp, "  %-18s %s\n", name, cmds[i].help);
 	}
 }
 
@@ -98,23 +115,6 @@ usage_error(void)
 {
 	usage(stderr);
 	return EXIT_USAGE;
-}
-
-/* A pid as a positive decimal number that fits a pid_t. */
-static int
-pid_parse(const char *s, uint32_t *pid)
-{
-	unsigned long v;
-	char *end;
-
-	if (!isdigit((unsigned char)s[0]))
-		return -1;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno == ERANGE || *end != '\0' || v == 0 || v > INT32_MAX)
-		return -1;
-	*pid = (uint32_t)v;
-	return 0;
 }
 
 static int
@@ -157,7 +157,7 @@ cmd_allocs(const struct args *a)
 	uint32_t pid;
 	size_t n;
 
-	if (pid_parse(a->arg, &pid) < 0) {
+	if (ctl_pid_parse(a->arg, &pid) < 0) {
 		log_errx("invalid pid '%s'", a->arg);
 		return usage_error();
 	}
@@ -272,7 +272,7 @@ cmd_swap(const struct args *a)
 		log_errx("swap: '%s' is neither 'out' nor 'in'", a->arg);
 		return usage_error();
 	}
-	if (pid_parse(a->arg2, &pid) < 0) {
+	if (ctl_pid_parse(a->arg2, &pid) < 0) {
 		log_errx("bad pid '%s'", a->arg2);
 		return usage_error();
 	}
@@ -281,6 +281,18 @@ cmd_swap(const struct args *a)
 	if (a->json)
 		ctl_json_swap(stdout, pid, out);
 	return EXIT_OK;
+}
+
+static int
+cmd_group(const struct args *a)
+{
+	return ctl_group(a->path, a->json, a->argc, a->argv);
+}
+
+static int
+cmd_limit(const struct args *a)
+{
+	return ctl_limit(a->path, a->json, a->argc, a->argv);
 }
 
 static int
@@ -348,6 +360,17 @@ stdfds_hold(void)
 	return 0;
 }
 
+/* A command's exit status, unless its output could not be written. */
+static int
+finish(int rc)
+{
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		log_err("cannot write the output");
+		return EXIT_NO;
+	}
+	return rc;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -356,9 +379,9 @@ main(int argc, char *argv[])
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct args a = { NULL, NULL, NULL, 0, 0 };
+	struct args a = { NULL, NULL, NULL, 0, 0, 0, NULL };
 	const struct cmd *cmd;
-	int ch, nargs, rc;
+	int ch, nargs;
 
 	log_init("gpufracctl", LOG_LVL_ERROR, 0);
 	if (stdfds_hold() < 0) {
@@ -404,6 +427,13 @@ main(int argc, char *argv[])
 		log_errx("'%s' has no option '--follow'", cmd->name);
 		return usage_error();
 	}
+	if (a.path == NULL)
+		a.path = sock_default_path();
+	if (cmd->takes & CMD_REST) {
+		a.argc = argc;
+		a.argv = argv;
+		return finish(cmd->run(&a));
+	}
 	nargs = cmd->takes & CMD_ARG2 ? 2 : cmd->takes & CMD_ARG ? 1 : 0;
 	if (argc < nargs) {
 		log_errx("'%s' is missing arguments: gpufracctl %s %s",
@@ -414,14 +444,7 @@ main(int argc, char *argv[])
 		log_errx("too many arguments for '%s'", cmd->name);
 		return usage_error();
 	}
-	if (a.path == NULL)
-		a.path = sock_default_path();
 	a.arg = nargs > 0 ? argv[0] : NULL;
 	a.arg2 = nargs > 1 ? argv[1] : NULL;
-	rc = cmd->run(&a);
-	if (fflush(stdout) == EOF || ferror(stdout)) {
-		log_err("cannot write the output");
-		return EXIT_NO;
-	}
-	return rc;
+	return finish(cmd->run(&a));
 }

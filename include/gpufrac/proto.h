@@ -74,7 +74,7 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 #define GF_NAME_LEN		64	/* device name */
 #define GF_GROUP_LEN		32	/* group name */
 #define GF_GROUP_DEFAULT	"default"	/* limits per process */
-#define GF_ERRMSG_LEN		120
+#define GF_ERRMSG_LEN		224
 #define GF_VERSION_LEN		16
 #define GF_RULE_LEN		232	/* one match rule, "cgroup:/..." */
 #define GF_GROUP_RULES_MAX	16	/* rules of one GROUP_SET */
@@ -498,7 +498,7 @@ _Static_assert(sizeof(struct gf_group_set) == 80, "gf_group_set layout");
 _Static_assert(sizeof(struct gf_group_rm) == GF_GROUP_LEN, "gf_group_rm layout");
 _Static_assert(sizeof(struct gf_limit_req) == 40, "gf_limit_req layout");
 _Static_assert(sizeof(struct gf_alloc) == 48, "gf_alloc layout");
-_Static_assert(sizeof(struct gf_error) == 128, "gf_error layout");
+_Static_assert(sizeof(struct gf_error) == 232, "gf_error layout");
 _Static_assert(sizeof(struct gf_msg) == GF_MSG_MAX, "gf_msg layout");
 
 #endif

@@ -1,0 +1,336 @@
+/*
+ * Run-time groups: their state file, and changes made on copies.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "match.h"
+#include "proto.h"
+#include "rtgroups.h"
+
+int
+rtgroups_path(const struct config *conf, char *buf, size_t size)
+{
+	char dir[sizeof(conf->socket)];
+	int n;
+
+	if (conf->state_dir[0] != '\0')
+		n = snprintf(buf, size, "%s/%s", conf->state_dir,
+		    RTGROUPS_FILE);
+	else {
+		proto_strlcpy(dir, conf->socket, sizeof(dir));
+		n = snprintf(buf, size, "%s/%s", dirname(dir), RTGROUPS_FILE);
+	}
+	return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+static void
+report_log(const char *line, void *arg)
+{
+	(void)arg;
+	log_errx("%s", line);
+}
+
+void
+rtgroups_load(struct config *rt, const char *path)
+{
+	char bad[PATH_MAX];
+
+	if (config_load_groups(rt, path, report_log, NULL) == 0) {
+		if (rt->ngroups > 0)
+			log_info("%zu run-time group%s from '%s'",
+			    rt->ngroups, rt->ngroups == 1 ? "" : "s", path);
+		return;
+	}
+	config_free(rt);
+	config_init(rt);
+	snprintf(bad, sizeof(bad), "%s.bad", path);
+	if (rename(path, bad) < 0)
+		log_warn("cannot move '%s' aside to '%s'", path, bad);
+	else
+		log_warnx("starting without run-time groups: '%s' moved "
+		    "aside to '%s'", path, bad);
+}
+
+/* Make dir's entries durable: a rename survives a crash. */
+static void
+dir_sync(const char *path)
+{
+	char dir[PATH_MAX];
+	int fd;
+
+	proto_strlcpy(dir, path, sizeof(dir));
+	if ((fd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return;
+	(void)fsync(fd);
+	close(fd);
+}
+
+int
+rtgroups_save(const struct config *rt, const char *path, char *err,
+    size_t errlen)
+{
+	char tmp[PATH_MAX];
+	size_t i;
+	FILE *fp;
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
+	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0) {
+		snprintf(err, errlen, "cannot write '%s': %s", path,
+		    strerror(errno));
+		return -1;
+	}
+	if ((fp = fdopen(fd, "w")) == NULL) {
+		close(fd);
+		goto out_unlink;
+	}
+	fprintf(fp, "; gpufrac run-time groups (gpufracctl group set/rm), "
+	    "written by gpufracd.\n; Change them with gpufracctl, not "
+	    "here: this file is rewritten whole.\n\n");
+	for (i = 0; i < rt->ngroups; i++)
+		config_group_write(fp, &rt->groups[i]);
+	if (fflush(fp) != 0 || fsync(fileno(fp)) < 0 || ferror(fp)) {
+		fclose(fp);
+		goto out_unlink;
+	}
+	if (fclose(fp) != 0 || rename(tmp, path) < 0)
+		goto out_unlink;
+	dir_sync(path);
+	return 0;
+
+out_unlink:
+	snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
+	unlink(tmp);
+	return -1;
+}
+
+/* out's groups: copies of rt's. 0, or -1 (ENOMEM, out empty). */
+static int
+copy_groups(const struct config *rt, struct config *out)
+{
+	size_t i;
+
+	if (rt->ngroups == 0)
+		return 0;
+	if ((out->groups = calloc(rt->ngroups, sizeof(*out->groups))) == NULL)
+		return -1;
+	for (i = 0; i < rt->ngroups; i++) {
+		if (config_group_copy(&out->groups[i], &rt->groups[i]) < 0) {
+			config_free(out);
+			return -1;
+		}
+		out->ngroups++;
+	}
+	return 0;
+}
+
+static struct config_group *
+find(struct config *c, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < c->ngroups; i++)
+		if (strcmp(c->groups[i].pol.name, name) == 0)
+			return &c->groups[i];
+	return NULL;
+}
+
+/* A new group in out, with the defaults of a [group] section. */
+static struct config_group *
+group_new(struct config *out, const char *name)
+{
+	struct config_group *g;
+
+	g = realloc(out->groups, (out->ngroups + 1) * sizeof(*g));
+	if (g == NULL)
+		return NULL;
+	out->groups = g;
+	g = &out->groups[out->ngroups];
+	memset(g, 0, sizeof(*g));
+	proto_strlcpy(g->pol.name, name, sizeof(g->pol.name));
+	g->pol.guarantee_kind = GF_LIMIT_BYTES;
+	g->pol.on_preempt = GF_PREEMPT_KILL;
+	g->pol.kill_grace_ms = POLICY_KILL_GRACE_MS;
+	if (asprintf(&g->where, "run-time group '%s'", name) < 0) {
+		g->where = NULL;
+		return NULL;
+	}
+	out->ngroups++;
+	return g;
+}
+
+/* A limit or guarantee as sent: kind NONE, a size, or 0.01% to 100%. */
+static int
+amount_ok(uint32_t kind, uint64_t value)
+{
+	return kind == GF_LIMIT_NONE || kind == GF_LIMIT_BYTES ||
+	    (kind == GF_LIMIT_PERCENT && value > 0 && value <= 10000);
+}
+
+/* The values of s that need no context: -1 with err naming the bad one. */
+static int
+values_check(const struct gf_group_set *s, char *err, size_t errlen)
+{
+	const char *bad = NULL;
+
+	if (!config_group_name_ok(s->name))
+		snprintf(err, errlen, "bad group name '%s' (letters, digits, "
+		    "'.', '_' and '-', at most %d)", s->name,
+		    GF_GROUP_LEN - 1);
+	else if (strcasecmp(s->name, POLICY_DEFAULT_GROUP) == 0)
+		snprintf(err, errlen, "group name '%s' is reserved for the "
+		    "processes no group matches", s->name);
+	else if (!amount_ok(s->limit_kind, s->limit_value))
+		bad = "limit";
+	else if (!amount_ok(s->guarantee_kind, s->guarantee_value))
+		bad = "guarantee";
+	else if (s->resolver != GF_UNSET && s->resolver > GF_RESOLVER_SWAP)
+		bad = "resolver";
+	else if (s->on_preempt != GF_UNSET && s->on_preempt > GF_PREEMPT_NONE)
+		bad = "on_preempt";
+	else if (s->priority_set > 1)
+		bad = "priority_set";
+	else
+		return 0;
+	if (bad != NULL)
+		snprintf(err, errlen, "bad %s for group '%s'", bad, s->name);
+	return -1;
+}
+
+/* The rules of GROUP_RULEs, all or nothing. */
+static int
+rules_parse(const struct gf_group_rule *rules, size_t n,
+    struct match_rule **out, char *err, size_t errlen)
+{
+	char why[128];
+	size_t i;
+
+	if ((*out = calloc(n, sizeof(**out))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		const char *r = rules[i].rule;
+
+		if (r[strcspn(r, " \t\n\r")] != '\0')
+			snprintf(why, sizeof(why), "white space in a rule");
+		else if (match_rule_parse(r, &(*out)[i], why,
+		    sizeof(why)) == 0)
+			continue;
+		snprintf(err, errlen, "bad rule '%.80s': %s", r, why);
+		while (i-- > 0)
+			match_rule_free(&(*out)[i]);
+		free(*out);
+		*out = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* What s sets, onto g. */
+static void
+group_apply(struct config_group *g, const struct gf_group_set *s)
+{
+	struct group_policy *pol = &g->pol;
+
+	if (s->limit_kind != GF_LIMIT_NONE) {
+		pol->limit_kind = s->limit_kind;
+		pol->limit_value = s->limit_value;
+		g->limit_set = 1;
+	}
+	if (s->guarantee_kind != GF_LIMIT_NONE) {
+		pol->guarantee_kind = s->guarantee_kind;
+		pol->guarantee_value = s->guarantee_value;
+	}
+	if (s->priority_set)
+		pol->priority = s->priority;
+	if (s->resolver != GF_UNSET) {
+		pol->resolver = s->resolver;
+		g->resolver_set = 1;
+	}
+	if (s->on_preempt != GF_UNSET)
+		pol->on_preempt = s->on_preempt;
+	if (s->wait_timeout_ms != GF_UNSET) {
+		pol->wait_timeout_ms = s->wait_timeout_ms;
+		g->wait_timeout_set = 1;
+	}
+}
+
+int
+rtgroups_set(const struct config *rt, const struct gf_group_set *s,
+    const struct gf_group_rule *rules, size_t n, struct config *out,
+    char *err, size_t errlen)
+{
+	struct match_rule *parsed = NULL;
+	struct config_group *g;
+	size_t i;
+
+	if (values_check(s, err, errlen) < 0 ||
+	    (n > 0 && rules_parse(rules, n, &parsed, err, errlen) < 0))
+		return -1;
+	if (copy_groups(rt, out) < 0)
+		goto out_nomem;
+	if ((g = find(out, s->name)) == NULL) {
+		if (n == 0) {
+			snprintf(err, errlen, "group '%s' is new: it needs a "
+			    "match rule", s->name);
+			goto out_free;
+		}
+		if ((g = group_new(out, s->name)) == NULL)
+			goto out_nomem;
+	}
+	if (n > 0) {
+		for (i = 0; i < g->nrules; i++)
+			match_rule_free(&g->rules[i]);
+		free(g->rules);
+		g->rules = parsed;
+		g->nrules = n;
+		parsed = NULL;
+	}
+	group_apply(g, s);
+	free(g->guarantee_where);
+	g->guarantee_where = strdup(g->where);
+	if (g->guarantee_where == NULL)
+		goto out_nomem;
+	return 0;
+
+out_nomem:
+	snprintf(err, errlen, "out of memory");
+out_free:
+	for (i = 0; parsed != NULL && i < n; i++)
+		match_rule_free(&parsed[i]);
+	free(parsed);
+	config_free(out);
+	return -1;
+}
+
+int
+rtgroups_rm(const struct config *rt, const char *name, struct config *out,
+    char *err, size_t errlen)
+{
+	struct config_group *g;
+
+	if (copy_groups(rt, out) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if ((g = find(out, name)) == NULL) {
+		snprintf(err, errlen, "no run-time group '%s'", name);
+		config_free(out);
+		return -1;
+	}
+	config_group_free(g);
+	memmove(g, g + 1, (size_t)(out->groups + out->ngroups - (g + 1)) *
+	    sizeof(*g));
+	out->ngroups--;
+	return 0;
+}
