@@ -19,10 +19,13 @@
 #include "units.h"
 #include "uuid.h"
 
-/* 1 if c may run cmd; else it has been answered (0, or -1 to close). */
+/*
+ * 1 if c may run cmd (logged as asking for `what`); else it has been
+ * answered (*rc: 0, or -1 to close).
+ */
 static int
 allowed(struct arbiter *a, struct conn *c, const struct gf_msg *m,
-    const char *cmd, int *rc, char *why, size_t whylen)
+    const char *cmd, const char *what, int *rc, char *why, size_t whylen)
 {
 	char msg[GF_ERRMSG_LEN];
 
@@ -30,7 +33,7 @@ allowed(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		return 1;
 	admin_denied_msg(&a->conf, cmd, msg, sizeof(msg));
 	log_warnx("pid %u (uid %u) asked for %s: refused", c->pid, c->uid,
-	    cmd);
+	    what);
 	*rc = conn_reply_error(c, m->hdr.seq, GF_ERR_PERMISSION, msg, why,
 	    whylen);
 	return 0;
@@ -53,7 +56,7 @@ adminctl_reload(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	char msg[GF_ERRMSG_LEN] = "";
 	int rc = 0;
 
-	if (!allowed(a, c, m, "reload", &rc, why, whylen))
+	if (!allowed(a, c, m, "reload", "a reload", &rc, why, whylen))
 		return rc;
 	log_info("pid %u (uid %u) asked for a reload", c->pid, c->uid);
 	rc = arbiter_reload(a, c, msg, sizeof(msg));
@@ -66,7 +69,7 @@ adminctl_swap(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 {
 	int rc = 0;
 
-	if (!allowed(a, c, m, "swap", &rc, why, whylen))
+	if (!allowed(a, c, m, "swap", "a swap", &rc, why, whylen))
 		return rc;
 	return swap_on_request(a, c, m->hdr.seq, &m->u.swap_req, why,
 	    whylen);
@@ -105,7 +108,7 @@ group_set(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		    "before it", s->nrules, n);
 		return -1;
 	}
-	if (!allowed(a, c, m, "group set", &rc, why, whylen))
+	if (!allowed(a, c, m, "group set", "a group change", &rc, why, whylen))
 		return rc;
 	rc = arbiter_group_set(a, c, s, c->rules, n, msg, sizeof(msg));
 	if (rc == 0)
@@ -137,7 +140,7 @@ adminctl_group_rm(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	char msg[GF_ERRMSG_LEN] = "";
 	int rc = 0;
 
-	if (!allowed(a, c, m, "group rm", &rc, why, whylen))
+	if (!allowed(a, c, m, "group rm", "a group change", &rc, why, whylen))
 		return rc;
 	rc = arbiter_group_rm(a, c, name, msg, sizeof(msg));
 	if (rc == 0)
@@ -226,7 +229,7 @@ adminctl_limit(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	size_t first, end, found = 0;
 	int rc = 0;
 
-	if (!allowed(a, c, m, "limit", &rc, why, whylen))
+	if (!allowed(a, c, m, "limit", "a limit change", &rc, why, whylen))
 		return rc;
 	if ((r->limit_kind != GF_LIMIT_BYTES &&
 	    r->limit_kind != GF_LIMIT_PERCENT) ||

@@ -467,10 +467,12 @@ arbiter_group_rm(struct arbiter *a, struct conn *self, const char *name,
 {
 	struct config rt;
 
+	/* A run-time group shadowed by a file group may still go. */
 	config_init(&rt);
-	if (in_files(a, name, err, errlen) ||
-	    rtgroups_rm(&a->rt, name, &rt, err, errlen) < 0)
+	if (rtgroups_rm(&a->rt, name, &rt, err, errlen) < 0) {
+		(void)in_files(a, name, err, errlen);
 		return -1;
+	}
 	return arbiter_rt_change(a, self, &rt, err, errlen);
 }
 

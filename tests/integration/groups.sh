@@ -96,20 +96,6 @@ write_conf() {	# shared_limit nobodies_limit
 write_conf 2Gi 768Mi
 daemon_start
 
-# json EXPR over ps or status; group_field NAME FIELD from status.
-ps_json() { ctl ps --json | json "$1"; }
-group_field() {
-	ctl status --json | json "[g['$2'] for g in j['groups'] if g['name'] == '$1'][0]"
-}
-client_field() {	# PID FIELD
-	ps_json "[c['$2'] for c in j['clients'] if c['pid'] == $1][0]"
-}
-client_limit() {	# PID
-	ps_json "[c['devices'][0]['limit_bytes'] for c in j['clients'] if c['pid'] == $1][0]"
-}
-limit_is() { [ "$(client_limit "$1")" = "$2" ]; }
-
-group_names() { ctl status --json | json 'sorted(set(g["name"] for g in j["groups"]))'; }
 check_eq "status lists every group, members or not" "$(group_names)" \
 	"$(if [ -n "$CGROOT" ]; then echo "['default', 'nobodies', 'rest', 'shared']"; else echo "['default', 'nobodies']"; fi)"
 

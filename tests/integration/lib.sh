@@ -158,6 +158,23 @@ json() {
 	"$PYTHON" -c 'import json,sys; j=json.load(sys.stdin); print(eval(sys.argv[1]))' "$1"
 }
 
+# ps_json EXPR: EXPR over `ps --json`. group_field NAME FIELD: a group's
+# FIELD in `status --json` (its first device's row). client_field PID
+# FIELD, client_limit PID: from ps. limit_is PID BYTES. group_names: the
+# sorted names of the groups status lists.
+ps_json() { ctl ps --json | json "$1"; }
+group_field() {
+	ctl status --json | json "[g['$2'] for g in j['groups'] if g['name'] == '$1'][0]"
+}
+client_field() {
+	ps_json "[c['$2'] for c in j['clients'] if c['pid'] == $1][0]"
+}
+client_limit() {
+	ps_json "[c['devices'][0]['limit_bytes'] for c in j['clients'] if c['pid'] == $1][0]"
+}
+limit_is() { [ "$(client_limit "$1")" = "$2" ]; }
+group_names() { ctl status --json | json 'sorted(set(g["name"] for g in j["groups"]))'; }
+
 # clients_are N: the daemon lists exactly N clients.
 clients_are() {
 	[ "$(ctl ps --json | json 'len(j["clients"])')" = "$1" ]

@@ -175,13 +175,16 @@ static void
 test_groups_match(void **state)
 {
 	struct group_policy pols[3];
-	struct config c;
+	struct config c, rt;
+	struct groups gs;
 	struct errs e;
 
 	(void)state;
 	assert_int_equal(load(&c, FIX "good.conf", 0, &e), 0);
-	assert_int_equal(groups_count(&c), 3);
-	groups_policies(&c, pols);
+	config_init(&rt);
+	assert_int_equal(groups_build(&gs, &c, &rt, 0), 0);
+	assert_int_equal(groups_count(&gs), 3);
+	groups_policies(&gs, pols);
 	assert_string_equal(pols[0].name, "default");
 	assert_int_equal(pols[0].per_process, 1);
 	assert_int_equal(pols[0].limit_value, 5000);
@@ -190,15 +193,16 @@ test_groups_match(void **state)
 	assert_string_equal(pols[1].name, "trainer");
 	assert_string_equal(pols[2].name, "infer");
 	/* Any rule of a section; the first section wins. */
-	assert_int_equal(groups_match(&c, "/docker/3f2a9c0000000000000000000000"
+	assert_int_equal(groups_match(&gs, "/docker/3f2a9c0000000000000000000000"
 	    "000000000000000000000000000000000000", 1000, 1000), 1);
-	assert_int_equal(groups_match(&c, "/gpu-jobs/train/x/y", 5, 5), 1);
-	assert_int_equal(groups_match(&c, "/gpu-jobs/infer", 1000, 5), 2);
-	assert_int_equal(groups_match(&c, "/", 5, 1000), 2);
-	assert_int_equal(groups_match(&c, "/kubepods/pod6f1e8c3a-2b4d-4e5f-"
+	assert_int_equal(groups_match(&gs, "/gpu-jobs/train/x/y", 5, 5), 1);
+	assert_int_equal(groups_match(&gs, "/gpu-jobs/infer", 1000, 5), 2);
+	assert_int_equal(groups_match(&gs, "/", 5, 1000), 2);
+	assert_int_equal(groups_match(&gs, "/kubepods/pod6f1e8c3a-2b4d-4e5f-"
 	    "9a1b-0c2d3e4f5a6b/x", 5, 5), 2);
-	assert_int_equal(groups_match(&c, "/user.slice", 5, 5), 0);
-	assert_int_equal(groups_match(&c, NULL, 5, 5), 0);
+	assert_int_equal(groups_match(&gs, "/user.slice", 5, 5), 0);
+	assert_int_equal(groups_match(&gs, NULL, 5, 5), 0);
+	groups_free(&gs);
 	config_free(&c);
 }
 
@@ -579,13 +583,17 @@ static int
 check_text(struct ledger *l, const char *text, uint64_t *reserves,
     struct errs *e)
 {
-	struct config c;
+	struct config c, rt;
+	struct groups gs;
 	char path[64];
 	int r;
 
 	temp_conf(path, sizeof(path), text);
 	assert_int_equal(load(&c, path, 0, e), 0);
-	r = arbiter_check(l, &c, reserves, capture, e);
+	config_init(&rt);
+	assert_int_equal(groups_build(&gs, &c, &rt, 0), 0);
+	r = arbiter_check(l, &gs, reserves, capture, e);
+	groups_free(&gs);
 	config_free(&c);
 	unlink(path);
 	return r;

@@ -1,0 +1,128 @@
+# Run-time groups (gpufracctl group set/rm) and one process's limit
+# (gpufracctl limit): made, changed and removed while the daemon runs,
+# applied at once to a running process, checked like [group] sections,
+# kept over a restart and a reload, shadowed by a file group of the same
+# name, refused to a user who is not an administrator.
+# shellcheck disable=SC2154	# PID_* are client_start's
+export SIMCUDA_DEVICES=4Gi
+. "$(dirname "$0")/lib.sh"
+C=$CLIENTS/cuclient_linked
+PRE="LD_PRELOAD=${SAN_RT:+$SAN_RT }$SHIM"
+conf=$TMP/gpufrac.conf
+GiB=$((1 << 30)) MiB=$((1 << 20))
+
+[ "$(id -u)" = 0 ] || skip "not root: the group's process runs as user nobody"
+command -v setpriv >/dev/null || skip "no setpriv to run a process as nobody"
+nobody_setup
+in_group() { [ "$(client_field "$1" group)" = "$2" ]; }	# PID NAME
+printf '[daemon]\ndefault_limit = 100%%\n[group filed]\nmatch = uid:1\nlimit = 3Gi\nguarantee = 2Gi\n' >"$conf"
+daemon_start
+
+# A process of user nobody, in no group yet: 256Mi held, then on SIGUSR1
+# 1Gi more and the total it sees.
+client_start n "${NOBODY_ENV[@]}" "${AS_NOBODY[@]}" env "$PRE" "$C" \
+	alloc 256Mi hold alloc 1Gi total
+check_eq "before: the default group's limit" "$(client_limit "$PID_n")" \
+	$((4 * GiB))
+
+out=$("${NOBODY_ENV[@]}" "${AS_NOBODY[@]}" "$GPUFRACCTL" -s "$GPUFRAC_SOCKET" \
+	group set tenants --match uid:65534 --limit 1Gi 2>&1)
+check_eq "a user who is no administrator may not make a group" "$?:$out" \
+	"1:gpufracctl: group set: group set: permission denied (root only)"
+
+ctl group set tenants --match uid:65534 --limit 1Gi --priority 3 \
+	--resolver wait --wait-timeout 2s
+check_eq "root makes a group" $? 0
+wait_for "its running process joins it at once" 5 \
+	in_group "$PID_n" tenants
+check_eq "with the group's limit" "$(client_limit "$PID_n")" $GiB
+check_eq "status shows the group as it was set" \
+	"$(ctl status --json | json "[(g['limit_bytes'], g['priority'], g['resolver']) for g in j['groups'] if g['name'] == 'tenants'][0]")" \
+	"($GiB, 3, 'wait')"
+
+ctl group set tenants --limit 1.5Gi
+check_eq "a change without --match keeps the rules" \
+	"$(client_field "$PID_n" group):$(client_limit "$PID_n")" \
+	"tenants:$((3 * GiB / 2))"
+check "and is saved in the state directory" grep -qx 'limit = 1610612736' \
+	"$TMP/runtime-groups.conf"
+
+# What a [group] section may not say, a run-time group may not either.
+check_fails() {	# DESC WANT-ON-STDERR ARGS...
+	local desc=$1 want=$2 out rc; shift 2
+	out=$(ctl "$@" 2>&1); rc=$?
+	case $rc:$out in
+	1:*"$want"*) pass "$desc";;
+	*) fail "$desc: exit $rc, '$out'";;
+	esac
+}
+check_fails "a guarantee that does not fit is refused, naming the device and groups" \
+	"add up to 5.0GiB, more than its 4.0GiB shareable capacity: big 3.0GiB, filed 2.0GiB" \
+	group set big --match uid:7 --guarantee 3Gi
+check_fails "a new group needs a rule" "group 'lone' is new: it needs a match rule" \
+	group set lone --limit 1Gi
+check_fails "a bad rule is named" "bad rule 'cgroup:relative'" \
+	group set odd --match cgroup:relative
+check_fails "a group of the files is changed in the files" \
+	"group 'filed' is defined at $conf:3: change it there" \
+	group set filed --limit 2Gi
+check_fails "'default' is not a run-time group" "reserved" \
+	group set default --match uid:9
+check_fails "removing a group that is not there says so" \
+	"no run-time group 'nope'" group rm nope
+out=$(ctl group set x --limit 4GB 2>&1)
+check_eq "a bad value is a usage error, said before asking" "$?:$out" \
+	"2:gpufracctl: group set: bad limit '4GB' (expected a size such as 8Gi or a share such as 50%)"
+check_eq "none of them is in force" "$(group_names)" \
+	"['default', 'filed', 'tenants']"
+
+# One process's limit.
+ctl limit "$PID_n" 512Mi
+check_eq "limit sets one process's limit" "$(client_limit "$PID_n")" \
+	$((512 * MiB))
+check_fails "never above what its group allows" \
+	"more than its group 'tenants' allows (1.5GiB)" limit "$PID_n" 2Gi
+check_fails "a pid that is no client" "no client with pid 999999" \
+	limit 999999 1Gi
+out=$("${NOBODY_ENV[@]}" "${AS_NOBODY[@]}" "$GPUFRACCTL" -s "$GPUFRAC_SOCKET" \
+	limit "$PID_n" 2Gi 2>&1)
+check_eq "limit is for administrators" "$?" 1
+ctl limit "$PID_n" 128Mi --device 0
+check_eq "below what it holds: nothing is taken away" \
+	"$(ps_json "[c['devices'][0]['used_bytes'] - c['devices'][0]['leased_bytes'] for c in j['clients'] if c['pid'] == $PID_n][0]"):$(client_limit "$PID_n")" \
+	"$((256 * MiB)):$((128 * MiB))"
+
+# Kept over a restart (SIGKILL: nothing is written at exit).
+kill -KILL "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; DAEMON_PID=
+daemon_start
+check_eq "after a restart the run-time group is there" \
+	"$(group_field tenants limit_bytes)" $((3 * GiB / 2))
+wait_for "and its process, reconnected, is in it" 10 \
+	in_group "$PID_n" tenants
+
+# A reload keeps them; a file group of the same name wins.
+kill -HUP "$DAEMON_PID"
+wait_for "a reload keeps the run-time groups" 5 \
+	grep -q "configuration reloaded" "$TMP/gpufracd.log"
+check_eq "tenants still there" "$(group_field tenants limit_bytes)" \
+	$((3 * GiB / 2))
+printf '[group tenants]\nmatch = uid:65534\nlimit = 768Mi\n' >>"$conf"
+ctl reload
+check_eq "a file group of the same name wins" \
+	"$(group_field tenants limit_bytes)" $((768 * MiB))
+check "and the conflict is logged" grep -q \
+	"run-time group 'tenants' is shadowed by the group of the same name at $conf:7" \
+	"$TMP/gpufracd.log"
+ctl group rm tenants
+check_eq "rm takes the shadowed run-time group away" \
+	"$(grep -c '^\[group' "$TMP/runtime-groups.conf")" 0
+printf '[daemon]\ndefault_limit = 100%%\n' >"$conf"
+ctl reload
+
+wait_for "with no group left its process is in 'default' again" 5 \
+	in_group "$PID_n" default
+client_release n
+check_eq "and its next allocation is judged by that group's limit" \
+	"$(tail -n 2 "$TMP/n.out" | tr '\n' ' ')" \
+	"alloc ok total $((4 * GiB)) "
+finish
