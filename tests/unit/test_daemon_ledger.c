@@ -731,6 +731,47 @@ test_group_may_raise(void **state)
 	assert_int_equal(ledger_limit(l, 0, 0, GF_LIMIT_NONE, 0), 4 * GiB);
 }
 
+/* An administrator's limit replaces the request, within the group's. */
+static void
+test_client_limit(void **state)
+{
+	struct fixture *f = *state;
+	struct ledger *l = &f->l;
+	struct group_policy team = policy("team", GF_LIMIT_BYTES, 6 * GiB);
+	struct ledger_client *c;
+	uint64_t allowed;
+
+	set_groups(l, &team, 1);
+	c = ledger_client_new(l, 1, 1, 0, NULL);	/* uid 1: group 1 */
+	ledger_client_group(l, c, 1);
+	assert_int_equal(ledger_client_limit(l, c, 0, GF_LIMIT_BYTES, GiB,
+	    &allowed), -1);			/* not opened */
+	ledger_open(l, c, 0, GF_LIMIT_BYTES, 2 * GiB);
+	assert_int_equal(ledger_reserve(l, c, 0, GiB), LEDGER_GRANT);
+	/* Raised above what the process asked for, up to the group's. */
+	assert_int_equal(ledger_client_limit(l, c, 0, GF_LIMIT_BYTES,
+	    5 * GiB, &allowed), 0);
+	assert_int_equal(c->usage[0].limit, 5 * GiB);
+	assert_int_equal(allowed, 6 * GiB);
+	assert_int_equal(ledger_client_limit(l, c, 0, GF_LIMIT_BYTES,
+	    7 * GiB, &allowed), -1);
+	assert_int_equal(c->usage[0].limit, 5 * GiB);
+	/* A share is of the device's capacity. */
+	assert_int_equal(ledger_client_limit(l, c, 0, GF_LIMIT_PERCENT, 2500,
+	    &allowed), 0);
+	assert_int_equal(c->usage[0].limit, 4 * GiB);
+	/* Below what it holds: nothing taken, the next request refused. */
+	assert_int_equal(ledger_client_limit(l, c, 0, GF_LIMIT_BYTES,
+	    GiB / 2, &allowed), 0);
+	assert_int_equal(c->usage[0].used, GiB);
+	assert_int_equal(ledger_reserve(l, c, 0, 1), LEDGER_LIMIT);
+	/* The group's limit shrinking later still holds it. */
+	team.limit_value = GiB / 4;
+	set_groups(l, &team, 1);
+	assert_int_equal(c->usage[0].limit, GiB / 4);
+	assert_invariants(l);
+}
+
 static void
 test_groups_set(void **state)
 {
@@ -903,6 +944,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_group_own_request, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_group_may_raise, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_client_limit, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_groups_set, setup,
 		    teardown),
