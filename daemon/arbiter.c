@@ -301,7 +301,7 @@ static int
 arbiter_apply(struct arbiter *a, struct config *conf, struct config *rt,
     struct report_to *r)
 {
-	struct candidate cd = { conf, rt, { NULL, NULL, 0 }, NULL };
+	struct candidate cd = { .conf = conf, .rt = rt };
 
 	if (candidate_check(a, &cd, r) < 0)
 		return -1;
@@ -418,7 +418,7 @@ arbiter_rt_change(struct arbiter *a, struct conn *self, struct config *rt,
     char *err, size_t errlen)
 {
 	struct report_to r = { err, errlen, 0 };
-	struct candidate cd = { &a->conf, rt, { NULL, NULL, 0 }, NULL };
+	struct candidate cd = { .conf = &a->conf, .rt = rt };
 
 	if (candidate_check(a, &cd, &r) < 0)
 		return -1;

@@ -369,6 +369,7 @@ group_record(const struct ledger *l, struct conn *c, uint32_t seq,
 	r.priority = g->pol.priority;
 	r.resolver = g->pol.resolver;
 	r.on_preempt = g->pol.on_preempt;
+	r.runtime = g->pol.runtime ? 1 : 0;
 	if (dev >= 0) {
 		memcpy(r.uuid, l->devices[dev].uuid, GF_UUID_LEN);
 		r.limit = g->share[dev].limit;

@@ -29,7 +29,7 @@ groups_build(struct groups *gs, const struct config *conf,
 	size_t i;
 
 	gs->conf = conf;
-	gs->n = 0;
+	gs->n = gs->nruntime = 0;
 	gs->sections = calloc(rt->ngroups + conf->ngroups + 1,
 	    sizeof(*gs->sections));
 	if (gs->sections == NULL)
@@ -43,6 +43,7 @@ groups_build(struct groups *gs, const struct config *conf,
 			    "of the same name at %s: the file's is in force",
 			    file->pol.name, file->where);
 	}
+	gs->nruntime = gs->n;
 	for (i = 0; i < conf->ngroups; i++)
 		gs->sections[gs->n++] = &conf->groups[i];
 	return 0;
@@ -53,7 +54,7 @@ groups_free(struct groups *gs)
 {
 	free(gs->sections);
 	gs->sections = NULL;
-	gs->n = 0;
+	gs->n = gs->nruntime = 0;
 }
 
 size_t
@@ -68,8 +69,10 @@ groups_policies(const struct groups *gs, struct group_policy *out)
 	size_t i;
 
 	config_default_policy(gs->conf, &out[0]);
-	for (i = 0; i < gs->n; i++)
+	for (i = 0; i < gs->n; i++) {
 		config_group_policy(gs->conf, gs->sections[i], &out[i + 1]);
+		out[i + 1].runtime = i < gs->nruntime;
+	}
 }
 
 size_t

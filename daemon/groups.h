@@ -19,6 +19,7 @@ struct groups {
 	const struct config *conf;	/* the files: [daemon] and [group] */
 	const struct config_group **sections;	/* groups 1..n, in order */
 	size_t		n;
+	size_t		nruntime;	/* the first nruntime are run-time */
 };
 
 /*

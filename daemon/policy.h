@@ -32,6 +32,7 @@ struct group_policy {
 	/* A process's own GPUFRAC_MEMORY_LIMIT is its limit, even above
 	 * the group's, and the group's limit does not hold it back. */
 	int		client_may_raise;
+	int		runtime;	/* a run-time group (rtgroups.h) */
 };
 
 #endif

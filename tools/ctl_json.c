@@ -114,9 +114,10 @@ json_group(FILE *fp, const struct gf_group_status *g)
 	fprintf(fp, ",\"limit_bytes\":%" PRIu64 ",\"guarantee_bytes\":%"
 	    PRIu64 ",\"used_bytes\":%" PRIu64 ",\"priority\":%" PRId32
 	    ",\"resolver\":\"%s\",\"on_preempt\":\"%s\",\"clients\":%"
-	    PRIu32 "}", g->limit, g->guarantee, g->used, g->priority,
-	    name_resolver(g->resolver), name_on_preempt(g->on_preempt),
-	    g->nclients);
+	    PRIu32 ",\"runtime\":%s}", g->limit, g->guarantee, g->used,
+	    g->priority, name_resolver(g->resolver),
+	    name_on_preempt(g->on_preempt), g->nclients,
+	    g->runtime ? "true" : "false");
 }
 
 void

@@ -135,6 +135,7 @@ status_groups(FILE *fp, const struct ctl_status *st)
 		{ "GROUP", 0 }, { "DEVICE", 0 }, { "LIMIT", 1 },
 		{ "GUARANTEE", 1 }, { "USED", 1 }, { "FREE", 1 },
 		{ "PRIORITY", 1 }, { "RESOLVER", 0 }, { "CLIENTS", 1 },
+		{ "FROM", 0 },
 	};
 	struct ctl_table t;
 	size_t i;
@@ -147,7 +148,7 @@ status_groups(FILE *fp, const struct ctl_status *st)
 		char clients[16];
 		const char *row[] = { name, uuid, limit, guarantee, used,
 		    avail, priority, name_resolver(g->resolver),
-		    clients };
+		    clients, g->runtime ? "run-time" : "config" };
 
 		ctl_printable(g->name, sizeof(g->name), name, sizeof(name));
 		if (name[0] == '\0')

@@ -422,6 +422,8 @@ struct gf_group_status {
 	uint32_t	resolver;	/* GF_RESOLVER_* */
 	uint32_t	on_preempt;	/* GF_PREEMPT_* */
 	uint32_t	nclients;
+	uint32_t	runtime;	/* 1: made at run time (GROUP_SET) */
+	uint32_t	zero;
 };
 
 struct gf_event {
@@ -490,7 +492,7 @@ _Static_assert(sizeof(struct gf_rollback) == 24, "gf_rollback layout");
 _Static_assert(sizeof(struct gf_status) == 136, "gf_status layout");
 _Static_assert(sizeof(struct gf_device_status) == 144, "gf_device_status layout");
 _Static_assert(sizeof(struct gf_client) == 120, "gf_client layout");
-_Static_assert(sizeof(struct gf_group_status) == 88, "gf_group_status layout");
+_Static_assert(sizeof(struct gf_group_status) == 96, "gf_group_status layout");
 _Static_assert(sizeof(struct gf_event) == 176, "gf_event layout");
 _Static_assert(sizeof(struct gf_swap_req) == 8, "gf_swap_req layout");
 _Static_assert(sizeof(struct gf_group_rule) == GF_RULE_LEN, "gf_group_rule layout");

@@ -36,9 +36,13 @@ check_eq "root makes a group" $? 0
 wait_for "its running process joins it at once" 5 \
 	in_group "$PID_n" tenants
 check_eq "with the group's limit" "$(client_limit "$PID_n")" $GiB
-check_eq "status shows the group as it was set" \
-	"$(ctl status --json | json "[(g['limit_bytes'], g['priority'], g['resolver']) for g in j['groups'] if g['name'] == 'tenants'][0]")" \
-	"($GiB, 3, 'wait')"
+check_eq "status shows the group as it was set, made at run time" \
+	"$(ctl status --json | json "[(g['limit_bytes'], g['priority'], g['resolver'], g['runtime']) for g in j['groups'] if g['name'] == 'tenants'][0]")" \
+	"($GiB, 3, 'wait', True)"
+check_eq "and the files' groups as theirs" "$(group_field filed runtime)" \
+	False
+check "the table says where each group comes from" sh -c \
+	"'$GPUFRACCTL' -s '$GPUFRAC_SOCKET' status | grep -Eq '^tenants .* run-time\$'"
 
 ctl group set tenants --limit 1.5Gi
 check_eq "a change without --match keeps the rules" \
