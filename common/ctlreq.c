@@ -174,7 +174,7 @@ ctlreq_group_cgroup(struct ctlreq_group *g, const char *path, char *err,
 	return rule_add(g, rule, err, errlen);
 }
 
-/* Wait for the reply to seq: 0 on OK, -1 with err set. */
+/* Wait for the reply to seq: 0 on OK, CTLREQ_* with err set. */
 static int
 reply_wait(int fd, const char *path, uint32_t seq, char *err, size_t errlen)
 {
@@ -205,11 +205,12 @@ reply_wait(int fd, const char *path, uint32_t seq, char *err, size_t errlen)
 	}
 	if (m.hdr.type == GF_MSG_OK)
 		return 0;
-	if (m.hdr.type == GF_MSG_ERROR)
+	if (m.hdr.type == GF_MSG_ERROR) {
 		snprintf(err, errlen, "%s", m.u.error.msg);
-	else
-		snprintf(err, errlen, "unexpected %s in the reply from '%s'",
-		    proto_type_name(m.hdr.type), path);
+		return CTLREQ_REFUSED;
+	}
+	snprintf(err, errlen, "unexpected %s in the reply from '%s'",
+	    proto_type_name(m.hdr.type), path);
 	return -1;
 }
 

@@ -52,9 +52,15 @@ int	ctlreq_group_cgroup(struct ctlreq_group *g, const char *path,
 
 /*
  * Send a request to the daemon on the socket at path and wait for its
- * answer. Each returns 0 when the daemon said OK; -1 with err saying why
- * it could not be asked or what it refused.
+ * answer. Each returns 0 when the daemon said OK; CTLREQ_UNREACHABLE with
+ * err saying why it could not be asked, or CTLREQ_REFUSED with the
+ * daemon's own one line in err.
  */
+enum {
+	CTLREQ_UNREACHABLE = -1,
+	CTLREQ_REFUSED = -2,
+};
+
 int	ctlreq_group_set(const char *path, const struct ctlreq_group *g,
 	    char *err, size_t errlen);
 int	ctlreq_group_rm(const char *path, const char *name, char *err,

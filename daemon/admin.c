@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include "admin.h"
 #include "log.h"
@@ -93,8 +94,9 @@ proc_groups_has(uint32_t pid, gid_t gid)
 	return r;
 }
 
-int
-admin_allowed(const struct config *conf, int fd, uint32_t pid, uint32_t uid,
+/* Root, or a member of admin_group: 1 or 0. */
+static int
+admin_member(const struct config *conf, int fd, uint32_t pid, uint32_t uid,
     uint32_t gid)
 {
 	int r;
@@ -112,11 +114,38 @@ admin_allowed(const struct config *conf, int fd, uint32_t pid, uint32_t uid,
 	return proc_groups_has(pid, conf->admin_gid);
 }
 
-void
-admin_denied_msg(const struct config *conf, const char *cmd, char *msg,
-    size_t msglen)
+/* Whether pid lives in the daemon's pid namespace (a doubt: no). */
+static int
+same_pid_ns(uint32_t pid)
 {
-	if (conf->admin_group[0] != '\0')
+	struct stat ours, theirs;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%u/ns/pid", pid);
+	if (pid == 0 || stat("/proc/self/ns/pid", &ours) < 0 ||
+	    stat(path, &theirs) < 0)
+		return 0;
+	return ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino;
+}
+
+int
+admin_allowed(const struct config *conf, int fd, uint32_t pid, uint32_t uid,
+    uint32_t gid)
+{
+	if (!admin_member(conf, fd, pid, uid, gid))
+		return ADMIN_DENIED;
+	return same_pid_ns(pid) ? ADMIN_ALLOWED : ADMIN_FOREIGN;
+}
+
+void
+admin_denied_msg(const struct config *conf, const char *cmd, int verdict,
+    char *msg, size_t msglen)
+{
+	if (verdict == ADMIN_FOREIGN)
+		snprintf(msg, msglen, "%s: permission denied (not from the "
+		    "daemon's pid namespace: a container's root is not the "
+		    "machine's)", cmd);
+	else if (conf->admin_group[0] != '\0')
 		snprintf(msg, msglen, "%s: permission denied (root or members "
 		    "of group '%s' only)", cmd, conf->admin_group);
 	else

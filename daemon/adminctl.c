@@ -28,10 +28,11 @@ allowed(struct arbiter *a, struct conn *c, const struct gf_msg *m,
     const char *cmd, const char *what, int *rc, char *why, size_t whylen)
 {
 	char msg[GF_ERRMSG_LEN];
+	int verdict = admin_allowed(&a->conf, c->fd, c->pid, c->uid, c->gid);
 
-	if (admin_allowed(&a->conf, c->fd, c->pid, c->uid, c->gid))
+	if (verdict == ADMIN_ALLOWED)
 		return 1;
-	admin_denied_msg(&a->conf, cmd, msg, sizeof(msg));
+	admin_denied_msg(&a->conf, cmd, verdict, msg, sizeof(msg));
 	log_warnx("pid %u (uid %u) asked for %s: refused", c->pid, c->uid,
 	    what);
 	*rc = conn_reply_error(c, m->hdr.seq, GF_ERR_PERMISSION, msg, why,

@@ -31,6 +31,17 @@ usage_says(const char *synopsis)
 	return EXIT_USAGE;
 }
 
+/* The daemon's refusal as it says it; a failure to ask, with cmd. */
+static int
+refused(const char *cmd, int rc, const char *err)
+{
+	if (rc == CTLREQ_REFUSED)
+		log_errx("%s", err);
+	else
+		log_errx("%s: %s", cmd, err);
+	return EXIT_NO;
+}
+
 /* "--on-preempt" -> "on_preempt": the key of a [group] section. */
 static const char *
 option_key(const char *opt, char *buf, size_t size)
@@ -97,10 +108,8 @@ group_set(const char *path, int json, int argc, char *argv[])
 	}
 	if ((rc = group_options(&g, argc - 1, argv + 1)) != EXIT_OK)
 		return rc;
-	if (ctlreq_group_set(path, &g, err, sizeof(err)) < 0) {
-		log_errx("group set: %s", err);
-		return EXIT_NO;
-	}
+	if ((rc = ctlreq_group_set(path, &g, err, sizeof(err))) < 0)
+		return refused("group set", rc, err);
 	if (json)
 		printf("{\"group\":\"%s\",\"set\":true}\n", g.set.name);
 	return EXIT_OK;
@@ -110,13 +119,12 @@ static int
 group_rm(const char *path, int json, int argc, char *argv[])
 {
 	char err[SOCK_ERR_LEN];
+	int rc;
 
 	if (argc != 1)
 		return usage_says(GROUP_RM_USAGE);
-	if (ctlreq_group_rm(path, argv[0], err, sizeof(err)) < 0) {
-		log_errx("group rm: %s", err);
-		return EXIT_NO;
-	}
+	if ((rc = ctlreq_group_rm(path, argv[0], err, sizeof(err))) < 0)
+		return refused("group rm", rc, err);
 	if (json)
 		printf("{\"group\":\"%s\",\"removed\":true}\n", argv[0]);
 	return EXIT_OK;
@@ -174,6 +182,7 @@ ctl_limit(const char *path, int json, int argc, char *argv[])
 {
 	struct gf_limit_req r;
 	char err[SOCK_ERR_LEN];
+	int rc;
 
 	memset(&r, 0, sizeof(r));
 	r.index = GF_UNSET;
@@ -193,10 +202,8 @@ ctl_limit(const char *path, int json, int argc, char *argv[])
 		    "index)", argv[3]);
 		return EXIT_USAGE;
 	}
-	if (ctlreq_limit(path, &r, err, sizeof(err)) < 0) {
-		log_errx("limit: %s", err);
-		return EXIT_NO;
-	}
+	if ((rc = ctlreq_limit(path, &r, err, sizeof(err))) < 0)
+		return refused("limit", rc, err);
 	if (json)
 		printf("{\"pid\":%" PRIu32 ",\"limit\":\"%s\"}\n", r.pid,
 		    argv[1]);

@@ -28,7 +28,18 @@ check_eq "before: the default group's limit" "$(client_limit "$PID_n")" \
 out=$("${NOBODY_ENV[@]}" "${AS_NOBODY[@]}" "$GPUFRACCTL" -s "$GPUFRAC_SOCKET" \
 	group set tenants --match uid:65534 --limit 1Gi 2>&1)
 check_eq "a user who is no administrator may not make a group" "$?:$out" \
-	"1:gpufracctl: group set: group set: permission denied (root only)"
+	"1:gpufracctl: group set: permission denied (root only)"
+
+# Root in a container (a pid namespace of its own, given the socket by
+# CDI) is not the machine's root.
+if out=$(unshare --pid --fork true 2>&1); then
+	out=$(unshare --pid --fork "$GPUFRACCTL" -s "$GPUFRAC_SOCKET" \
+		group set tenants --match uid:65534 --limit 1Gi 2>&1)
+	check_eq "root in another pid namespace may not make a group" "$?:$out" \
+		"1:gpufracctl: group set: permission denied (not from the daemon's pid namespace: a container's root is not the machine's)"
+else
+	echo "skipping the pid namespace case: unshare --pid: $out"
+fi
 
 ctl group set tenants --match uid:65534 --limit 1Gi --priority 3 \
 	--resolver wait --wait-timeout 2s

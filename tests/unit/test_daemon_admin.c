@@ -55,6 +55,7 @@ test_allowed(void **state)
 {
 	struct config c;
 	gid_t groups[64], other;
+	uint32_t me = (uint32_t)getpid();
 	int sv[2], n;
 
 	(void)state;
@@ -63,18 +64,23 @@ test_allowed(void **state)
 	other = foreign_gid(groups, n);
 	config_init(&c);
 	/* root always; nobody else without an admin_group */
-	assert_int_equal(admin_allowed(&c, sv[0], 1, 0, 0), 1);
-	assert_int_equal(admin_allowed(&c, sv[0], 1, 1000, 0), 0);
+	assert_int_equal(admin_allowed(&c, sv[0], me, 0, 0), ADMIN_ALLOWED);
+	assert_int_equal(admin_allowed(&c, sv[0], me, 1000, 0), ADMIN_DENIED);
+	/* but not from a pid that is not there to be asked */
+	assert_int_equal(admin_allowed(&c, sv[0], 0, 0, 0), ADMIN_FOREIGN);
 	/* the admin group's gid as the primary group */
 	c.admin_gid_valid = 1;
 	c.admin_gid = other;
-	assert_int_equal(admin_allowed(&c, sv[0], 1, 1000, other), 1);
-	assert_int_equal(admin_allowed(&c, sv[0], 1, 1000, other + 1), 0);
+	assert_int_equal(admin_allowed(&c, sv[0], me, 1000, other),
+	    ADMIN_ALLOWED);
+	assert_int_equal(admin_allowed(&c, sv[0], me, 1000, other + 1),
+	    ADMIN_DENIED);
 	/* ... or among the supplementary groups of the peer (ourselves,
 	 * for a socketpair), if we have any */
 	if (n > 0) {
 		c.admin_gid = groups[n - 1];
-		assert_int_equal(admin_allowed(&c, sv[0], 1, 1000, other), 1);
+		assert_int_equal(admin_allowed(&c, sv[0], me, 1000, other),
+		    ADMIN_ALLOWED);
 	} else
 		print_message("no supplementary groups: not tested\n");
 	close(sv[0]);
@@ -90,10 +96,14 @@ test_denied_msg(void **state)
 
 	(void)state;
 	config_init(&c);
-	admin_denied_msg(&c, "reload", msg, sizeof(msg));
+	admin_denied_msg(&c, "reload", ADMIN_DENIED, msg, sizeof(msg));
 	assert_string_equal(msg, "reload: permission denied (root only)");
+	admin_denied_msg(&c, "group set", ADMIN_FOREIGN, msg, sizeof(msg));
+	assert_string_equal(msg, "group set: permission denied (not from the "
+	    "daemon's pid namespace: a container's root is not the "
+	    "machine's)");
 	strcpy(c.admin_group, "gpufrac");
-	admin_denied_msg(&c, "reload", msg, sizeof(msg));
+	admin_denied_msg(&c, "reload", ADMIN_DENIED, msg, sizeof(msg));
 	assert_string_equal(msg, "reload: permission denied (root or "
 	    "members of group 'gpufrac' only)");
 	config_free(&c);
