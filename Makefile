@@ -7,6 +7,9 @@ VERSION    = 0.1.0
 PREFIX    ?= /usr/local
 SYSCONFDIR ?= /etc
 LIBDIR    ?= $(PREFIX)/lib
+LIBEXECDIR ?= $(PREFIX)/libexec
+# Container engines read CDI specs here, whatever PREFIX is.
+CDIDIR    ?= /etc/cdi
 MANDIR    ?= $(PREFIX)/share/man
 CUDA_HOME ?= /usr/local/cuda
 PYTHON    ?= /usr/bin/python3
@@ -16,6 +19,7 @@ PYTHON    ?= /usr/bin/python3
 CFLAGS  ?= -O2 -g
 WARNINGS = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CPPFLAGS += -D_GNU_SOURCE -DGPUFRAC_VERSION='"$(VERSION)"' \
+	    -DGPUFRAC_LIBDIR='"$(LIBDIR)"' -DGPUFRAC_LIBEXECDIR='"$(LIBEXECDIR)"' \
 	    -Iinclude -Icommon -isystem $(CUDA_HOME)/include
 ifeq ($(SANITIZE),address)
 SAN = -fsanitize=address,undefined -fno-omit-frame-pointer \
@@ -70,7 +74,7 @@ SPANK_OBJ   = $(patsubst %.c,%.o,$(wildcard slurm/*.c))
 SPANK       = $(if $(and $(SPANK_OBJ),$(wildcard $(SPANK_H))),slurm/gpufrac_spank.so)
 BINS        = $(SHIM) $(DAEMON) $(CTL) $(SIM) $(NVML) $(OCI_HOOK) $(SPANK)
 MAN         = man/gpufracctl.1 man/gpufrac.conf.5 man/libgpufrac.7 \
-	      man/gpufracd.8
+	      man/gpufracd.8 man/gpufrac-oci-hook.8
 
 all: $(BINS)
 
@@ -100,11 +104,13 @@ tests/unit/test_oci_%: tests/unit/test_oci_%.o \
     $(filter-out oci/hook.o,$(OCI_OBJ)) $(COMMON_LIB)
 	$(CC) -o $@ $^ $(ALL_LDFLAGS) -lcmocka -ljansson
 
-# The SPANK plugin is loaded by srun, slurmd and slurmstepd: it exports
-# only the slurm_spank_* entry points and the plugin's identity.
-$(SPANK): $(SPANK_OBJ) $(COMMON_LIB)
+# The SPANK plugin is loaded by srun, sbatch, slurmd and slurmstepd: it
+# exports only the slurm_spank_* entry points and the plugin's identity.
+# No -z defs: the spank_* functions it calls come from the program that
+# loads it (libslurmfull), not from a library it could link.
+$(SPANK): $(SPANK_OBJ) $(COMMON_LIB) slurm/gpufrac_spank.map
 	$(CC) -shared -o $@ $(SPANK_OBJ) $(COMMON_LIB) $(ALL_LDFLAGS) \
-	    -Wl,-z,defs
+	    -Wl,--version-script=slurm/gpufrac_spank.map
 
 # The benchmark measures the shim's allocation table as the shim builds it.
 $(BENCH): $(BENCH_OBJ) shim/alloc_table.o $(COMMON_LIB)
@@ -178,7 +184,15 @@ install: all
 	install -m 644 man/gpufracctl.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 man/gpufrac.conf.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 644 man/libgpufrac.7 $(DESTDIR)$(MANDIR)/man7/
-	install -m 644 man/gpufracd.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 644 man/gpufracd.8 man/gpufrac-oci-hook.8 \
+	    $(DESTDIR)$(MANDIR)/man8/
+	install -d $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(CDIDIR)
+	install -m 755 $(OCI_HOOK) $(DESTDIR)$(LIBEXECDIR)/gpufrac-oci-hook
+	# The spec names the default socket, not the installer's own.
+	GPUFRAC_SOCKET= $(CTL) cdi --shim $(LIBDIR)/libgpufrac.so \
+	    --hook $(LIBEXECDIR)/gpufrac-oci-hook \
+	    >$(DESTDIR)$(CDIDIR)/gpufrac.json.tmp
+	mv $(DESTDIR)$(CDIDIR)/gpufrac.json.tmp $(DESTDIR)$(CDIDIR)/gpufrac.json
 
 # The configuration file is the operator's: uninstall leaves it.
 uninstall:
@@ -187,7 +201,9 @@ uninstall:
 	    $(DESTDIR)$(MANDIR)/man1/gpufracctl.1 \
 	    $(DESTDIR)$(MANDIR)/man5/gpufrac.conf.5 \
 	    $(DESTDIR)$(MANDIR)/man7/libgpufrac.7 \
-	    $(DESTDIR)$(MANDIR)/man8/gpufracd.8
+	    $(DESTDIR)$(MANDIR)/man8/gpufracd.8 \
+	    $(DESTDIR)$(MANDIR)/man8/gpufrac-oci-hook.8 \
+	    $(DESTDIR)$(LIBEXECDIR)/gpufrac-oci-hook $(DESTDIR)$(CDIDIR)/gpufrac.json
 
 clean:
 	rm -f $(BINS) $(BENCH) tests/simcuda/libcuda.so tests/simcuda/libnvidia-ml.so \

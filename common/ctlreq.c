@@ -207,7 +207,8 @@ reply_wait(int fd, const char *path, uint32_t seq, char *err, size_t errlen)
 		return 0;
 	if (m.hdr.type == GF_MSG_ERROR) {
 		snprintf(err, errlen, "%s", m.u.error.msg);
-		return CTLREQ_REFUSED;
+		return m.u.error.code == GF_ERR_NO_SUCH_GROUP ? CTLREQ_NO_GROUP :
+		    CTLREQ_REFUSED;
 	}
 	snprintf(err, errlen, "unexpected %s in the reply from '%s'",
 	    proto_type_name(m.hdr.type), path);

@@ -59,6 +59,7 @@ int	ctlreq_group_cgroup(struct ctlreq_group *g, const char *path,
 enum {
 	CTLREQ_UNREACHABLE = -1,
 	CTLREQ_REFUSED = -2,
+	CTLREQ_NO_GROUP = -3,	/* GROUP_RM: the daemon holds no such group */
 };
 
 int	ctlreq_group_set(const char *path, const struct ctlreq_group *g,

@@ -15,6 +15,7 @@
 #include "ledger.h"
 #include "log.h"
 #include "resolve.h"
+#include "rtgroups.h"
 #include "swap.h"
 #include "units.h"
 #include "uuid.h"
@@ -147,7 +148,8 @@ adminctl_group_rm(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	if (rc == 0)
 		log_info("pid %u (uid %u) removed run-time group '%s'", c->pid,
 		    c->uid, name);
-	return answer(c, m, rc, GF_ERR_GROUP, msg, why, whylen);
+	return answer(c, m, rc, rc == RTGROUPS_NONE ? GF_ERR_NO_SUCH_GROUP :
+	    GF_ERR_GROUP, msg, why, whylen);
 }
 
 /* The ledger devices LIMIT_REQ names: [*first, *end), or -1 (msg set). */

@@ -466,12 +466,13 @@ arbiter_group_rm(struct arbiter *a, struct conn *self, const char *name,
     char *err, size_t errlen)
 {
 	struct config rt;
+	int rc;
 
 	/* A run-time group shadowed by a file group may still go. */
 	config_init(&rt);
-	if (rtgroups_rm(&a->rt, name, &rt, err, errlen) < 0) {
+	if ((rc = rtgroups_rm(&a->rt, name, &rt, err, errlen)) < 0) {
 		(void)in_files(a, name, err, errlen);
-		return -1;
+		return rc;
 	}
 	return arbiter_rt_change(a, self, &rt, err, errlen);
 }

@@ -103,7 +103,8 @@ int	arbiter_reload(struct arbiter *a, struct conn *self, char *err,
  * GROUP_SET (with its rules) and GROUP_RM: change the run-time groups, save
  * them, and apply them at once to the running clients, as a reload does.
  * A group of the configuration files cannot be changed here. Returns 0,
- * or -1 with one line in err (nothing changed).
+ * or -1 with one line in err (nothing changed); GROUP_RM of a name that
+ * is no run-time group returns RTGROUPS_NONE.
  */
 int	arbiter_group_set(struct arbiter *a, struct conn *self,
 	    const struct gf_group_set *s, const struct gf_group_rule *rules,

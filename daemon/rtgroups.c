@@ -326,7 +326,7 @@ rtgroups_rm(const struct config *rt, const char *name, struct config *out,
 	if ((g = find(out, name)) == NULL) {
 		snprintf(err, errlen, "no run-time group '%s'", name);
 		config_free(out);
-		return -1;
+		return RTGROUPS_NONE;
 	}
 	config_group_free(g);
 	memmove(g, g + 1, (size_t)(out->groups + out->ngroups - (g + 1)) *

@@ -42,8 +42,9 @@ int	rtgroups_set(const struct config *rt, const struct gf_group_set *s,
 
 /*
  * Into out (fresh from config_init): rt without the group name. Returns
- * 0, or -1 with err set (no such run-time group, or ENOMEM).
+ * 0, -1 with err set (ENOMEM), or RTGROUPS_NONE (no such run-time group).
  */
+#define RTGROUPS_NONE	(-2)
 int	rtgroups_rm(const struct config *rt, const char *name,
 	    struct config *out, char *err, size_t errlen);
 

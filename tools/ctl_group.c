@@ -35,7 +35,7 @@ usage_says(const char *synopsis)
 static int
 refused(const char *cmd, int rc, const char *err)
 {
-	if (rc == CTLREQ_REFUSED)
+	if (rc != CTLREQ_UNREACHABLE)
 		log_errx("%s", err);
 	else
 		log_errx("%s: %s", cmd, err);

@@ -73,6 +73,7 @@ conv_refused(const struct conv *c, const struct gf_error *e)
 		[GF_ERR_CONFIG] = "the configuration is not valid",
 		[GF_ERR_SWAP] = "the swap could not be done",
 		[GF_ERR_GROUP] = "the group change was refused",
+		[GF_ERR_NO_SUCH_GROUP] = "no such run-time group",
 	};
 	char msg[GF_ERRMSG_LEN];
 

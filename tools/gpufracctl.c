@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ctl_cdi.h"
 #include "ctl_group.h"
 #include "ctl_json.h"
 #include "ctl_print.h"
@@ -60,6 +61,7 @@ static int	cmd_reload(const struct args *);
 static int	cmd_swap(const struct args *);
 static int	cmd_group(const struct args *);
 static int	cmd_limit(const struct args *);
+static int	cmd_cdi(const struct args *);
 static int	cmd_help(const struct args *);
 
 static const struct cmd cmds[] = {
@@ -85,6 +87,8 @@ static const struct cmd cmds[] = {
 	{ "group", "rm name", CMD_REST, "remove a run-time group", cmd_group },
 	{ "limit", "pid size [--device uuid|index]", CMD_REST,
 	  "set one process's limit", cmd_limit },
+	{ "cdi", CTL_CDI_SYNOPSIS, CMD_REST,
+	  "print a CDI spec that puts containers under gpufrac", cmd_cdi },
 	{ "help", "", 0, "show this help", cmd_help },
 };
 
@@ -293,6 +297,12 @@ static int
 cmd_limit(const struct args *a)
 {
 	return ctl_limit(a->path, a->json, a->argc, a->argv);
+}
+
+static int
+cmd_cdi(const struct args *a)
+{
+	return ctl_cdi(a->path, a->argc, a->argv);
 }
 
 static int

@@ -175,6 +175,7 @@ enum {
 	GF_ERR_CONFIG,		/* a reload found the configuration bad */
 	GF_ERR_SWAP,		/* a swap could not be done */
 	GF_ERR_GROUP,		/* a group change was refused */
+	GF_ERR_NO_SUCH_GROUP,	/* GROUP_RM: no such run-time group */
 };
 
 /* SWAP_REQ's direction. */

@@ -170,7 +170,8 @@ test_rm(void **state)
 	assert_string_equal(left.groups[0].pol.name, "b");
 	config_free(&left);
 	config_init(&left);
-	assert_int_equal(rtgroups_rm(&two, "c", &left, err, sizeof(err)), -1);
+	assert_int_equal(rtgroups_rm(&two, "c", &left, err, sizeof(err)),
+	    RTGROUPS_NONE);
 	assert_string_equal(err, "no run-time group 'c'");
 	config_free(&one);
 	config_free(&two);

@@ -1,0 +1,183 @@
+/*
+ * gpufrac-oci-hook: an OCI runtime hook. At createRuntime it gives a
+ * container annotated gpufrac.io/memory a run-time group in gpufracd,
+ * matched by the container's cgroup; at poststop it removes the group.
+ * The runtime writes the container's state to stdin; a failure at
+ * createRuntime exits non-zero so that the runtime does not start a
+ * container without the quota it asked for.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "ctlreq.h"
+#include "group.h"
+#include "log.h"
+#include "sock.h"
+#include "state.h"
+
+enum {
+	EXIT_OK = 0,
+	EXIT_NO = 1,		/* no group: refused, unreachable, bad input */
+	EXIT_USAGE = 2,
+};
+
+#define ERR_LEN		1024
+
+static int	stage_create(const char *, const struct oci_state *);
+static int	stage_poststop(const char *, const struct oci_state *);
+
+/*
+ * The hook's stages. prestart, deprecated by the runtime spec, is called
+ * where createRuntime is (after the container's namespaces and cgroup are
+ * made, before its program runs), by runtimes older than createRuntime.
+ */
+static const struct stage {
+	const char	*name;
+	int		(*run)(const char *, const struct oci_state *);
+} stages[] = {
+	{ "createRuntime",	stage_create },
+	{ "prestart",		stage_create },
+	{ "poststop",		stage_poststop },
+};
+
+#define NSTAGES	(sizeof(stages) / sizeof(stages[0]))
+
+/* Reads exactly like the SYNOPSIS of gpufrac-oci-hook(8). */
+static void
+usage(FILE *fp)
+{
+	fputs("usage: gpufrac-oci-hook [-s socket] createRuntime | poststop\n",
+	    fp);
+}
+
+static int
+stage_create(const char *path, const struct oci_state *st)
+{
+	struct ctlreq_group g;
+	char err[ERR_LEN], why[SOCK_ERR_LEN], *cg = NULL, *self = NULL;
+	int rc = EXIT_NO;
+
+	if (oci_group_build(st, &g, err, sizeof(err)) < 0)
+		goto out;
+	if (st->pid == 0) {
+		snprintf(err, sizeof(err), "container '%s': its state gives "
+		    "no pid", st->id);
+		goto out;
+	}
+	if ((cg = cgroup_of_pid(st->pid)) == NULL ||
+	    (self = cgroup_of_pid((uint32_t)getpid())) == NULL) {
+		snprintf(err, sizeof(err), "out of memory");
+		goto out;
+	}
+	if (*cg == '\0') {
+		snprintf(err, sizeof(err), "container '%s': cannot read the "
+		    "cgroup of its process %u", st->id, st->pid);
+		goto out;
+	}
+	if (oci_group_cgroup(&g, st->id, cg, self, err, sizeof(err)) < 0)
+		goto out;
+	if (ctlreq_group_set(path, &g, why, sizeof(why)) < 0) {
+		snprintf(err, sizeof(err), "cannot create group '%s' for "
+		    "container '%s': %s", g.set.name, st->id, why);
+		goto out;
+	}
+	rc = EXIT_OK;
+
+out:
+	if (rc != EXIT_OK)
+		log_errx("%s", err);
+	free(cg);
+	free(self);
+	return rc;
+}
+
+/*
+ * A group already gone (never made, since createRuntime refused the
+ * container, or removed by hand) leaves nothing to do: said, not failed.
+ * Any other failure leaves the group in the daemon and exits 1, which the
+ * runtime spec has runtimes log as a warning (crun 1.8 says nothing).
+ */
+static int
+stage_poststop(const char *path, const struct oci_state *st)
+{
+	char name[GF_GROUP_LEN], why[SOCK_ERR_LEN];
+	int rc;
+
+	oci_group_name(st->id, name);
+	if ((rc = ctlreq_group_rm(path, name, why, sizeof(why))) == 0)
+		return EXIT_OK;
+	if (rc == CTLREQ_NO_GROUP) {
+		log_warnx("group '%s' of container '%s' was already gone",
+		    name, st->id);
+		return EXIT_OK;
+	}
+	log_errx("cannot remove group '%s' of container '%s': %s", name,
+	    st->id, why);
+	return EXIT_NO;
+}
+
+static const struct stage *
+stage_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NSTAGES; i++)
+		if (strcmp(stages[i].name, name) == 0)
+			return &stages[i];
+	return NULL;
+}
+
+int
+main(int argc, char *argv[])
+{
+	const struct stage *stage;
+	const char *path = NULL;
+	struct oci_state st;
+	char err[ERR_LEN];
+	int ch, rc;
+
+	log_init("gpufrac-oci-hook", LOG_LVL_WARN, 0);
+	opterr = 0;
+	while ((ch = getopt(argc, argv, "+:hs:")) != -1) {
+		switch (ch) {
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		case 's':
+			path = optarg;
+			break;
+		case ':':
+			log_errx("option '-%c' needs an argument", optopt);
+			usage(stderr);
+			return EXIT_USAGE;
+		default:
+			log_errx("unknown option '-%c'", optopt);
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (argc - optind != 1) {
+		log_errx(optind == argc ? "no stage given" :
+		    "too many arguments");
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if ((stage = stage_find(argv[optind])) == NULL) {
+		log_errx("unknown stage '%s'", argv[optind]);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (path == NULL)
+		path = sock_default_path();
+	if (oci_state_read(stdin, &st, err, sizeof(err)) < 0) {
+		log_errx("%s", err);
+		return EXIT_NO;
+	}
+	rc = oci_group_wanted(&st) ? stage->run(path, &st) : EXIT_OK;
+	oci_state_free(&st);
+	return rc;
+}

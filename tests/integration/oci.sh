@@ -1,0 +1,297 @@
+# gpufrac-oci-hook under a real OCI runtime, crun: containers get the
+# edits of `gpufracctl cdi` (shim, socket directory, LD_PRELOAD,
+# GPUFRAC_SOCKET, the createRuntime and poststop hooks) as a CDI-aware
+# engine would add them. A container annotated gpufrac.io/memory runs in a
+# group of its own, matched by its cgroup, and is held to the annotation;
+# the group is gone once the container has exited. A bad annotation, a
+# daemon that refuses the group or one that is not there keep the
+# container from starting; a container without the annotation runs with
+# no group made.
+. "$(dirname "$0")/lib.sh"
+HOOK=$TOP/oci/gpufrac-oci-hook
+C=$CLIENTS/cuclient_linked
+MiB=$((1 << 20))
+
+# The daemon's socket in a directory of its own: the CDI spec mounts that
+# directory, read-only, into containers; $TMP itself is mounted writable
+# for the containers' sanitizer reports.
+mkdir "$TMP/run"
+export GPUFRAC_SOCKET=$TMP/run/gpufrac.sock
+
+[ "$(id -u)" = 0 ] || skip "not root: crun needs root to make namespaces, cgroups and mounts here"
+command -v crun >/dev/null || skip "crun is not installed (apt-get install crun)"
+command -v unshare >/dev/null || skip "unshare is not installed (util-linux)"
+grep -qw cgroup2 /proc/filesystems || skip "the kernel has no cgroup2 file system"
+CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+[ -n "$CG2" ] || skip "no cgroup2 file system is mounted"
+
+# Every container made here: removed at exit with its cgroup, whatever
+# state it was left in (extends lib.sh's cleanup).
+RUNROOT=$TMP/crun
+CONTAINERS=''
+oci_cleanup() {
+	local name
+	# shellcheck disable=SC2046
+	kill -9 $(jobs -p) 2>/dev/null
+	for name in $CONTAINERS; do
+		in_cgroup2 crun --root "$RUNROOT" delete -f "$name" >/dev/null 2>&1
+		rmdir "$CG2/gpufrac-test-$$-$name" 2>/dev/null
+	done
+	cleanup
+}
+trap oci_cleanup EXIT
+
+# in_cgroup2 CMD...: crun tells cgroup v2 from what is mounted at
+# /sys/fs/cgroup; where that is the v1 layout (a hybrid host), CMD runs
+# in a mount namespace of its own with the cgroup2 hierarchy mounted there.
+# The hierarchy is the one the host has elsewhere: the same cgroups, the
+# same paths in /proc/PID/cgroup.
+# shellcheck disable=SC2016
+in_cgroup2() {
+	unshare -m sh -c 'mount --make-rprivate / &&
+	    if [ "$(stat -f -c %T /sys/fs/cgroup)" != cgroup2fs ]; then
+		umount -l /sys/fs/cgroup &&
+		mount -t cgroup2 none /sys/fs/cgroup || {
+		    echo "cannot mount cgroup2 at /sys/fs/cgroup" >&2
+		    exit 125; }
+	    fi && exec "$@"' sh "$@"
+}
+
+# bundle NAME SPEC ANNOTATIONS CMD...: the bundle $TMP/NAME of container
+# NAME running CMD, in cgroup /gpufrac-test-$$-NAME, with the JSON object
+# ANNOTATIONS and the container edits of the CDI spec file SPEC ('' for
+# none). Its root is read-only: the host's /usr and /etc, the checkout and
+# $TMP at their own paths, the host's /dev/shm (the simulated GPU's shared
+# state). Hook messages go to $TMP/NAME.hook (crun's run.oci.hooks.stderr).
+bundle() {
+	CONTAINERS="$CONTAINERS $1"
+	"$PYTHON" - "$TMP" "$TOP" "$1" "/gpufrac-test-$$-$1" "$2" "$3" \
+	    "${SAN_RT:+$SAN_RT $SHIM}" "${@:4}" <<'EOF'
+import json, os, sys
+
+tmp, top, name, cgpath, spec, annots, san_preload = sys.argv[1:8]
+args = sys.argv[8:]
+bundle = os.path.join(tmp, name)
+rootfs = os.path.join(bundle, "rootfs")
+os.makedirs(rootfs)
+ro = ["rbind", "ro", "nosuid", "nodev"]
+mounts = [
+    {"destination": "/proc", "type": "proc", "source": "proc"},
+    {"destination": "/dev", "type": "tmpfs", "source": "tmpfs",
+     "options": ["nosuid", "strictatime", "mode=755", "size=65536k"]},
+    {"destination": "/usr", "type": "bind", "source": "/usr", "options": ro},
+    {"destination": "/etc", "type": "bind", "source": "/etc", "options": ro},
+    {"destination": "/dev/shm", "type": "bind", "source": "/dev/shm",
+     "options": ["rbind", "rw", "nosuid", "nodev"]},
+    {"destination": top, "type": "bind", "source": top, "options": ro},
+    {"destination": tmp, "type": "bind", "source": tmp,
+     "options": ["rbind", "rw", "nosuid", "nodev"]},
+]
+# /bin, /lib...: the host's links into /usr (merged /usr), or its own
+for d in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+    host = "/" + d
+    if os.path.islink(host):
+        os.symlink(os.readlink(host), os.path.join(rootfs, d))
+    elif os.path.isdir(host):
+        mounts.append({"destination": host, "type": "bind", "source": host,
+                       "options": ro})
+keep = ("SIMCUDA_STATE", "SIMCUDA_DEVICES", "LD_LIBRARY_PATH",
+        "ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS")
+env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+env.update((k, os.environ[k]) for k in keep if k in os.environ)
+hooks = {}
+if spec:
+    # what a CDI-aware engine does with the device's container edits
+    with open(spec) as f:
+        dev = [d for d in json.load(f)["devices"] if d["name"] == "all"][0]
+    edits = dev["containerEdits"]
+    env.update(e.split("=", 1) for e in edits.get("env", []))
+    for m in edits.get("mounts", []):
+        mounts.append({"destination": m["containerPath"], "type": "bind",
+                       "source": m["hostPath"],
+                       "options": m.get("options", [])})
+    for h in edits.get("hooks", []):
+        # the sanitizers' reports where lib.sh's finish looks
+        henv = h.get("env", []) + ["%s=%s" % (k, os.environ[k])
+                                   for k in keep[3:] if k in os.environ]
+        hooks.setdefault(h["hookName"], []).append(
+            {"path": h["path"], "args": h.get("args", []), "env": henv})
+    if san_preload:
+        env["LD_PRELOAD"] = san_preload
+annotations = json.loads(annots)
+annotations["run.oci.hooks.stderr"] = os.path.join(tmp, name + ".hook")
+config = {
+    "ociVersion": "1.0.2",
+    "process": {"terminal": False, "user": {"uid": 0, "gid": 0},
+                "args": args, "cwd": "/", "noNewPrivileges": True,
+                "env": ["%s=%s" % kv for kv in sorted(env.items())]},
+    "root": {"path": "rootfs", "readonly": True},
+    "hostname": name,
+    "mounts": mounts,
+    "annotations": annotations,
+    "hooks": hooks,
+    "linux": {"cgroupsPath": cgpath,
+              "namespaces": [{"type": t} for t in
+                             ("pid", "mount", "ipc", "uts", "network",
+                              "cgroup")]},
+}
+with open(os.path.join(bundle, "config.json"), "w") as f:
+    json.dump(config, f, indent=1)
+EOF
+}
+
+# crun_run NAME: run container NAME in the foreground; output in
+# $TMP/NAME.out and .err, and its exit status.
+crun_run() {
+	in_cgroup2 crun --root "$RUNROOT" run -b "$TMP/$1" "$1" \
+	    </dev/null >"$TMP/$1.out" 2>"$TMP/$1.err"
+}
+
+# crun_start NAME: the same in the background, its pid in CRUN_PID.
+crun_start() {
+	in_cgroup2 crun --root "$RUNROOT" run -b "$TMP/$1" "$1" \
+	    </dev/null >"$TMP/$1.out" 2>"$TMP/$1.err" &
+	CRUN_PID=$!
+}
+
+# holding NAME DESC: wait until the client of container NAME holds; if it
+# does not, kill the container so that crun_start's crun returns.
+holding() {
+	wait_for "$2" 15 grep -q '^holding' "$TMP/$1.out" && return 0
+	in_cgroup2 crun --root "$RUNROOT" kill "$1" KILL >/dev/null 2>&1
+	return 1
+}
+
+# release: let the only client go on past "hold".
+release() { kill -USR1 "$(ps_json 'j["clients"][0]["pid"]')"; }
+
+# --- can crun run a container here at all? -------------------------------
+bundle probe '' '{}' true
+crun_run probe
+rc=$?
+[ "$rc" -eq 0 ] ||
+	skip "crun cannot run a container here (exit $rc): $(tail -n 1 "$TMP/probe.err")"
+
+daemon_start
+
+# --- the CDI spec -----------------------------------------------------------
+SPEC=$TMP/gpufrac.json
+"$GPUFRACCTL" -s "$GPUFRAC_SOCKET" cdi --shim "$SHIM" --hook "$HOOK" >"$SPEC"
+check_eq "gpufracctl cdi prints a spec" $? 0
+[ -s "$SPEC" ] || finish	# nothing below can run without it
+check "which is valid JSON" "$PYTHON" -m json.tool "$SPEC" /dev/null
+check_eq "of kind gpufrac.io/gpu, cdiVersion 0.6.0, device all" \
+	"$(json '(j["kind"], j["cdiVersion"], [d["name"] for d in j["devices"]])' <"$SPEC")" \
+	"('gpufrac.io/gpu', '0.6.0', ['all'])"
+check_eq "its hooks run gpufrac-oci-hook at createRuntime and poststop" \
+	"$(json '[(h["hookName"], h["path"], h["args"], h["env"]) for h in j["devices"][0]["containerEdits"]["hooks"]]' <"$SPEC")" \
+	"[('createRuntime', '$HOOK', ['gpufrac-oci-hook', 'createRuntime'], ['GPUFRAC_SOCKET=$GPUFRAC_SOCKET']), ('poststop', '$HOOK', ['gpufrac-oci-hook', 'poststop'], ['GPUFRAC_SOCKET=$GPUFRAC_SOCKET'])]"
+check_eq "it preloads the shim and names the socket" \
+	"$(json 'j["devices"][0]["containerEdits"]["env"]' <"$SPEC")" \
+	"['LD_PRELOAD=$SHIM', 'GPUFRAC_SOCKET=$GPUFRAC_SOCKET']"
+check_eq "it mounts the shim and the socket's directory read-only" \
+	"$(json '[(m["hostPath"], m["containerPath"], m["options"][0]) for m in j["devices"][0]["containerEdits"]["mounts"]]' <"$SPEC")" \
+	"[('$SHIM', '$SHIM', 'ro'), ('$TMP/run', '$TMP/run', 'ro')]"
+
+oci_groups() { group_names | tr -d "[]' " | tr , '\n' | grep '^oci-'; }
+no_oci_group() { ! oci_groups >/dev/null; }
+
+# --- a container annotated gpufrac.io/memory ------------------------------
+Q=gf-$$-quota
+bundle "$Q" "$SPEC" '{"gpufrac.io/memory": "64Mi", "gpufrac.io/priority": "3"}' \
+	"$C" total alloc 65Mi alloc 48Mi alloc 32Mi alloc 16Mi hold
+crun_start "$Q"
+if holding "$Q" "the annotated container's client runs"; then
+	check_eq "it is held to its annotation: 64Mi in all, 65Mi refused, 48Mi+16Mi granted, 32Mi more refused" \
+		"$(head -n 5 "$TMP/$Q.out" | tr '\n' ' ')" \
+		"total $((64 * MiB)) alloc err=2 alloc ok alloc err=2 alloc ok "
+	check_eq "ps shows it in the container's group" \
+		"$(ps_json '[(c["group"], c["priority"]) for c in j["clients"]]')" \
+		"[('oci-$Q', 3)]"
+	pid=$(ps_json 'j["clients"][0]["pid"]')
+	check_eq "where the kernel's cgroup of the process put it: the container's" \
+		"$(grep '^0::' "/proc/$pid/cgroup")" "0::/gpufrac-test-$$-$Q"
+	check_eq "status shows the group, its limit and its use" \
+		"$(group_field "oci-$Q" limit_bytes) $(group_field "oci-$Q" used_bytes) $(group_field "oci-$Q" clients)" \
+		"$((64 * MiB)) $((64 * MiB)) 1"
+	release
+fi
+wait "$CRUN_PID"
+check_eq "the container exits 0" $? 0
+check "with nothing said by its hooks" test ! -s "$TMP/$Q.hook"
+check "its group is gone once it has exited" no_oci_group
+check "so are its process and its charge" clients_are 0
+
+# --- a container without the annotation -----------------------------------
+N=gf-$$-none
+bundle "$N" "$SPEC" '{"io.example/other": "1"}' "$C" total alloc 1Gi hold
+crun_start "$N"
+if holding "$N" "a container without the annotation runs"; then
+	check_eq "under the daemon's defaults" \
+		"$(head -n 2 "$TMP/$N.out" | tr '\n' ' ')" \
+		"total $((4096 * MiB)) alloc ok "
+	check_eq "in the default group" \
+		"$(ps_json '[c["group"] for c in j["clients"]]')" "['default']"
+	check "and no group is made for it" no_oci_group
+	release
+fi
+wait "$CRUN_PID"
+check_eq "it exits 0" $? 0
+check "with nothing said by its hooks" test ! -s "$TMP/$N.hook"
+
+# --- a group removed by hand before the container stops --------------------
+R=gf-$$-rm
+bundle "$R" "$SPEC" '{"gpufrac.io/memory": "32Mi"}' "$C" total hold
+crun_start "$R"
+if holding "$R" "another annotated container runs"; then
+	check "its group can be removed by hand" ctl group rm "oci-$R"
+	release
+fi
+wait "$CRUN_PID"
+check_eq "then the container still stops cleanly" $? 0
+check_eq "its poststop hook says there was nothing to remove" \
+	"$(cat "$TMP/$R.hook")" \
+	"gpufrac-oci-hook: group 'oci-$R' of container '$R' was already gone"
+
+# --- containers that must not start -----------------------------------------
+# refused NAME ANNOTATIONS SPEC LINE: the container does not run: crun
+# fails at its createRuntime hook, which said one line starting with LINE.
+refused() {
+	local said
+	bundle "$1" "$3" "$2" sh -c 'echo started'
+	crun_run "$1"
+	check "$1: crun refuses to run it" test $? -ne 0
+	check "$1: at its createRuntime hook" \
+		grep -qF "error executing hook \`$HOOK\`" "$TMP/$1.err"
+	# poststop may follow, finding no group to remove
+	said=$(grep -v "was already gone" "$TMP/$1.hook")
+	check_eq "$1: which said why, in one line" \
+		"$(printf '%s\n' "$said" | wc -l):${said:0:${#4}}" "1:$4"
+	check "$1: its program never ran" test ! -s "$TMP/$1.out"
+	check "$1: no group is left" no_oci_group
+	check "$1: nor a container" \
+		test -z "$(in_cgroup2 crun --root "$RUNROOT" list -q 2>/dev/null | grep -x "$1")"
+	check "$1: nor its cgroup" test ! -d "$CG2/gpufrac-test-$$-$1"
+}
+B=gf-$$-bad
+refused "$B" '{"gpufrac.io/memory": "4GB-ish"}' "$SPEC" \
+	"gpufrac-oci-hook: container '$B': annotation 'gpufrac.io/memory': bad limit '4GB-ish' (expected a size such as 8Gi or a share such as 50%)"
+B=gf-$$-badres
+refused "$B" '{"gpufrac.io/memory": "1Gi", "gpufrac.io/resolver": "bogus"}' "$SPEC" \
+	"gpufrac-oci-hook: container '$B': annotation 'gpufrac.io/resolver': bad resolver 'bogus' (expected fail, wait, preempt or swap)"
+B=gf-$$-typo
+refused "$B" '{"gpufrac.io/memory": "1Gi", "gpufrac.io/memroy": "1Gi"}' "$SPEC" \
+	"gpufrac-oci-hook: container '$B': unknown annotation 'gpufrac.io/memroy' (expected memory, guarantee, priority or resolver)"
+# the daemon's refusal: a guarantee beyond the 4Gi device
+B=gf-$$-big
+refused "$B" '{"gpufrac.io/memory": "5Gi", "gpufrac.io/guarantee": "5Gi"}' "$SPEC" \
+	"gpufrac-oci-hook: cannot create group 'oci-$B' for container '$B': guarantees on GPU-"
+# no daemon on the socket the spec names
+mkdir "$TMP/gone"
+"$GPUFRACCTL" -s "$TMP/gone/gpufrac.sock" cdi --shim "$SHIM" --hook "$HOOK" \
+	>"$TMP/gone.json"
+B=gf-$$-gone
+refused "$B" '{"gpufrac.io/memory": "1Gi"}' "$TMP/gone.json" \
+	"gpufrac-oci-hook: cannot create group 'oci-$B' for container '$B': cannot connect to '$TMP/gone/gpufrac.sock': "
+
+finish
