@@ -233,8 +233,8 @@ on_reserve(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		return reserve_deny(a, c, m->hdr.seq, dev, r->size,
 		    GF_DENY_LIMIT, "own limit", why, whylen);
 	case LEDGER_GROUP_LIMIT:
-		return reserve_deny(a, c, m->hdr.seq, dev, r->size,
-		    GF_DENY_LIMIT, "group limit", why, whylen);
+		return resolve_group_limit(a, c, m->hdr.seq, (size_t)dev,
+		    r->size, why, whylen);
 	case LEDGER_COLLISION:
 		return resolve_collision(a, c, m->hdr.seq, (size_t)dev,
 		    r->size, why, whylen);

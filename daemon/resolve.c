@@ -42,37 +42,77 @@ waiting_add(struct ledger_client *lc, int delta)
 	lc->state = lc->nwaiting ? GF_STATE_WAITING : GF_STATE_RUNNING;
 }
 
+/* DENY for lc's request on dev, for reason GF_DENY_*. */
 static void
-deny_fill(const struct ledger_client *lc, size_t dev, struct gf_deny *d)
+deny_fill(const struct ledger_client *lc, size_t dev, uint32_t reason,
+    struct gf_deny *d)
 {
 	memset(d, 0, sizeof(*d));
 	d->cuda_error = CUDA_ERROR_OUT_OF_MEMORY;
-	d->reason = GF_DENY_DEVICE_FULL;
+	d->reason = reason;
 	d->used = lc->usage[dev].used;
 	d->limit = lc->usage[dev].limit;
 }
 
-/* Deny c's request now, in its own handler: -1 (why) if the send failed. */
+/*
+ * Deny c's request now, in its own handler, the device full or (group) a
+ * group's limit: -1 (why) if the send failed.
+ */
 static int
-deny_now(struct arbiter *a, struct conn *c, uint32_t seq, size_t dev,
-    uint64_t size, const char *reason, char *why, size_t whylen)
+deny_reason(struct arbiter *a, struct conn *c, uint32_t seq, size_t dev,
+    uint64_t size, uint32_t reason, const char *text, char *why,
+    size_t whylen)
 {
 	struct gf_deny d;
 
-	arbiter_event(a, GF_EV_DENY, c->client, (int)dev, size, "%s", reason);
-	deny_fill(c->client, dev, &d);
+	arbiter_event(a, GF_EV_DENY, c->client, (int)dev, size, "%s", text);
+	deny_fill(c->client, dev, reason, &d);
 	return conn_reply(c, GF_MSG_DENY, seq, &d, why, whylen);
+}
+
+static int
+deny_now(struct arbiter *a, struct conn *c, uint32_t seq, size_t dev,
+    uint64_t size, const char *text, char *why, size_t whylen)
+{
+	return deny_reason(a, c, seq, dev, size, GF_DENY_DEVICE_FULL, text,
+	    why, whylen);
+}
+
+int
+resolve_waiter_state(const struct arbiter *a, const struct waitq_waiter *w)
+{
+	const struct conn *c = w->owner;
+
+	switch (ledger_admit(&a->ledger, c->client, w->dev, w->bytes)) {
+	case LEDGER_GRANT:
+		return WAITQ_FITS;
+	case LEDGER_LIMIT:
+	case LEDGER_GROUP_LIMIT:
+		return WAITQ_HELD;
+	default:
+		return WAITQ_WAITS;
+	}
 }
 
 /* The wait queue's callbacks: arg is the arbiter, w->owner a conn. */
 static int
 on_fits(void *arg, const struct waitq_waiter *w)
 {
-	struct arbiter *a = arg;
-	const struct conn *c = w->owner;
+	return resolve_waiter_state(arg, w);
+}
 
-	return ledger_admit(&a->ledger, c->client, w->dev, w->bytes) ==
-	    LEDGER_GRANT;
+int
+resolve_device_waiters(const struct arbiter *a)
+{
+	const struct waitq_waiter *w;
+	size_t d;
+
+	for (d = 0; d < a->ledger.ndevices; d++)
+		for (w = waitq_next(&a->waitq, d, NULL); w != NULL;
+		    w = waitq_next(&a->waitq, d, w))
+			if (resolve_waiter_state(a, w) != WAITQ_HELD)
+				return 1;
+	return 0;
 }
 
 static void
@@ -92,7 +132,7 @@ on_grant(void *arg, const struct waitq_waiter *w)
 		    "denying it", lc->pid);
 		arbiter_event(a, GF_EV_DENY, lc, (int)w->dev, w->bytes,
 		    "device full");
-		deny_fill(lc, w->dev, &d);
+		deny_fill(lc, w->dev, GF_DENY_DEVICE_FULL, &d);
 		rc = conn_send(c, GF_MSG_DENY, w->seq, &d);
 	} else {
 		arbiter_event(a, GF_EV_WAKE, lc, (int)w->dev, w->bytes,
@@ -111,12 +151,15 @@ on_expire(void *arg, const struct waitq_waiter *w)
 {
 	struct arbiter *a = arg;
 	struct conn *c = w->owner;
+	int held = resolve_waiter_state(a, w) == WAITQ_HELD;
 	struct gf_deny d;
 
 	waiting_add(c->client, -1);
 	arbiter_event(a, GF_EV_TIMEOUT, c->client, (int)w->dev, w->bytes,
+	    held ? "timeout: its group's limit stayed full" :
 	    "timeout: the device stayed full");
-	deny_fill(c->client, w->dev, &d);
+	deny_fill(c->client, w->dev, held ? GF_DENY_LIMIT :
+	    GF_DENY_DEVICE_FULL, &d);
 	if (conn_send(c, GF_MSG_DENY, w->seq, &d) < 0)
 		control_close_later(c, c->err);
 }
@@ -189,9 +232,14 @@ resolve_free(struct arbiter *a)
 int
 resolve_queued_above(const struct arbiter *a, size_t dev, int32_t priority)
 {
-	const struct waitq_waiter *w = waitq_next(&a->waitq, dev, NULL);
+	const struct waitq_waiter *w = NULL;
 
-	return w != NULL && w->priority > priority;
+	/* Rank order: the waiters of higher priority come first. */
+	while ((w = waitq_next(&a->waitq, dev, w)) != NULL &&
+	    w->priority > priority)
+		if (resolve_waiter_state(a, w) != WAITQ_HELD)
+			return 1;
+	return 0;
 }
 
 static void
@@ -245,33 +293,63 @@ resolve_client_gone(struct arbiter *a, struct ledger_client *lc)
 	}
 }
 
-int
-resolve_queue(struct arbiter *a, struct conn *c, uint32_t seq, size_t dev,
-    uint64_t size, uint64_t timeout_ms, char *why, size_t whylen)
+/*
+ * Queue c's request at priority for up to timeout_ms (0: no deadline),
+ * waiting for what (the event says it), and send WAIT.
+ */
+static int
+queue_request(struct arbiter *a, struct conn *c, uint32_t seq, size_t dev,
+    uint64_t size, uint64_t timeout_ms, int32_t priority, const char *what,
+    char *why, size_t whylen)
 {
 	struct ledger_client *lc = c->client;
-	const struct group_policy *pol = &a->ledger.groups[lc->group].pol;
 	uint64_t deadline = timeout_ms ? event_now_ms() + timeout_ms : 0;
 	struct gf_wait wt;
 
-	if (waitq_add(&a->waitq, c, seq, dev, size, pol->priority,
+	if (waitq_add(&a->waitq, c, seq, dev, size, priority,
 	    deadline) == NULL) {
 		log_warn("cannot queue the request of pid %u", lc->pid);
-		return deny_now(a, c, seq, dev, size, "device full, and no "
-		    "memory to queue the request", why, whylen);
+		return deny_now(a, c, seq, dev, size, "no memory to queue the "
+		    "request", why, whylen);
 	}
 	waiting_add(lc, +1);
 	if (timeout_ms)
-		arbiter_event(a, GF_EV_WAIT, lc, (int)dev, size, "device "
-		    "full: queued for up to %llu ms",
-		    (unsigned long long)timeout_ms);
+		arbiter_event(a, GF_EV_WAIT, lc, (int)dev, size, "%s: queued "
+		    "for up to %llu ms", what, (unsigned long long)timeout_ms);
 	else
-		arbiter_event(a, GF_EV_WAIT, lc, (int)dev, size, "device "
-		    "full: queued without a deadline");
+		arbiter_event(a, GF_EV_WAIT, lc, (int)dev, size, "%s: queued "
+		    "without a deadline", what);
 	memset(&wt, 0, sizeof(wt));
 	wt.timeout_ms = timeout_ms == 0 || timeout_ms > GF_WAIT_FOREVER ?
 	    GF_WAIT_FOREVER : (uint32_t)timeout_ms;
 	return conn_reply(c, GF_MSG_WAIT, seq, &wt, why, whylen);
+}
+
+int
+resolve_queue(struct arbiter *a, struct conn *c, uint32_t seq, size_t dev,
+    uint64_t size, uint64_t timeout_ms, char *why, size_t whylen)
+{
+	const struct group_policy *pol = &a->ledger.groups[c->client->group].pol;
+
+	return queue_request(a, c, seq, dev, size, timeout_ms, pol->priority,
+	    "device full", why, whylen);
+}
+
+int
+resolve_group_limit(struct arbiter *a, struct conn *c, uint32_t seq,
+    size_t dev, uint64_t size, char *why, size_t whylen)
+{
+	const struct ledger_group *g = &a->ledger.groups[c->client->group];
+
+	/*
+	 * What the group's limit could never hold besides what c holds was
+	 * refused by c's own limit, which is never above its group's.
+	 */
+	if (g->pol.resolver == GF_RESOLVER_FAIL)
+		return deny_reason(a, c, seq, dev, size, GF_DENY_LIMIT,
+		    "group limit", why, whylen);
+	return queue_request(a, c, seq, dev, size, g->pol.wait_timeout_ms,
+	    g->pol.priority, "group limit", why, whylen);
 }
 
 static void

@@ -15,6 +15,7 @@
 struct arbiter;
 struct conn;
 struct ledger_client;
+struct waitq_waiter;
 
 #define RESOLVE_PREEMPT_SLACK_MS 5000	/* a preempting request waits at
 					   least kill_grace + this */
@@ -33,12 +34,34 @@ int	resolve_collision(struct arbiter *a, struct conn *c, uint32_t seq,
 	    size_t dev, uint64_t size, char *why, size_t whylen);
 
 /*
+ * c's RESERVE fits its own limit but not its group's shared limit, for
+ * what its group-mates hold. fail denies it; wait, preempt and swap queue
+ * it like a collision (a group neither preempts nor swaps itself), woken
+ * by a group-mate's free. (One that the group's limit could never hold
+ * besides what c holds is beyond c's own limit, refused before.) As
+ * resolve_collision.
+ */
+int	resolve_group_limit(struct arbiter *a, struct conn *c, uint32_t seq,
+	    size_t dev, uint64_t size, char *why, size_t whylen);
+
+/*
  * Queue c's request for up to timeout_ms (0: no deadline) and say so with
  * WAIT (GRANT or DENY follow). -1 (why) if the WAIT could not be sent.
  */
 int	resolve_queue(struct arbiter *a, struct conn *c, uint32_t seq,
 	    size_t dev, uint64_t size, uint64_t timeout_ms, char *why,
 	    size_t whylen);
+
+/*
+ * Where waiter w stands: WAITQ_FITS; WAITQ_HELD by its own or its group's
+ * limit (only its group's frees can lift it: it waits for no device
+ * memory); or WAITQ_WAITS for the device.
+ */
+int	resolve_waiter_state(const struct arbiter *a,
+	    const struct waitq_waiter *w);
+
+/* Whether any request waits for device memory (not only for a limit). */
+int	resolve_device_waiters(const struct arbiter *a);
 
 /*
  * Whether a new request of priority on dev must queue behind a waiter of

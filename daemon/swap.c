@@ -562,8 +562,9 @@ pump_waiters(struct arbiter *a, int *started)
 		for (w = waitq_next(&a->waitq, d, NULL); w != NULL;
 		    w = waitq_next(&a->waitq, d, w)) {
 			rq = ((struct conn *)w->owner)->client;
-			if (rq == NULL || ledger_admit(&a->ledger, rq, d,
-			    w->bytes) == LEDGER_GRANT)
+			/* Held by a limit: room on the device is no help. */
+			if (rq == NULL ||
+			    resolve_waiter_state(a, w) != WAITQ_WAITS)
 				continue;
 			pol = &a->ledger.groups[rq->group].pol;
 			if (pol->resolver != GF_RESOLVER_SWAP)
@@ -616,7 +617,7 @@ pump_once(struct arbiter *a)
 	}
 	if (pump_waiters(a, &started) == 0)
 		return started;
-	if (waitq_count(&a->waitq) == 0 && (lc = longest_out(a, 0)) != NULL &&
+	if (!resolve_device_waiters(a) && (lc = longest_out(a, 0)) != NULL &&
 	    ledger_swap_in_fits(&a->ledger, lc))
 		return start(a, lc, GF_SWAP_IN, "fits again,",
 		    lc->pid) == 0;

@@ -391,11 +391,16 @@ waitq_serve(struct waitq *q, size_t dev, waitq_fits_fn *fits,
 			continue;
 		if (blocked && w->priority < barrier)
 			break;
-		if (!fits(arg, w)) {
+		switch (fits(arg, w)) {
+		case WAITQ_FITS:
+			break;
+		case WAITQ_WAITS:
 			if (!blocked) {
 				blocked = 1;
 				barrier = w->priority;
 			}
+			continue;
+		default:
 			continue;
 		}
 		waiter_kill(q, w);

@@ -9,15 +9,17 @@
  *
  * Serving (waitq_serve), called after memory was freed on a device: walk
  * that device's waiters in rank order and grant each one the caller says
- * now fits. The first waiter that does not fit sets a barrier at its
- * priority: later waiters of the same priority may still be granted if they
- * fit (a free wakes whichever request it satisfies, and one large request
- * does not hold back smaller ones of its rank; it still has its deadline),
- * but no waiter of a strictly lower priority is granted in that walk, so a
- * lower-priority tenant never takes memory a higher-priority one is
- * waiting for. A request that could never fit (larger than the device)
- * must be denied at once, not queued: it would hold the barrier until its
- * deadline.
+ * now fits. The first waiter that waits for the device sets a barrier at
+ * its priority: later waiters of the same priority may still be granted if
+ * they fit (a free wakes whichever request it satisfies, and one large
+ * request does not hold back smaller ones of its rank; it still has its
+ * deadline), but no waiter of a strictly lower priority is granted in that
+ * walk, so a lower-priority tenant never takes memory a higher-priority one
+ * is waiting for. A waiter held by something else than the device (its
+ * group's shared limit, which only its group-mates' frees can lift) sets no
+ * barrier: it waits for no memory the others could take. A request that
+ * could never fit (larger than the device) must be denied at once, not
+ * queued: it would hold the barrier until its deadline.
  *
  * Timeouts: deadlines are milliseconds on the caller's monotonic clock
  * (event_now_ms()), 0 for none. The queue keeps them in a heap; the caller
@@ -68,7 +70,12 @@ struct waitq_waiter {
 
 /* Called with the earliest deadline after it changed (0: none left). */
 typedef void	waitq_rearm_fn(void *arg, uint64_t deadline_ms);
-/* Nonzero when w's request fits the device now. */
+/* Whether w's request fits now: WAITQ_* */
+enum {
+	WAITQ_WAITS = 0,	/* not yet: it waits for the device */
+	WAITQ_FITS,
+	WAITQ_HELD,		/* not yet, held by something else: no barrier */
+};
 typedef int	waitq_fits_fn(void *arg, const struct waitq_waiter *w);
 /*
  * w has left the queue: charge and answer it (grant), or deny it (expire).
@@ -116,7 +123,7 @@ size_t	waitq_remove_owner(struct waitq *q, const void *owner);
 
 /*
  * Memory was freed on dev: grant, in rank order and under the barrier rule
- * above, each waiter for which fits(arg, w) is nonzero, calling
+ * above, each waiter for which fits(arg, w) is WAITQ_FITS, calling
  * grant(arg, w) after taking it out of the queue. Returns how many were
  * granted.
  */

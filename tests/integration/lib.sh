@@ -175,6 +175,26 @@ client_limit() {
 limit_is() { [ "$(client_limit "$1")" = "$2" ]; }
 group_names() { ctl status --json | json 'sorted(set(g["name"] for g in j["groups"]))'; }
 
+# bg NAME CMD...: CMD in the background, output in $TMP/NAME.out, pid in
+# $PID_NAME (the program's own: env and setpriv exec it).
+bg() {
+	local name=$1; shift
+	"$@" </dev/null >"$TMP/$name.out" 2>"$TMP/$name.err" &
+	printf -v "PID_$name" %s $!
+}
+
+# state_is PID STATE: gpufracctl ps shows the process in STATE.
+state_is() {
+	[ "$(ctl ps --json | json "[c['state'] for c in j['clients'] if c['pid'] == $1]")" = "['$2']" ]
+}
+
+# has_event KIND PID [TEXT]: the decision log has such an event (whose
+# line has TEXT).
+has_event() {
+	ctl events --json | grep "\"event\":\"$1\",\"pid\":$2," |
+	    grep -q -- "${3:-}"
+}
+
 # clients_are N: the daemon lists exactly N clients.
 clients_are() {
 	[ "$(ctl ps --json | json 'len(j["clients"])')" = "$1" ]

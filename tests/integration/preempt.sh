@@ -15,10 +15,6 @@ nobody_setup
 high() { "${NOBODY_ENV[@]}" "${AS_NOBODY[@]}" env "$PRE" "$C" "$@" 2>&1; }
 
 # has_event KIND PID: the decision log has such an event.
-has_event() {
-	ctl events --json | grep "\"event\":\"$1\",\"pid\":$2," >/dev/null
-}
-
 # conf LOW-SETTINGS: group low (root's processes, priority 0) with them,
 # group high (uid 65534, priority 10, preempt).
 write_conf() {

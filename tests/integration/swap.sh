@@ -17,15 +17,7 @@ nobody_setup
 as_nobody() { "${NOBODY_ENV[@]}" "${AS_NOBODY[@]}" env "$PRE" "$@" 2>&1; }
 
 # has_event KIND PID [TEXT]: the decision log has such an event.
-has_event() {
-	ctl events --json | grep "\"event\":\"$1\",\"pid\":$2," |
-	    grep -q -- "${3:-}"
-}
-
-# state_is PID STATE, host_is PID BYTES: what ps says of PID.
-state_is() {
-	[ "$(ctl ps --json | json "[c['state'] for c in j['clients'] if c['pid'] == $1]")" = "['$2']" ]
-}
+# host_is PID BYTES: what ps says of PID.
 host_is() {
 	[ "$(ctl ps --json | json "[c['devices'][0]['host_bytes'] for c in j['clients'] if c['pid'] == $1]")" = "[$2]" ]
 }

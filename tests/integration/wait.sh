@@ -11,24 +11,6 @@ conf=$TMP/gpufrac.conf
 
 nobody_setup
 
-# bg NAME CMD...: CMD in the background, output in $TMP/NAME.out, pid in
-# $PID_NAME (the program's own: env and setpriv exec it).
-bg() {
-	local name=$1; shift
-	"$@" </dev/null >"$TMP/$name.out" 2>"$TMP/$name.err" &
-	printf -v "PID_$name" %s $!
-}
-
-# state_is PID STATE: gpufracctl ps shows the process in STATE.
-state_is() {
-	[ "$(ctl ps --json | json "[c['state'] for c in j['clients'] if c['pid'] == $1]")" = "['$2']" ]
-}
-
-# has_event KIND PID: the decision log has such an event.
-has_event() {
-	ctl events --json | grep "\"event\":\"$1\",\"pid\":$2," >/dev/null
-}
-
 printf '[daemon]\ndefault_resolver = wait\nwait_timeout = 60s\n' >"$conf"
 daemon_start
 

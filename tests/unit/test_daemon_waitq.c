@@ -83,6 +83,7 @@ struct probe {
 	uint64_t	 rearmed[64];
 	size_t		 nrearmed;
 	/* re-entry */
+	uint32_t	 held;			/* this seq is WAITQ_HELD */
 	void		*remove_owner;		/* on the first grant */
 	struct waitq_waiter *cancel;		/* on the first grant */
 	int		 add_on_grant;
@@ -94,7 +95,9 @@ fits_avail(void *arg, const struct waitq_waiter *w)
 	struct probe *p = arg;
 
 	p->nfits++;
-	return w->bytes <= p->avail;
+	if (p->held != 0 && w->seq == p->held)
+		return WAITQ_HELD;
+	return w->bytes <= p->avail ? WAITQ_FITS : WAITQ_WAITS;
 }
 
 static void
@@ -304,6 +307,38 @@ test_serve_barrier(void **state)
 	assert_int_equal(p.granted[1], 2);
 	assert_int_equal(p.avail, 0);
 	assert_int_equal(waitq_count(&q), 1);
+	assert_invariants(&q);
+	waitq_free(&q);
+}
+
+/*
+ * A waiter held by its group's limit, not by the device, sets no barrier:
+ * lower priorities are served past it; once it fits it goes first.
+ */
+static void
+test_serve_held(void **state)
+{
+	struct probe p = { .avail = 2 * GiB, .held = 1 };
+	struct waitq q;
+
+	(void)state;
+	waitq_init(&q, NULL, NULL);
+	p.q = &q;
+	add(&q, NULL, 1, 0, 1 * GiB, 9, 0);
+	add(&q, NULL, 2, 0, 1 * GiB, 1, 0);
+	assert_int_equal(waitq_serve(&q, 0, fits_avail, grant_take, &p), 1);
+	assert_int_equal(p.granted[0], 2);
+	assert_int_equal(waitq_count(&q), 1);
+	/* The same waiter waiting for the device would have held 2 back. */
+	add(&q, NULL, 3, 0, 1 * GiB, 1, 0);
+	p.held = 0;
+	p.avail = GiB / 2;
+	p.ngranted = 0;
+	assert_int_equal(waitq_serve(&q, 0, fits_avail, grant_take, &p), 0);
+	p.avail = 2 * GiB;
+	assert_int_equal(waitq_serve(&q, 0, fits_avail, grant_take, &p), 2);
+	assert_int_equal(p.granted[0], 1);
+	assert_int_equal(p.granted[1], 3);
 	assert_invariants(&q);
 	waitq_free(&q);
 }
@@ -787,6 +822,7 @@ main(void)
 		cmocka_unit_test(test_rank_order),
 		cmocka_unit_test(test_serve_all),
 		cmocka_unit_test(test_serve_barrier),
+		cmocka_unit_test(test_serve_held),
 		cmocka_unit_test(test_serve_fifo),
 		cmocka_unit_test(test_remove_owner),
 		cmocka_unit_test(test_expire),
