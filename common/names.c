@@ -49,6 +49,8 @@ static const char *const events[] = {
 	[GF_EV_SWAP_IN] = "swap-in",
 	[GF_EV_SWAP_SKIP] = "swap-skip",
 	[GF_EV_FALLBACK] = "fallback",
+	[GF_EV_LEND] = "lend",
+	[GF_EV_RECLAIM] = "reclaim",
 };
 
 static const char *

@@ -277,6 +277,7 @@ candidate_commit(struct arbiter *a, struct candidate *cd,
 		candidate_drop(a, cd);
 		return -1;
 	}
+	l->lend = cd->conf->lend_guarantees;
 	for (i = 0; i < l->ndevices; i++)
 		ledger_set_reserve(l, i, cd->reserves[i]);
 	free(cd->reserves);

@@ -51,6 +51,7 @@ config_init(struct config *c)
 	c->default_limit_value = 10000;
 	c->default_resolver = GF_RESOLVER_FAIL;
 	c->wait_timeout_ms = 30000;
+	c->lend_guarantees = 1;
 }
 
 void
@@ -539,6 +540,12 @@ key_wait_timeout(struct parse *p, const char *key, const char *v)
 }
 
 static void
+key_lend_guarantees(struct parse *p, const char *key, const char *v)
+{
+	(void)parse_yesno(p, key, v, &p->conf->lend_guarantees);
+}
+
+static void
 key_client_may_raise(struct parse *p, const char *key, const char *v)
 {
 	(void)parse_yesno(p, key, v, &p->conf->client_may_raise);
@@ -581,6 +588,7 @@ static const struct key keys[] = {
 	{ SEC_DAEMON, "default_resolver", key_default_resolver },
 	{ SEC_DAEMON, "wait_timeout", key_wait_timeout },
 	{ SEC_DAEMON, "client_may_raise", key_client_may_raise },
+	{ SEC_DAEMON, "lend_guarantees", key_lend_guarantees },
 	{ SEC_DEVICE, "reserve", key_reserve },
 	{ SEC_GROUP, "match", key_match },
 	{ SEC_GROUP, "limit", key_limit },

@@ -60,6 +60,7 @@ struct config {
 	uint32_t	default_resolver;	/* GF_RESOLVER_* */
 	uint64_t	wait_timeout_ms;
 	int		client_may_raise;	/* of the group "default" */
+	int		lend_guarantees;	/* unused guarantees are lent */
 	struct config_device *devices;
 	size_t		ndevices;
 	struct config_group *groups;	/* in order of first appearance */

@@ -185,8 +185,13 @@ reserve_admit(struct arbiter *a, struct ledger_client *lc, size_t dev,
 {
 	int rc = ledger_admit(&a->ledger, lc, dev, size);
 
-	/* What is free now may be owed to a waiter of higher priority. */
-	if (rc == LEDGER_GRANT && resolve_queued_above(a, dev,
+	/*
+	 * What is free now may be owed to a waiter of higher priority;
+	 * not what the group is guaranteed, which no waiter could take.
+	 */
+	if (rc == LEDGER_GRANT &&
+	    !ledger_within_guarantee(&a->ledger, lc, dev, size) &&
+	    resolve_queued_above(a, dev,
 	    a->ledger.groups[lc->group].pol.priority))
 		rc = LEDGER_COLLISION;
 	return rc;
@@ -199,6 +204,7 @@ on_reserve(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	const struct gf_reserve *r = &m->u.reserve;
 	struct ledger_client *lc = c->client;
 	struct gf_grant grant;
+	uint64_t lent;
 	int dev, rc;
 
 	if (r->flags & ~GF_RESERVE_LEASE) {
@@ -217,6 +223,7 @@ on_reserve(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	if (rc != LEDGER_GRANT && rc != LEDGER_NOT_OPEN &&
 	    lease_reclaim(a, lc, (size_t)dev, rc) > 0)
 		rc = reserve_admit(a, lc, (size_t)dev, r->size);
+	lent = ledger_lent(&a->ledger, (size_t)dev);
 	if (rc == LEDGER_GRANT)
 		rc = ledger_reserve(&a->ledger, lc, (size_t)dev, r->size);
 	switch (rc) {
@@ -225,6 +232,7 @@ on_reserve(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		memset(&grant, 0, sizeof(grant));
 		if (r->flags & GF_RESERVE_LEASE)
 			grant.lease = lease_grant(a, lc, (size_t)dev);
+		resolve_lent(a, lc, (size_t)dev, lent);
 		grant.used = lc->usage[dev].used;
 		grant.limit = lc->usage[dev].limit;
 		return conn_reply(c, GF_MSG_GRANT, m->hdr.seq, &grant, why,
@@ -360,7 +368,8 @@ on_lease_restore(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 /* One GROUP_STATUS: of group g on device dev, or (dev < 0) of none. */
 static int
 group_record(const struct ledger *l, struct conn *c, uint32_t seq,
-    const struct ledger_group *g, int dev, char *why, size_t whylen)
+    const struct ledger_group *g, int dev, uint64_t borrowed, char *why,
+    size_t whylen)
 {
 	struct gf_group_status r;
 
@@ -376,6 +385,7 @@ group_record(const struct ledger *l, struct conn *c, uint32_t seq,
 		r.guarantee = g->share[dev].guarantee;
 		r.used = g->share[dev].used;
 		r.nclients = g->share[dev].nclients;
+		r.borrowed = borrowed;
 	} else
 		r.nclients = g->nmembers;
 	return conn_reply(c, GF_MSG_GROUP_STATUS, seq, &r, why, whylen);
@@ -389,20 +399,31 @@ static int
 status_groups(const struct ledger *l, struct conn *c, uint32_t seq,
     char *why, size_t whylen)
 {
+	uint64_t *borrowed = calloc(l->ngroups * (l->ndevices ? l->ndevices :
+	    1), sizeof(*borrowed));
 	struct gf_end end;
 	uint32_t count = 0;
 	size_t i, d;
+	int rc = 0;
 
-	for (i = 0; i < l->ngroups; i++) {
-		for (d = 0; d < l->ndevices; d++, count++)
-			if (group_record(l, c, seq, &l->groups[i], (int)d, why,
-			    whylen) < 0)
-				return -1;
-		if (l->ndevices == 0 && group_record(l, c, seq,
-		    &l->groups[i], -1, why, whylen) < 0)
-			return -1;
+	if (borrowed == NULL) {
+		snprintf(why, whylen, "out of memory for a status");
+		return -1;
+	}
+	for (d = 0; d < l->ndevices; d++)
+		ledger_borrowed(l, d, &borrowed[d * l->ngroups]);
+	for (i = 0; i < l->ngroups && rc == 0; i++) {
+		for (d = 0; d < l->ndevices && rc == 0; d++, count++)
+			rc = group_record(l, c, seq, &l->groups[i], (int)d,
+			    borrowed[d * l->ngroups + i], why, whylen);
+		if (l->ndevices == 0 && rc == 0)
+			rc = group_record(l, c, seq, &l->groups[i], -1, 0,
+			    why, whylen);
 		count += l->ndevices == 0;
 	}
+	free(borrowed);
+	if (rc < 0)
+		return -1;
 	memset(&end, 0, sizeof(end));
 	end.count = count;
 	return conn_reply(c, GF_MSG_GROUP_END, seq, &end, why, whylen);
@@ -442,6 +463,7 @@ on_status_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		ds.host = d->host;
 		ds.leased = leased_unused(l, SIZE_MAX, i);
 		ds.nclients = d->nclients;
+		ds.lent = ledger_lent(l, i);
 		if (conn_reply(c, GF_MSG_DEVICE_STATUS, m->hdr.seq, &ds, why,
 		    whylen) < 0)
 			return -1;

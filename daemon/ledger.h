@@ -6,6 +6,16 @@
  * sockets, no policy beyond limits (a collision is reported, not
  * resolved; which group a client belongs to is the caller's to say).
  *
+ * Lending (lend set): memory guaranteed to a group and not used by it may
+ * be charged to the groups that can give it back, borrowers, whose
+ * on_preempt is kill or swap; the others never touch it. What is lent on
+ * a device is the part of the unused guarantees that the device's charges
+ * leave no room for:
+ *   lent = max(0, used + sum over groups h of max(0, guarantee_h - used_h)
+ *              - capacity)
+ * It is held by the borrowers' memory above their own guarantees, and
+ * ledger_borrowed says by whom.
+ *
  * Invariants, per client and device:
  *   usage.used + usage.host == usage.pending + usage.lease + sum of the
  *                  client's allocation sizes (host: swapped out, 0
@@ -126,6 +136,8 @@ struct ledger {
 	size_t		ngroups;
 	struct ledger_clients clients;	/* in order of arrival */
 	size_t		nclients;
+	int		lend;		/* unused guarantees are lent to the
+					   groups that can give them back */
 };
 
 /* What ledger_reserve decided. */
@@ -234,16 +246,41 @@ void	ledger_open(struct ledger *l, struct ledger_client *c, size_t dev,
  * less what everybody holds, less what the other groups are guaranteed
  * and do not use (a guarantee is capacity reserved for its group):
  *   capacity - used - sum over other groups h of max(0, guarantee_h - used_h)
- * 0 when that is negative.
+ * 0 when that is negative. A borrower while lending: capacity - used.
  */
 uint64_t ledger_available(const struct ledger *l, size_t group, size_t dev);
 
 /*
  * The most a group's clients could ever take on dev, should everybody
- * else free all they hold: capacity less the other groups' guarantees.
+ * else free all they hold: capacity less the other groups' guarantees
+ * (a borrower while lending: the capacity).
  */
 uint64_t ledger_available_ever(const struct ledger *l, size_t group,
 	    size_t dev);
+
+/* Whether group borrows unused guarantees (lend set, on_preempt not none). */
+int	ledger_borrows(const struct ledger *l, size_t group);
+
+/*
+ * Whether size more on dev keeps c's group within its guarantee there: a
+ * request the group is owed, taken back from borrowers if need be.
+ */
+int	ledger_within_guarantee(const struct ledger *l,
+	    const struct ledger_client *c, size_t dev, uint64_t size);
+
+/* What is lent on dev (the formula above). */
+uint64_t ledger_lent(const struct ledger *l, size_t dev);
+
+/*
+ * Who holds what is lent on dev: borrowed[g] for each group g (ngroups
+ * entries), the borrowers' memory above their guarantees counted in the
+ * order it would be taken back (lowest priority first, then the most
+ * above its guarantee, then the group's index) until the lent bytes are
+ * accounted for; 0 for the others. The entries add up to ledger_lent
+ * (less, only when a reload left groups that do not borrow holding more
+ * than the memory nobody is guaranteed).
+ */
+void	ledger_borrowed(const struct ledger *l, size_t dev, uint64_t *borrowed);
 
 /*
  * Whether size on dev may be charged to c now: within c's limit, then its
@@ -275,7 +312,9 @@ int	ledger_commit(struct ledger *l, struct ledger_client *c, size_t dev,
 
 /*
  * The most ledger_admit would grant c on dev now (0 if dev is not open):
- * its limit, its group's, and the device, less what each holds.
+ * its limit, its group's, and the device, less what each holds; never
+ * memory lent from unused guarantees, which a lease (its one user) is no
+ * reason to borrow.
  */
 uint64_t ledger_headroom(const struct ledger *l, const struct ledger_client *c,
 	    size_t dev);

@@ -121,6 +121,7 @@ on_grant(void *arg, const struct waitq_waiter *w)
 	struct arbiter *a = arg;
 	struct conn *c = w->owner;
 	struct ledger_client *lc = c->client;
+	uint64_t lent = ledger_lent(&a->ledger, w->dev);
 	struct gf_grant g;
 	struct gf_deny d;
 	int rc;
@@ -137,6 +138,7 @@ on_grant(void *arg, const struct waitq_waiter *w)
 	} else {
 		arbiter_event(a, GF_EV_WAKE, lc, (int)w->dev, w->bytes,
 		    "memory came back: granted");
+		resolve_lent(a, lc, w->dev, lent);
 		memset(&g, 0, sizeof(g));
 		g.used = lc->usage[w->dev].used;
 		g.limit = lc->usage[w->dev].limit;
@@ -162,6 +164,18 @@ on_expire(void *arg, const struct waitq_waiter *w)
 	    GF_DENY_DEVICE_FULL, &d);
 	if (conn_send(c, GF_MSG_DENY, w->seq, &d) < 0)
 		control_close_later(c, c->err);
+}
+
+void
+resolve_lent(struct arbiter *a, const struct ledger_client *lc, size_t dev,
+    uint64_t before)
+{
+	uint64_t now = ledger_lent(&a->ledger, dev);
+
+	if (now > before)
+		arbiter_event(a, GF_EV_LEND, lc, (int)dev, now - before,
+		    "borrowed from unused guarantees; lent on the device: "
+		    "%llu bytes", (unsigned long long)now);
 }
 
 static void
@@ -413,11 +427,12 @@ preempt_victim(struct arbiter *a, struct ledger_client *lc, size_t dev,
 
 /*
  * The processes on dev that may be preempted, copied for victims.c, with
- * who[i] the ledger client of cand[i]. Returns how many.
+ * who[i] the ledger client of cand[i], those of group spare aside
+ * (SIZE_MAX: none). Returns how many.
  */
 static size_t
 victims_collect(struct ledger *l, const struct ledger_client *rq, size_t dev,
-    struct victim_cand *cand, struct ledger_client **who,
+    size_t spare, struct victim_cand *cand, struct ledger_client **who,
     uint64_t *releasing)
 {
 	struct ledger_client *vc;
@@ -430,7 +445,7 @@ victims_collect(struct ledger *l, const struct ledger_client *rq, size_t dev,
 	TAILQ_FOREACH(vc, &l->clients, entry) {
 		const struct ledger_group *g = &l->groups[vc->group];
 
-		if (vc == rq || vc->usage[dev].used == 0)
+		if (vc == rq || vc->group == spare || vc->usage[dev].used == 0)
 			continue;
 		memset(&cand[n], 0, sizeof(cand[n]));
 		cand[n].id = vc->pid;
@@ -477,32 +492,32 @@ victims_choose(int32_t priority, uint64_t need, struct victim_cand *cand,
 	}
 }
 
-static int
-preempt(struct arbiter *a, struct conn *c, uint32_t seq, size_t dev,
-    uint64_t size, uint64_t need, char *why, size_t whylen)
+/*
+ * Make processes give back need bytes on dev for rq: those victims_select
+ * chooses among groups of lower priority than priority, group spare
+ * aside, each swapped out or sent SIGTERM as its group's on_preempt says.
+ * Returns how many were chosen (0: need cannot be covered); *grace is the
+ * longest kill_grace among those signalled.
+ */
+static size_t
+take_back(struct arbiter *a, struct ledger_client *rq, size_t dev,
+    uint64_t need, int32_t priority, size_t spare, uint64_t *grace)
 {
 	struct ledger *l = &a->ledger;
-	struct ledger_client *rq = c->client;
-	const struct group_policy *pol = &l->groups[rq->group].pol;
-	size_t slots = l->nclients ? l->nclients : 1, n, k, i;
+	size_t slots = l->nclients ? l->nclients : 1, n, k = 0, i;
 	struct victim_cand *cand = calloc(slots, sizeof(*cand));
 	const struct victim_cand **chosen = calloc(slots, sizeof(*chosen));
 	struct ledger_client **who = calloc(slots, sizeof(*who));
-	uint64_t *releasing = calloc(l->ngroups, sizeof(*releasing));
-	uint64_t grace = 0, g, timeout;
+	uint64_t *releasing = calloc(l->ngroups, sizeof(*releasing)), g;
 
+	*grace = 0;
 	if (cand == NULL || chosen == NULL || who == NULL ||
 	    releasing == NULL) {
-		free(cand);
-		free(chosen);
-		free(who);
-		free(releasing);
 		log_warnx("no memory to choose victims for pid %u", rq->pid);
-		return deny_now(a, c, seq, dev, size, "device full, and no "
-		    "memory to preempt", why, whylen);
+		goto out_free;
 	}
-	n = victims_collect(l, rq, dev, cand, who, releasing);
-	k = victims_choose(pol->priority, need, cand, who, n, chosen);
+	n = victims_collect(l, rq, dev, spare, cand, who, releasing);
+	k = victims_choose(priority, need, cand, who, n, chosen);
 	for (i = 0; i < k; i++) {
 		struct ledger_client *vc = who[chosen[i] - cand];
 
@@ -510,20 +525,79 @@ preempt(struct arbiter *a, struct conn *c, uint32_t seq, size_t dev,
 		    swap_preempt(a, vc, dev, rq) == 0)
 			continue;
 		g = preempt_victim(a, vc, dev, rq);
-		grace = g > grace ? g : grace;
+		*grace = g > *grace ? g : *grace;
 	}
+out_free:
 	free(cand);
 	free(chosen);
 	free(who);
 	free(releasing);
-	if (k == 0)
-		return deny_now(a, c, seq, dev, size, "device full: nothing "
-		    "preemptible", why, whylen);
-	/* Wait at least long enough for the victims' SIGKILL to work. */
-	timeout = pol->wait_timeout_ms;
+	return k;
+}
+
+/* How long a request waits for victims: at least their SIGKILL's time. */
+static uint64_t
+victims_timeout(const struct group_policy *pol, uint64_t grace)
+{
+	uint64_t timeout = pol->wait_timeout_ms;
+
 	if (timeout != 0 && timeout < grace + RESOLVE_PREEMPT_SLACK_MS)
 		timeout = grace + RESOLVE_PREEMPT_SLACK_MS;
-	return resolve_queue(a, c, seq, dev, size, timeout, why, whylen);
+	return timeout;
+}
+
+static int
+preempt(struct arbiter *a, struct conn *c, uint32_t seq, size_t dev,
+    uint64_t size, uint64_t need, char *why, size_t whylen)
+{
+	const struct group_policy *pol =
+	    &a->ledger.groups[c->client->group].pol;
+	uint64_t grace;
+
+	if (take_back(a, c->client, dev, need, pol->priority, SIZE_MAX,
+	    &grace) == 0)
+		return deny_now(a, c, seq, dev, size, "device full: nothing "
+		    "preemptible", why, whylen);
+	return resolve_queue(a, c, seq, dev, size, victims_timeout(pol, grace),
+	    why, whylen);
+}
+
+/* Whether a process of a group other than spare is releasing memory on dev. */
+static int
+releasing_on(const struct ledger *l, size_t dev, size_t spare)
+{
+	const struct ledger_client *vc;
+
+	TAILQ_FOREACH(vc, &l->clients, entry)
+		if (vc->group != spare && (vc->preempting || vc->departing) &&
+		    vc->usage[dev].used > 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * c's group asks within its guarantee for what borrowers hold: take it
+ * back from them whatever the priorities (their on_preempt says how) and
+ * queue the request ahead of every other. Returns 1 when nothing is there
+ * to take back (the request's own resolver decides), else as a handler.
+ */
+static int
+reclaim(struct arbiter *a, struct conn *c, uint32_t seq, size_t dev,
+    uint64_t size, char *why, size_t whylen)
+{
+	struct ledger_client *rq = c->client;
+	const struct group_policy *pol = &a->ledger.groups[rq->group].pol;
+	uint64_t avail = ledger_available(&a->ledger, rq->group, dev), grace;
+	uint64_t need = size > avail ? size - avail : 0;
+	size_t k;
+
+	k = take_back(a, rq, dev, need, INT32_MAX, rq->group, &grace);
+	if (k == 0 && !releasing_on(&a->ledger, dev, rq->group))
+		return 1;
+	arbiter_event(a, GF_EV_RECLAIM, rq, (int)dev, need, "taking back "
+	    "its guarantee from %zu process%s", k, k == 1 ? "" : "es");
+	return queue_request(a, c, seq, dev, size, victims_timeout(pol,
+	    grace), INT32_MAX, "guarantee lent", why, whylen);
 }
 
 int
@@ -533,7 +607,15 @@ resolve_collision(struct arbiter *a, struct conn *c, uint32_t seq,
 	struct ledger *l = &a->ledger;
 	const struct group_policy *pol = &l->groups[c->client->group].pol;
 	uint64_t avail;
+	int rc;
 
+	/*
+	 * What is owed to it comes back whatever its resolver (lent before
+	 * a reload turned lending off too).
+	 */
+	if (ledger_within_guarantee(l, c->client, dev, size) &&
+	    (rc = reclaim(a, c, seq, dev, size, why, whylen)) != 1)
+		return rc;
 	if (pol->resolver == GF_RESOLVER_FAIL)
 		return deny_now(a, c, seq, dev, size, "device full", why,
 		    whylen);

@@ -64,6 +64,13 @@ int	resolve_waiter_state(const struct arbiter *a,
 int	resolve_device_waiters(const struct arbiter *a);
 
 /*
+ * lc was just granted memory on dev, where before bytes were lent: if it
+ * borrowed from unused guarantees, say so (a lend event).
+ */
+void	resolve_lent(struct arbiter *a, const struct ledger_client *lc,
+	    size_t dev, uint64_t before);
+
+/*
  * Whether a new request of priority on dev must queue behind a waiter of
  * higher priority (which the memory it would take is owed to).
  */

@@ -100,8 +100,9 @@ json_device(FILE *fp, const struct ctl_status *st,
 	    dev->capacity, dev->used, dev->leased, dev->host, dev->nclients,
 	    st->daemon.swap_available ? "true" : "false");
 	fprintf(fp, ",\"guaranteed_bytes\":%" PRIu64 ",\"free_bytes\":%"
-	    PRIu64 "}", ctl_status_guaranteed(st, dev->uuid),
-	    ctl_free_bytes(dev->capacity, dev->used));
+	    PRIu64 ",\"lent_bytes\":%" PRIu64 "}",
+	    ctl_status_guaranteed(st, dev->uuid),
+	    ctl_free_bytes(dev->capacity, dev->used), dev->lent);
 }
 
 static void
@@ -114,10 +115,10 @@ json_group(FILE *fp, const struct gf_group_status *g)
 	fprintf(fp, ",\"limit_bytes\":%" PRIu64 ",\"guarantee_bytes\":%"
 	    PRIu64 ",\"used_bytes\":%" PRIu64 ",\"priority\":%" PRId32
 	    ",\"resolver\":\"%s\",\"on_preempt\":\"%s\",\"clients\":%"
-	    PRIu32 ",\"runtime\":%s}", g->limit, g->guarantee, g->used,
-	    g->priority, name_resolver(g->resolver),
-	    name_on_preempt(g->on_preempt), g->nclients,
-	    g->runtime ? "true" : "false");
+	    PRIu32 ",\"runtime\":%s,\"borrowed_bytes\":%" PRIu64 "}",
+	    g->limit, g->guarantee, g->used, g->priority,
+	    name_resolver(g->resolver), name_on_preempt(g->on_preempt),
+	    g->nclients, g->runtime ? "true" : "false", g->borrowed);
 }
 
 void

@@ -93,7 +93,7 @@ status_devices(FILE *fp, const struct ctl_status *st)
 		{ "INDEX", 1 }, { "UUID", 0 }, { "TOTAL", 1 },
 		{ "RESERVE", 1 }, { "CAPACITY", 1 }, { "GUARANTEED", 1 },
 		{ "USED", 1 }, { "LEASED", 1 }, { "FREE", 1 }, { "HOST", 1 },
-		{ "CLIENTS", 1 }, { "NAME", 0 },
+		{ "LENT", 1 }, { "CLIENTS", 1 }, { "NAME", 0 },
 	};
 	struct ctl_table t;
 	size_t i;
@@ -104,8 +104,10 @@ status_devices(FILE *fp, const struct ctl_status *st)
 		char index[16], uuid[UUID_STR_LEN], name[GF_NAME_LEN];
 		char total[32], reserve[32], capacity[32], guaranteed[32];
 		char used[32], leased[32], avail[32], host[32], clients[16];
+		char lent[32];
 		const char *row[] = { index, uuid, total, reserve, capacity,
-		    guaranteed, used, leased, avail, host, clients, name };
+		    guaranteed, used, leased, avail, host, lent, clients,
+		    name };
 
 		snprintf(index, sizeof(index), "%" PRIu32, dev->index);
 		uuid_format(dev->uuid, uuid, sizeof(uuid));
@@ -121,6 +123,7 @@ status_devices(FILE *fp, const struct ctl_status *st)
 		size_format(ctl_free_bytes(dev->capacity, dev->used), avail,
 		    sizeof(avail));
 		size_format(dev->host, host, sizeof(host));
+		size_format(dev->lent, lent, sizeof(lent));
 		snprintf(clients, sizeof(clients), "%" PRIu32, dev->nclients);
 		ctl_table_add(&t, row, NITEMS(row));
 	}
@@ -134,8 +137,8 @@ status_groups(FILE *fp, const struct ctl_status *st)
 	static const struct ctl_column cols[] = {
 		{ "GROUP", 0 }, { "DEVICE", 0 }, { "LIMIT", 1 },
 		{ "GUARANTEE", 1 }, { "USED", 1 }, { "FREE", 1 },
-		{ "PRIORITY", 1 }, { "RESOLVER", 0 }, { "CLIENTS", 1 },
-		{ "FROM", 0 },
+		{ "BORROWED", 1 }, { "PRIORITY", 1 }, { "RESOLVER", 0 },
+		{ "CLIENTS", 1 }, { "FROM", 0 },
 	};
 	struct ctl_table t;
 	size_t i;
@@ -145,9 +148,9 @@ status_groups(FILE *fp, const struct ctl_status *st)
 		const struct gf_group_status *g = &st->groups[i];
 		char name[GF_GROUP_LEN], uuid[UUID_STR_LEN], limit[32];
 		char guarantee[32], used[32], avail[32], priority[16];
-		char clients[16];
+		char clients[16], borrowed[32];
 		const char *row[] = { name, uuid, limit, guarantee, used,
-		    avail, priority, name_resolver(g->resolver),
+		    avail, borrowed, priority, name_resolver(g->resolver),
 		    clients, g->runtime ? "run-time" : "config" };
 
 		ctl_printable(g->name, sizeof(g->name), name, sizeof(name));
@@ -160,6 +163,7 @@ status_groups(FILE *fp, const struct ctl_status *st)
 		size_format(g->limit, limit, sizeof(limit));
 		size_format(g->guarantee, guarantee, sizeof(guarantee));
 		size_format(g->used, used, sizeof(used));
+		size_format(g->borrowed, borrowed, sizeof(borrowed));
 		size_format(ctl_free_bytes(g->limit, g->used), avail,
 		    sizeof(avail));
 		snprintf(priority, sizeof(priority), "%" PRId32, g->priority);

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#define CTL_TABLE_MAX_COLS	12
+#define CTL_TABLE_MAX_COLS	16
 
 struct ctl_column {
 	const char	*head;		/* "PID" */

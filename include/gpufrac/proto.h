@@ -204,6 +204,9 @@ enum {
 	GF_EV_SWAP_IN,		/* back on the device */
 	GF_EV_SWAP_SKIP,	/* a swap that was not done, and why */
 	GF_EV_FALLBACK,		/* swap unavailable: wait or kill instead */
+	GF_EV_LEND,		/* a grant used another group's unused
+				   guarantee */
+	GF_EV_RECLAIM,		/* a group takes its lent guarantee back */
 };
 
 #define GF_REASON_LEN		96
@@ -323,6 +326,8 @@ struct gf_device_status {
 	uint64_t	leased;		/* of used, leased and not allocated */
 	uint32_t	nclients;
 	uint32_t	zero2;
+	uint64_t	lent;		/* of the groups' unused guarantees,
+					   what others hold (borrowed) */
 };
 
 struct gf_client {
@@ -425,6 +430,8 @@ struct gf_group_status {
 	uint32_t	nclients;
 	uint32_t	runtime;	/* 1: made at run time (GROUP_SET) */
 	uint32_t	zero;
+	uint64_t	borrowed;	/* of the device's lent memory, what
+					   this group holds */
 };
 
 struct gf_event {
@@ -491,9 +498,9 @@ _Static_assert(sizeof(struct gf_deny) == 24, "gf_deny layout");
 _Static_assert(sizeof(struct gf_commit) == 48, "gf_commit layout");
 _Static_assert(sizeof(struct gf_rollback) == 24, "gf_rollback layout");
 _Static_assert(sizeof(struct gf_status) == 136, "gf_status layout");
-_Static_assert(sizeof(struct gf_device_status) == 144, "gf_device_status layout");
+_Static_assert(sizeof(struct gf_device_status) == 152, "gf_device_status layout");
 _Static_assert(sizeof(struct gf_client) == 120, "gf_client layout");
-_Static_assert(sizeof(struct gf_group_status) == 96, "gf_group_status layout");
+_Static_assert(sizeof(struct gf_group_status) == 104, "gf_group_status layout");
 _Static_assert(sizeof(struct gf_event) == 176, "gf_event layout");
 _Static_assert(sizeof(struct gf_swap_req) == 8, "gf_swap_req layout");
 _Static_assert(sizeof(struct gf_group_rule) == GF_RULE_LEN, "gf_group_rule layout");

@@ -84,6 +84,8 @@ test_defaults(void **state)
 	assert_int_equal(c.default_resolver, GF_RESOLVER_FAIL);
 	assert_int_equal(c.wait_timeout_ms, 30000);
 	assert_int_equal(c.client_may_raise, 0);
+	assert_int_equal(c.lend_guarantees, 1);
+	assert_string_equal(c.state_dir, "");
 	assert_int_equal(c.ndevices, 0);
 	assert_int_equal(c.ngroups, 0);
 	config_free(&c);
@@ -333,6 +335,8 @@ test_good_values(void **state)
 		    GF_RESOLVER_PREEMPT },
 		{ "client_may_raise = yes", F(client_may_raise), 1 },
 		{ "client_may_raise = no", F(client_may_raise), 0 },
+		{ "lend_guarantees = no", F(lend_guarantees), 0 },
+		{ "lend_guarantees = yes", F(lend_guarantees), 1 },
 #undef F
 	};
 	char path[64], text[256];
@@ -397,6 +401,8 @@ test_bad_values(void **state)
 		{ "device GPU-00000000-0000-0000-0000-000000000001", "reserve",
 		    "lots", "bad size for 'reserve': 'lots'" },
 		{ "daemon", "client_may_raise", "true", "expected yes or no" },
+		{ "daemon", "lend_guarantees", "on", "expected yes or no" },
+		{ "daemon", "state_dir", "var/lib", "must be absolute" },
 		{ "group g", "match", "", "bad rules for 'match': '' (expected" },
 		{ "group g", "match", "uid:x", "bad rule 'uid:x'" },
 		{ "group g", "match", "pod:1234", "bad rule 'pod:1234'" },

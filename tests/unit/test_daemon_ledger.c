@@ -772,6 +772,124 @@ test_client_limit(void **state)
 	assert_invariants(l);
 }
 
+/* What is lent: used + unused guarantees beyond capacity, held by whom. */
+static void
+assert_lending(const struct ledger *l, size_t dev, uint64_t lent)
+{
+	uint64_t borrowed[8], sum = 0, unused = 0;
+	size_t i;
+
+	assert_true(l->ngroups <= 8);
+	for (i = 0; i < l->ngroups; i++) {
+		const struct ledger_share *sh = &l->groups[i].share[dev];
+
+		if (sh->guarantee > sh->used)
+			unused += sh->guarantee - sh->used;
+	}
+	assert_int_equal(ledger_lent(l, dev), lent);
+	assert_int_equal(l->devices[dev].used + unused >
+	    l->devices[dev].capacity ? l->devices[dev].used + unused -
+	    l->devices[dev].capacity : 0, lent);
+	ledger_borrowed(l, dev, borrowed);
+	for (i = 0; i < l->ngroups; i++) {
+		sum += borrowed[i];
+		/* only borrowers, and never more than above their own */
+		if (!ledger_borrows(l, i))
+			assert_int_equal(borrowed[i], 0);
+		else
+			assert_true(borrowed[i] <= (l->groups[i].share[dev].used >
+			    l->groups[i].share[dev].guarantee ?
+			    l->groups[i].share[dev].used -
+			    l->groups[i].share[dev].guarantee : 0));
+	}
+	assert_int_equal(sum, lent);
+}
+
+/*
+ * Lending: a borrower (on_preempt kill or swap) may take unused
+ * guarantees, a group with on_preempt none may not; what is lent is held
+ * by the borrowers, lowest priority first; leases never borrow; the owner
+ * is within its guarantee or not.
+ */
+static void
+test_lending(void **state)
+{
+	struct fixture *f = *state;
+	struct ledger *l = &f->l;
+	struct group_policy g[3] = {
+		policy("owner", GF_LIMIT_PERCENT, 10000),
+		policy("batch", GF_LIMIT_PERCENT, 10000),
+		policy("keep", GF_LIMIT_PERCENT, 10000),
+	};
+	struct ledger_client *o, *b, *k, *d;
+	uint64_t borrowed[4];
+
+	g[0].guarantee_value = 6 * GiB;
+	g[1].priority = -1;
+	g[2].on_preempt = GF_PREEMPT_NONE;
+	set_groups(l, g, 3);
+	o = ledger_client_new(l, 10, 1, 1, NULL);
+	b = ledger_client_new(l, 11, 2, 2, NULL);
+	k = ledger_client_new(l, 12, 3, 3, NULL);
+	d = ledger_client_new(l, 13, 0, 0, NULL);	/* default: kill */
+	ledger_client_group(l, o, 1);
+	ledger_client_group(l, b, 2);
+	ledger_client_group(l, k, 3);
+	ledger_open(l, o, 0, GF_LIMIT_NONE, 0);
+	ledger_open(l, b, 0, GF_LIMIT_NONE, 0);
+	ledger_open(l, k, 0, GF_LIMIT_NONE, 0);
+	ledger_open(l, d, 0, GF_LIMIT_NONE, 0);
+	/* Off: every guarantee held back, as before. */
+	assert_int_equal(ledger_borrows(l, 2), 0);
+	assert_int_equal(ledger_available(l, 2, 0), 10 * GiB);
+	assert_int_equal(ledger_available_ever(l, 2, 0), 10 * GiB);
+	l->lend = 1;
+	assert_int_equal(ledger_borrows(l, 0), 1);
+	assert_int_equal(ledger_borrows(l, 2), 1);
+	assert_int_equal(ledger_borrows(l, 3), 0);
+	assert_int_equal(ledger_available(l, 2, 0), 16 * GiB);
+	assert_int_equal(ledger_available_ever(l, 2, 0), 16 * GiB);
+	assert_int_equal(ledger_available(l, 3, 0), 10 * GiB);
+	assert_int_equal(ledger_available_ever(l, 3, 0), 10 * GiB);
+	/* A lease is no reason to borrow. */
+	assert_int_equal(ledger_headroom(l, b, 0), 10 * GiB);
+	assert_lending(l, 0, 0);
+
+	/* batch takes 12: 2 of the owner's 6 are lent to it. */
+	assert_int_equal(ledger_reserve(l, b, 0, 12 * GiB), LEDGER_GRANT);
+	assert_lending(l, 0, 2 * GiB);
+	ledger_borrowed(l, 0, borrowed);
+	assert_int_equal(borrowed[2], 2 * GiB);
+	/* keep gets nothing: 4 left, all of them the owner's. */
+	assert_int_equal(ledger_admit(l, k, 0, 1), LEDGER_COLLISION);
+	/* default (priority 0) borrows 3 more of them. */
+	assert_int_equal(ledger_reserve(l, d, 0, 3 * GiB), LEDGER_GRANT);
+	assert_lending(l, 0, 5 * GiB);
+	ledger_borrowed(l, 0, borrowed);
+	/* batch (priority -1) would give back first: it holds 5 of them. */
+	assert_int_equal(borrowed[2], 5 * GiB);
+	assert_int_equal(borrowed[0], 0);
+	/* The owner: 6 within its guarantee, 1 free for it now. */
+	assert_true(ledger_within_guarantee(l, o, 0, 6 * GiB));
+	assert_false(ledger_within_guarantee(l, o, 0, 6 * GiB + 1));
+	assert_false(ledger_within_guarantee(l, b, 0, 1));
+	assert_int_equal(ledger_available(l, 1, 0), GiB);
+	assert_int_equal(ledger_admit(l, o, 0, 2 * GiB), LEDGER_COLLISION);
+	/* As the borrowers give back, the owner's use takes the lent part. */
+	assert_int_equal(ledger_rollback(l, b, 0, 4 * GiB), 0);
+	assert_lending(l, 0, GiB);
+	assert_int_equal(ledger_reserve(l, o, 0, 5 * GiB), LEDGER_GRANT);
+	assert_lending(l, 0, GiB);	/* its sixth is still lent */
+	assert_true(ledger_within_guarantee(l, o, 0, GiB));
+	assert_false(ledger_within_guarantee(l, o, 0, 2 * GiB));
+	/* Off again (a reload): nothing more is lent; what is, stays. */
+	l->lend = 0;
+	assert_int_equal(ledger_lent(l, 0), GiB);
+	assert_int_equal(ledger_available(l, 2, 0), 0);
+	assert_true(ledger_within_guarantee(l, o, 0, GiB));
+	assert_invariants(l);
+}
+
 static void
 test_groups_set(void **state)
 {
@@ -945,6 +1063,7 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_group_may_raise, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_lending, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_limit, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_groups_set, setup,
