@@ -171,11 +171,12 @@ resolve_lent(struct arbiter *a, const struct ledger_client *lc, size_t dev,
     uint64_t before)
 {
 	uint64_t now = ledger_lent(&a->ledger, dev);
+	char buf[32];
 
 	if (now > before)
 		arbiter_event(a, GF_EV_LEND, lc, (int)dev, now - before,
-		    "borrowed from unused guarantees; lent on the device: "
-		    "%llu bytes", (unsigned long long)now);
+		    "borrowed from unused guarantees (%s lent on the device)",
+		    size_format(now, buf, sizeof(buf)));
 }
 
 static void

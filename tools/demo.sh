@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# make demo: a daemon and several preloaded programs contending for one
-# simulated 16 GiB GPU, with gpufracctl showing them. Needs no GPU.
+# make demo: the whole story on one simulated 16 GiB GPU, each resolver in
+# turn with the daemon's own account of it (gpufracctl events): a request
+# waiting for a free and woken by it, an idle tenant swapped out to host
+# memory and back with its data intact, a high-priority job preempting a
+# low-priority one, and a guarantee lent while unused and taken back.
+# Needs no GPU. Tenants are told apart by their gid, which only root can
+# give a process: as another user the demo shows what needs no groups.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpufrac-demo.XXXXXX")
@@ -18,46 +23,117 @@ trap cleanup EXIT
 
 say() { printf '\n\033[1m%s\033[0m\n' "$*"; }
 ctl() { echo "\$ gpufracctl $*"; "$top/tools/gpufracctl" "$@"; }
+quiet() { "$top/tools/gpufracctl" "$@"; }
 
-# job NAME LIMIT COMMANDS...: a program holding its memory until SIGUSR1.
-job() {
-	local name=$1 limit=$2; shift 2
-	GPUFRAC_MEMORY_LIMIT=$limit LD_PRELOAD=$top/shim/libgpufrac.so \
-	    "$client" "$@" hold >"$tmp/$name.out" 2>&1 &
-	pids+=($!)
-	until grep -q '^holding' "$tmp/$name.out"; do sleep 0.05; done
-	printf '%-8s limit %-5s %s\n' "$name" "$limit" \
-	    "$(grep -v holding "$tmp/$name.out" | tr '\n' ' ')"
+# until_true SECS CMD...: poll CMD (a state the daemon reports) until it
+# holds; the demo stops with a message if it never does.
+until_true() {
+	local deadline=$(($(date +%s) + $1)); shift
+	until "$@" >/dev/null 2>&1; do
+		if [ "$(date +%s)" -ge "$deadline" ]; then
+			echo "demo: gave up waiting for: $*" >&2
+			exit 1
+		fi
+		sleep 0.05
+	done
 }
 
+# job NAME GID COMMANDS...: a preloaded program in the background, as gid
+# GID (root only; "-" for our own), output in $tmp/NAME.out; its pid in
+# the variable NAME.
+job() {
+	local name=$1 gid=$2; shift 2
+	local as=()
+	[ "$gid" != - ] && as=(setpriv --regid="$gid" --clear-groups)
+	"${as[@]}" env LD_PRELOAD="$top/shim/libgpufrac.so" "$client" "$@" \
+	    >"$tmp/$name.out" 2>&1 &
+	pids+=($!)
+	printf -v "$name" %s $!
+}
+said() { grep -q "^$2" "$tmp/$1.out"; }		# NAME LINE-START
+state() { quiet ps --json | grep -q "\"pid\":$1,[^}]*\"state\":\"$2\""; }
+release() { kill -USR1 "$1"; wait "$1" 2>/dev/null || true; }
+events_of() {	# PID...: the daemon's account of these processes
+	local re
+	re=$(IFS='|'; echo "$*")
+	echo "\$ gpufracctl events | grep -E ' ($re) '"
+	quiet events | grep -E "^TIME| ($re) "
+}
+
+if [ "$(id -u)" = 0 ]; then root=1; else root=; fi
 cat >"$tmp/gpufrac.conf" <<CONF
 [daemon]
 log_level = info
 default_limit = 100%
-[device 0]
-reserve = 1Gi
+default_resolver = wait
+wait_timeout = 30s
+admin_group = $(id -g)
 CONF
-say "A simulated 16 GiB GPU; gpufracd keeps 1 GiB back and shares 15 GiB."
+say "A simulated 16 GiB GPU shared by gpufracd."
 "$top/daemon/gpufracd" -f -c "$tmp/gpufrac.conf" -s "$GPUFRAC_SOCKET" \
     2>"$tmp/gpufracd.log" &
 pids+=($!)
-until "$top/tools/gpufracctl" status >/dev/null 2>&1; do sleep 0.05; done
+until_true 10 quiet status
+
+say "1. wait: a request that does not fit waits for a free, not polling."
+job holder - alloc 10Gi hold
+until_true 10 said holder holding
+job waiter - alloc 8Gi hold
+until_true 10 state "$waiter" waiting
+ctl ps
+echo "(the holder exits)"
+release "$holder"
+until_true 10 said waiter holding
+events_of "$holder" "$waiter"
+release "$waiter"
+
+if [ -z "$root" ]; then
+	say "The other acts (swap, preemption, lent guarantees) tell tenants apart by gid: run 'sudo make demo' to see them."
+	exit 0
+fi
+
+say "2. swap: an idle tenant goes to host memory and comes back intact."
+ctl group set batch --match gid:2002 --resolver swap --on-preempt swap
+job idle - alloc 10Gi fill hold check
+until_true 10 said idle holding
+job burst 2002 alloc 12Gi hold
+until_true 20 said burst holding
+ctl ps
+echo "(the burst ends; the idle tenant fits again and is brought back)"
+release "$burst"
+until_true 20 state "$idle" running
+release "$idle"
+echo "idle tenant's data after the round trip: $(tail -n 1 "$tmp/idle.out")"
+events_of "$idle" "$burst"
+
+say "3. preempt: a high-priority job takes memory from a low-priority one."
+ctl group set notebooks --match gid:2003 --priority 0 --on-preempt kill \
+    --resolver wait
+ctl group set train --match gid:2001 --priority 10 --resolver preempt
+job notebook 2003 alloc 12Gi hold
+until_true 10 said notebook holding
+job trainer 2001 alloc 8Gi hold
+until_true 20 said trainer holding
+wait "$notebook" 2>/dev/null || true
+echo "(the notebook was stopped by SIGTERM; the trainer got its 8 GiB)"
+events_of "$notebook" "$trainer"
+release "$trainer"
+
+say "4. guarantees are lent, not idle: unused, they serve others; asked for, they come back."
+ctl group set serve --match gid:2004 --guarantee 8Gi --priority -5 \
+    --resolver fail
+job borrower 2002 alloc 12Gi fill hold check
+until_true 10 said borrower holding
+echo "(serve uses none of its 8 GiB: batch borrows 4 GiB of them)"
 ctl status
-
-say "Three unmodified CUDA programs, each preloaded with libgpufrac.so:"
-job trainer 8Gi alloc 6Gi alloc 2Gi
-job notebook 4Gi alloc 3Gi alloc 2Gi
-job batch 6Gi alloc 4Gi alloc 1Gi
-echo "(err=2 is CUDA_ERROR_OUT_OF_MEMORY: notebook went past its own limit,"
-echo " batch's second request found the device full)"
-
-say "What the daemon sees:"
+job server 2004 alloc 6Gi hold
+until_true 20 said server holding
+echo "(serve, of lower priority, asks within its guarantee: batch is swapped out)"
 ctl ps
-ctl allocs "${pids[1]}"
+release "$server"
+until_true 20 state "$borrower" running
+release "$borrower"
+echo "batch's data after giving the guarantee back: $(tail -n 1 "$tmp/borrower.out")"
+events_of "$borrower" "$server"
 
-say "trainer exits; its 8 GiB return to the pool at once:"
-kill -USR1 "${pids[1]}"
-wait "${pids[1]}" || true
-ctl ps
-echo "\$ a new job (limit 6Gi) asks for 4 GiB"
-GPUFRAC_MEMORY_LIMIT=6Gi LD_PRELOAD=$top/shim/libgpufrac.so "$client" alloc 4Gi
+say "Every group above was made at run time (gpufracctl group set); gpufracctl group rm removes one."
