@@ -15,4 +15,19 @@
  */
 char	*cgroup_of_pid(uint32_t pid);
 
+/*
+ * Where the cgroup v2 hierarchy is mounted (the first cgroup2 mount of
+ * /proc/self/mountinfo: /sys/fs/cgroup, or /sys/fs/cgroup/unified on a
+ * hybrid host), and which cgroup that mount shows (its root, "/" unless
+ * a sub-tree is mounted). Returns 0, or -1 with errno (ENOENT: none).
+ */
+int	cgroup2_mount(char *mnt, size_t mntlen, char *root, size_t rootlen);
+
+/*
+ * Whether the cgroup at path (as cgroup_of_pid gives it) exists: 1 or 0;
+ * -1 when that cannot be told (no cgroup2 mount, or one that does not
+ * show path).
+ */
+int	cgroup_exists(const char *path);
+
 #endif

@@ -97,6 +97,8 @@ ctlreq_group_option(struct ctlreq_group *g, const char *key,
 
 	if (strcmp(key, "match") == 0)
 		return rule_add(g, v, err, errlen);
+	if (strcmp(key, "cgroup") == 0)
+		return ctlreq_group_cgroup(g, v, err, errlen);
 	if (strcmp(key, "limit") == 0) {
 		if (limit_parse(v, &s->limit_kind, &s->limit_value) < 0)
 			return value_bad(key, v, "a size such as 8Gi or a "
@@ -171,7 +173,10 @@ ctlreq_group_cgroup(struct ctlreq_group *g, const char *path, char *err,
 	if (rule_add(g, rule, err, errlen) < 0)
 		return -1;
 	snprintf(rule, sizeof(rule), "cgroup:%s/*", esc);
-	return rule_add(g, rule, err, errlen);
+	if (rule_add(g, rule, err, errlen) < 0)
+		return -1;
+	g->set.flags |= GF_GROUP_TRANSIENT;
+	return 0;
 }
 
 /* Wait for the reply to seq: 0 on OK, CTLREQ_* with err set. */

@@ -34,8 +34,9 @@ int	ctlreq_group_init(struct ctlreq_group *g, const char *name, char *err,
 
 /*
  * Set one of the group's keys from its text: "match" (one rule word,
- * added to the others), "limit", "guarantee" (a size or N%), "priority"
- * (an integer), "resolver", "on_preempt", "wait_timeout" (a duration).
+ * added to the others), "cgroup" (a cgroup path, as ctlreq_group_cgroup),
+ * "limit", "guarantee" (a size or N%), "priority" (an integer),
+ * "resolver", "on_preempt", "wait_timeout" (a duration).
  * Returns 0, or -1 with err naming the key and the value.
  */
 int	ctlreq_group_option(struct ctlreq_group *g, const char *key,
@@ -44,8 +45,10 @@ int	ctlreq_group_option(struct ctlreq_group *g, const char *key,
 /*
  * Add the rules that match the cgroup at path and every cgroup below it
  * ("cgroup:PATH" and "cgroup:PATH/ *", glob characters escaped): how a
- * container or a job step is told by the kernel alone. The root cgroup,
- * which holds every process, is refused. Returns 0 or -1 with err set.
+ * container or a job step is told by the kernel alone. The group becomes
+ * transient (GF_GROUP_TRANSIENT): it goes when its cgroup does. The root
+ * cgroup, which holds every process, is refused. Returns 0 or -1 with err
+ * set.
  */
 int	ctlreq_group_cgroup(struct ctlreq_group *g, const char *path,
 	    char *err, size_t errlen);

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "path.h"
 #include "proto.h"
+#include "reap.h"
 #include "resolve.h"
 #include "rtgroups.h"
 #include "units.h"
@@ -373,6 +374,7 @@ arbiter_start(struct arbiter *a, struct config *conf, const char *lib)
 		    a->state_path);
 		return -1;
 	}
+	reap_arm(a);
 	return control_listen(&a->control, a->conf.socket,
 	    a->conf.socket_mode);
 }
@@ -431,6 +433,7 @@ arbiter_rt_change(struct arbiter *a, struct conn *self, struct config *rt,
 	if (candidate_commit(a, &cd, &r) < 0)
 		return -1;
 	arbiter_settle(a, self);
+	reap_arm(a);
 	return 0;
 }
 
@@ -482,6 +485,7 @@ void
 arbiter_stop(struct arbiter *a)
 {
 	a->stopping = 1;
+	reap_free(a);
 	swap_free(a);
 	overhead_free(a);
 	lease_free(a);

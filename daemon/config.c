@@ -599,6 +599,7 @@ static const struct key keys[] = {
 	{ SEC_GROUP, "on_preempt", key_on_preempt },
 	{ SEC_GROUP, "kill_grace", key_kill_grace },
 	{ SEC_GROUP, "client_may_raise", key_group_may_raise },
+	{ SEC_GROUP, "transient", key_transient },
 };
 
 /*

@@ -44,6 +44,9 @@ struct config_group {
 	int		limit_set;	/* else [daemon] default_limit */
 	int		resolver_set;	/* else [daemon] default_resolver */
 	int		wait_timeout_set; /* else [daemon] wait_timeout */
+	int		transient;	/* a run-time group that goes with its
+					   cgroups (GF_GROUP_TRANSIENT) */
+	uint64_t	gone_since_ms;	/* reap.c's: its cgroups missing since */
 };
 
 struct config {

@@ -176,6 +176,8 @@ config_group_write(FILE *fp, const struct config_group *g)
 	if (g->wait_timeout_set)
 		fprintf(fp, "wait_timeout = %llums\n",
 		    (unsigned long long)pol->wait_timeout_ms);
+	if (g->transient)
+		fputs("transient = yes\n", fp);
 	fprintf(fp, "on_preempt = %s\nkill_grace = %llums\n\n",
 	    name_on_preempt(pol->on_preempt),
 	    (unsigned long long)pol->kill_grace_ms);
@@ -326,6 +328,17 @@ void
 key_group_may_raise(struct parse *p, const char *key, const char *v)
 {
 	(void)parse_yesno(p, key, v, &current(p)->pol.client_may_raise);
+}
+
+/* The state file's own key: a configuration file's groups are its. */
+void
+key_transient(struct parse *p, const char *key, const char *v)
+{
+	if (!p->groups_only)
+		parse_error(p, "'%s' = '%s': for run-time groups only "
+		    "(gpufracctl group set --cgroup)", key, v);
+	else
+		(void)parse_yesno(p, key, v, &current(p)->transient);
 }
 
 /* A limit or guarantee for humans: "8.0GiB" or "50%", "12.5%". */

@@ -77,6 +77,7 @@ void	key_group_wait_timeout(struct parse *, const char *, const char *);
 void	key_on_preempt(struct parse *, const char *, const char *);
 void	key_kill_grace(struct parse *, const char *, const char *);
 void	key_group_may_raise(struct parse *, const char *, const char *);
+void	key_transient(struct parse *, const char *, const char *);
 
 /*
  * After every file was read without an error: fill in the groups' unset

@@ -199,6 +199,8 @@ values_check(const struct gf_group_set *s, char *err, size_t errlen)
 		bad = "on_preempt";
 	else if (s->priority_set > 1)
 		bad = "priority_set";
+	else if (s->flags & ~GF_GROUP_TRANSIENT)
+		bad = "flags";
 	else
 		return 0;
 	if (bad != NULL)
@@ -263,6 +265,8 @@ group_apply(struct config_group *g, const struct gf_group_set *s)
 		pol->wait_timeout_ms = s->wait_timeout_ms;
 		g->wait_timeout_set = 1;
 	}
+	if (s->flags & GF_GROUP_TRANSIENT)
+		g->transient = 1;
 }
 
 int

@@ -80,7 +80,7 @@ static const struct cmd cmds[] = {
 	{ "swap", "out|in pid", CMD_ARG2,
 	  "move process pid's GPU memory to host memory, or back",
 	  cmd_swap },
-	{ "group", "set name --match rule... [--limit size] "
+	{ "group", "set name --match rule... | --cgroup path [--limit size] "
 	  "[--guarantee size] [--priority n] [--resolver r] [--on-preempt a] "
 	  "[--wait-timeout d]", CMD_REST,
 	  "create or change a run-time group", cmd_group },

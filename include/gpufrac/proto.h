@@ -396,7 +396,16 @@ struct gf_group_set {
 	uint32_t	resolver;	/* GF_RESOLVER_*, or GF_UNSET */
 	uint32_t	on_preempt;	/* GF_PREEMPT_*, or GF_UNSET */
 	uint32_t	wait_timeout_ms; /* or GF_UNSET */
+	uint32_t	flags;		/* GF_GROUP_* to set */
+	uint32_t	zero;
 };
+
+/*
+ * A transient group lives as long as the cgroups its rules name: the
+ * daemon removes it once none of them exists and it has no process (a
+ * container whose runtime never ran its poststop hook).
+ */
+#define GF_GROUP_TRANSIENT	0x1u
 
 struct gf_group_rm {
 	char		name[GF_GROUP_LEN];
@@ -504,7 +513,7 @@ _Static_assert(sizeof(struct gf_group_status) == 104, "gf_group_status layout");
 _Static_assert(sizeof(struct gf_event) == 176, "gf_event layout");
 _Static_assert(sizeof(struct gf_swap_req) == 8, "gf_swap_req layout");
 _Static_assert(sizeof(struct gf_group_rule) == GF_RULE_LEN, "gf_group_rule layout");
-_Static_assert(sizeof(struct gf_group_set) == 80, "gf_group_set layout");
+_Static_assert(sizeof(struct gf_group_set) == 88, "gf_group_set layout");
 _Static_assert(sizeof(struct gf_group_rm) == GF_GROUP_LEN, "gf_group_rm layout");
 _Static_assert(sizeof(struct gf_limit_req) == 40, "gf_limit_req layout");
 _Static_assert(sizeof(struct gf_alloc) == 48, "gf_alloc layout");

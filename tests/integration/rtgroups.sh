@@ -14,6 +14,9 @@ GiB=$((1 << 30)) MiB=$((1 << 20))
 [ "$(id -u)" = 0 ] || skip "not root: the group's process runs as user nobody"
 command -v setpriv >/dev/null || skip "no setpriv to run a process as nobody"
 nobody_setup
+CGDIR=
+rt_cleanup() { [ -n "$CGDIR" ] && rmdir "$CGDIR"; cleanup; }
+trap rt_cleanup EXIT
 in_group() { [ "$(client_field "$1" group)" = "$2" ]; }	# PID NAME
 printf '[daemon]\ndefault_limit = 100%%\n[group filed]\nmatch = uid:1\nlimit = 3Gi\nguarantee = 2Gi\n' >"$conf"
 daemon_start
@@ -133,6 +136,32 @@ check_eq "rm takes the shadowed run-time group away" \
 	"$(grep -c '^\[group' "$TMP/runtime-groups.conf")" 0
 printf '[daemon]\ndefault_limit = 100%%\n' >"$conf"
 ctl reload
+
+# A transient group (--cgroup, as the OCI hook and the Slurm plugin make
+# them) goes when its cgroup does; one that names a cgroup by a plain rule
+# stays.
+cg_mount=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+CGDIR=
+if [ -n "$cg_mount" ] && mkdir "$cg_mount/gpufrac-rt-$$" 2>/dev/null; then
+	CGDIR=$cg_mount/gpufrac-rt-$$
+	ctl group set eph --cgroup /gpufrac-rt-$$ --limit 1Gi
+	check_eq "--cgroup matches the cgroup and all below it" \
+		"$(grep -A1 '^\[group eph\]' "$TMP/runtime-groups.conf" | tail -n 1)" \
+		"match = cgroup:/gpufrac-rt-$$ cgroup:/gpufrac-rt-$$/*"
+	check "and makes it transient" grep -qx 'transient = yes' \
+		"$TMP/runtime-groups.conf"
+	ctl group set perm --match cgroup:/gpufrac-rt-none-$$ --limit 1Gi
+	gone() { ! ctl status --json | grep -q "\"name\":\"$1\""; }
+	check "it stays while its cgroup is there" test "$(group_field eph limit_bytes)" = $GiB
+	rmdir "$CGDIR" && CGDIR=
+	wait_for "once its cgroup is gone the daemon removes it" 10 gone eph
+	check "and says so" grep -q "run-time group 'eph' removed: its cgroup is gone" \
+		"$TMP/gpufracd.log"
+	check "a group that is not transient stays" test "$(group_field perm limit_bytes)" = $GiB
+	ctl group rm perm
+else
+	echo "skipping the transient group case: no writable cgroup2 mount"
+fi
 
 wait_for "with no group left its process is in 'default' again" 5 \
 	in_group "$PID_n" default

@@ -109,9 +109,11 @@ test_cgroup_rules(void **state)
 
 	(void)state;
 	assert_int_equal(ctlreq_group_init(&g, "c", err, sizeof(err)), 0);
+	assert_int_equal(g.set.flags, 0);
 	assert_int_equal(ctlreq_group_cgroup(&g, "/machine.slice/libpod-"
 	    "ab[1]*?.scope", err, sizeof(err)), 0);
 	assert_int_equal(g.nrules, 2);
+	assert_int_equal(g.set.flags, GF_GROUP_TRANSIENT);
 	assert_string_equal(g.rules[0].rule, "cgroup:/machine.slice/libpod-"
 	    "ab\\[1\\]\\*\\?.scope");
 	assert_string_equal(g.rules[1].rule, "cgroup:/machine.slice/libpod-"

@@ -420,6 +420,7 @@ test_bad_values(void **state)
 		{ "group g", "on_preempt", "KILL", "unknown action" },
 		{ "group g", "kill_grace", "1 s", "bad duration" },
 		{ "group g", "client_may_raise", "1", "expected yes or no" },
+		{ "group g", "transient", "yes", "for run-time groups only" },
 	};
 	char path[64], text[256], quoted[128];
 	struct config c;

@@ -144,6 +144,9 @@ test_set_refuses(void **state)
 	s = set_of("x");
 	s.on_preempt = GF_PREEMPT_NONE + 1;
 	set_fails(&rt, &s, &good, 1, "bad on_preempt");
+	s = set_of("x");
+	s.flags = 0x2;
+	set_fails(&rt, &s, &good, 1, "bad flags");
 }
 
 static void
@@ -206,6 +209,7 @@ test_save_and_load(void **state)
 	s.resolver = GF_RESOLVER_PREEMPT;
 	s.on_preempt = GF_PREEMPT_SWAP;
 	s.wait_timeout_ms = 2500;
+	s.flags = GF_GROUP_TRANSIENT;
 	assert_int_equal(rtgroups_set(&back, &s, rules, 3, &rt, err,
 	    sizeof(err)), 0);
 	assert_int_equal(rtgroups_save(&rt, path, err, sizeof(err)), 0);
@@ -227,6 +231,7 @@ test_save_and_load(void **state)
 	assert_int_equal(h->pol.resolver, GF_RESOLVER_PREEMPT);
 	assert_int_equal(h->pol.on_preempt, GF_PREEMPT_SWAP);
 	assert_int_equal(h->pol.wait_timeout_ms, 2500);
+	assert_int_equal(h->transient, 1);
 	config_free(&back);
 
 	/* A file that is not one of ours is moved aside, not used. */
