@@ -45,8 +45,9 @@ job() {
 	local name=$1 gid=$2; shift 2
 	local as=()
 	[ "$gid" != - ] && as=(setpriv --regid="$gid" --clear-groups)
-	"${as[@]}" env LD_PRELOAD="$top/shim/libgpufrac.so" "$client" "$@" \
-	    >"$tmp/$name.out" 2>&1 &
+	# SAN_RT: the test suite's sanitizer runtime, which must come first.
+	"${as[@]}" env LD_PRELOAD="${SAN_RT:+$SAN_RT }$top/shim/libgpufrac.so" \
+	    "$client" "$@" >"$tmp/$name.out" 2>&1 &
 	pids+=($!)
 	printf -v "$name" %s $!
 }

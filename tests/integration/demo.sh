@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || skip "not root: the demo's group acts need setpriv"
 command -v setpriv >/dev/null || skip "no setpriv"
-out=$("$TOP/tools/demo.sh" 2>&1)
+out=$(SAN_RT=$SAN_RT "$TOP/tools/demo.sh" 2>&1)
 check_eq "the demo runs to its end" $? 0
 has() { printf '%s\n' "$out" | grep -Eq "$1"; }
 check "1: the waiter is woken by the free" has ' wake +[0-9]+ +default .*memory came back: granted'
