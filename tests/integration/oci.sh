@@ -6,7 +6,8 @@
 # the group is gone once the container has exited. A bad annotation, a
 # daemon that refuses the group or one that is not there keep the
 # container from starting; a container without the annotation runs with
-# no group made.
+# no group made; and the group of a container that failed to start, for
+# which crun runs no poststop, goes once its cgroup is gone.
 . "$(dirname "$0")/lib.sh"
 HOOK=$TOP/oci/gpufrac-oci-hook
 C=$CLIENTS/cuclient_linked
@@ -252,6 +253,19 @@ check_eq "then the container still stops cleanly" $? 0
 check_eq "its poststop hook says there was nothing to remove" \
 	"$(cat "$TMP/$R.hook")" \
 	"gpufrac-oci-hook: group 'oci-$R' of container '$R' was already gone"
+
+# --- a container that fails to start: crun runs no poststop ---------------
+F=gf-$$-fail
+bundle "$F" "$SPEC" '{"gpufrac.io/memory": "32Mi", "gpufrac.io/guarantee": "32Mi"}' \
+	/nonexistent/program
+crun_run "$F"
+check "a container whose program does not exist fails" test $? -ne 0
+check "after its createRuntime hook made its group" grep -q \
+	"set run-time group 'oci-$F'" "$TMP/gpufracd.log"
+wait_for "the daemon removes the group crun left, once the cgroup is gone" \
+	10 grep -q "run-time group 'oci-$F' removed: its cgroup is gone" \
+	"$TMP/gpufracd.log"
+check "so no group is left" no_oci_group
 
 # --- containers that must not start -----------------------------------------
 # refused NAME ANNOTATIONS SPEC LINE: the container does not run: crun
