@@ -55,21 +55,6 @@ rule_add(struct ctlreq_group *g, const char *rule, char *err, size_t errlen)
 }
 
 static int
-priority_parse(const char *v, int32_t *out)
-{
-	long long prio;
-	char *end;
-
-	errno = 0;
-	prio = strtoll(v, &end, 10);
-	if (*v == '\0' || isspace((unsigned char)*v) || *end != '\0' ||
-	    errno != 0 || prio < INT32_MIN || prio > INT32_MAX)
-		return -1;
-	*out = (int32_t)prio;
-	return 0;
-}
-
-static int
 timeout_parse(const char *v, uint32_t *out)
 {
 	uint64_t ms;
@@ -109,7 +94,7 @@ ctlreq_group_option(struct ctlreq_group *g, const char *key,
 			return value_bad(key, v, "a size such as 8Gi or a "
 			    "share such as 50%", err, errlen);
 	} else if (strcmp(key, "priority") == 0) {
-		if (priority_parse(v, &s->priority) < 0)
+		if (int32_parse(v, &s->priority) < 0)
 			return value_bad(key, v, "an integer", err, errlen);
 		s->priority_set = 1;
 	} else if (strcmp(key, "resolver") == 0) {

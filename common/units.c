@@ -4,6 +4,9 @@
  * arithmetic, never through floating point, so "1.5Gi" is exact.
  */
 #include <ctype.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -174,4 +177,35 @@ size_format(uint64_t bytes, char *buf, size_t size)
 		    (unsigned long long)(tenths % 10), names[i]);
 	}
 	return buf;
+}
+
+int
+decimal_parse(const char *s, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int
+int32_parse(const char *s, int32_t *out)
+{
+	long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (*s == '\0' || isspace((unsigned char)*s) || *end != '\0' ||
+	    errno != 0 || v < INT32_MIN || v > INT32_MAX)
+		return -1;
+	*out = (int32_t)v;
+	return 0;
 }

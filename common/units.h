@@ -28,6 +28,15 @@ int	limit_parse(const char *s, uint32_t *kind, uint64_t *value);
 uint64_t limit_resolve(uint32_t kind, uint64_t value, uint64_t capacity);
 
 /*
+ * A decimal number written with digits only (no sign, no space), at most
+ * max. Returns 0 with the value in *out, or -1.
+ */
+int	decimal_parse(const char *s, uint64_t max, uint64_t *out);
+
+/* A signed decimal integer that fits 32 bits ("-5", "10"): 0 or -1. */
+int	int32_parse(const char *s, int32_t *out);
+
+/*
  * A duration: a decimal number with unit ms, s, m or h ("30s", "1.5s",
  * "250ms"); a bare number is seconds. Returns 0 with milliseconds, or -1.
  */

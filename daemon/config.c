@@ -127,14 +127,9 @@ trim(char *s)
 static int
 ordinal_parse(const char *s, uint32_t *out)
 {
-	unsigned long v;
-	char *end;
+	uint64_t v;
 
-	if (!isdigit((unsigned char)*s))
-		return -1;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v > INT_MAX)
+	if (decimal_parse(s, INT_MAX, &v) < 0)
 		return -1;
 	*out = (uint32_t)v;
 	return 0;

@@ -117,6 +117,14 @@ void	config_group_policy(const struct config *c,
 /* Whether name may name a group: letters, digits, '.', '_', '-'. */
 int	config_group_name_ok(const char *name);
 
+/*
+ * Append a group called name to c, with the defaults of a [group] section;
+ * where ("FILE:LINE", malloc'd) is taken over. Returns the group, or NULL
+ * on ENOMEM (where freed).
+ */
+struct config_group *config_group_new(struct config *c, const char *name,
+	    char *where);
+
 /* A deep copy of src into dst: 0, or -1 (ENOMEM, dst left empty). */
 int	config_group_copy(struct config_group *dst,
 	    const struct config_group *src);

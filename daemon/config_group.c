@@ -41,12 +41,32 @@ config_group_name_ok(const char *name)
 	return 1;
 }
 
+struct config_group *
+config_group_new(struct config *c, const char *name, char *where)
+{
+	struct config_group *g;
+
+	if (where == NULL ||
+	    (g = realloc(c->groups, (c->ngroups + 1) * sizeof(*g))) == NULL) {
+		free(where);
+		return NULL;
+	}
+	c->groups = g;
+	g = &c->groups[c->ngroups++];
+	memset(g, 0, sizeof(*g));
+	proto_strlcpy(g->pol.name, name, sizeof(g->pol.name));
+	g->pol.guarantee_kind = GF_LIMIT_BYTES;
+	g->pol.on_preempt = GF_PREEMPT_KILL;
+	g->pol.kill_grace_ms = POLICY_KILL_GRACE_MS;
+	g->where = where;
+	return g;
+}
+
 /* The group named name, added (with defaults) if new; -1 on ENOMEM. */
 static int
 group_entry(struct parse *p, const char *name)
 {
 	struct config *c = p->conf;
-	struct config_group *g;
 	size_t i;
 
 	for (i = 0; i < c->ngroups; i++)
@@ -54,19 +74,9 @@ group_entry(struct parse *p, const char *name)
 			p->group = i;
 			return 0;
 		}
-	g = realloc(c->groups, (c->ngroups + 1) * sizeof(*g));
-	if (g == NULL)
+	if (config_group_new(c, name, parse_where(p)) == NULL)
 		return -1;
-	c->groups = g;
-	g = &c->groups[c->ngroups];
-	memset(g, 0, sizeof(*g));
-	proto_strlcpy(g->pol.name, name, sizeof(g->pol.name));
-	g->pol.guarantee_kind = GF_LIMIT_BYTES;
-	g->pol.on_preempt = GF_PREEMPT_KILL;
-	g->pol.kill_grace_ms = POLICY_KILL_GRACE_MS;
-	if ((g->where = parse_where(p)) == NULL)
-		return -1;
-	p->group = c->ngroups++;
+	p->group = c->ngroups - 1;
 	return 0;
 }
 
@@ -281,17 +291,9 @@ key_guarantee(struct parse *p, const char *key, const char *v)
 void
 key_priority(struct parse *p, const char *key, const char *v)
 {
-	long long prio;
-	char *end;
-
-	errno = 0;
-	prio = strtoll(v, &end, 10);
-	if (*v == '\0' || isspace((unsigned char)*v) || *end != '\0' ||
-	    errno != 0 || prio < INT32_MIN || prio > INT32_MAX)
+	if (int32_parse(v, &current(p)->pol.priority) < 0)
 		parse_error(p, "bad priority for '%s': '%s' (expected an "
 		    "integer from %d to %d)", key, v, INT32_MIN, INT32_MAX);
-	else
-		current(p)->pol.priority = (int32_t)prio;
 }
 
 void

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "match.h"
+#include "units.h"
 
 static const struct {
 	const char	*name;
@@ -139,14 +140,9 @@ match_pod_uid(const char *cgroup, char *uid)
 static int
 id_parse(const char *s, uint32_t *out)
 {
-	unsigned long long v;
-	char *end;
+	uint64_t v;
 
-	if (!isdigit((unsigned char)*s))
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v >= UINT32_MAX)
+	if (decimal_parse(s, UINT32_MAX - 1, &v) < 0)
 		return -1;
 	*out = (uint32_t)v;
 	return 0;

@@ -148,24 +148,11 @@ find(struct config *c, const char *name)
 static struct config_group *
 group_new(struct config *out, const char *name)
 {
-	struct config_group *g;
+	char *where;
 
-	g = realloc(out->groups, (out->ngroups + 1) * sizeof(*g));
-	if (g == NULL)
+	if (asprintf(&where, "run-time group '%s'", name) < 0)
 		return NULL;
-	out->groups = g;
-	g = &out->groups[out->ngroups];
-	memset(g, 0, sizeof(*g));
-	proto_strlcpy(g->pol.name, name, sizeof(g->pol.name));
-	g->pol.guarantee_kind = GF_LIMIT_BYTES;
-	g->pol.on_preempt = GF_PREEMPT_KILL;
-	g->pol.kill_grace_ms = POLICY_KILL_GRACE_MS;
-	if (asprintf(&g->where, "run-time group '%s'", name) < 0) {
-		g->where = NULL;
-		return NULL;
-	}
-	out->ngroups++;
-	return g;
+	return config_group_new(out, name, where);
 }
 
 /* A limit or guarantee as sent: kind NONE, a size, or 0.01% to 100%. */

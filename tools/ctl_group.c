@@ -146,16 +146,11 @@ ctl_group(const char *path, int json, int argc, char *argv[])
 static int
 device_parse(const char *s, struct gf_limit_req *r)
 {
-	unsigned long v;
-	char *end;
+	uint64_t v;
 
 	if (strncmp(s, "GPU-", 4) == 0)
 		return uuid_parse(s, r->uuid);
-	if (!isdigit((unsigned char)*s))
-		return -1;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v >= GF_UNSET)
+	if (decimal_parse(s, GF_UNSET - 1, &v) < 0)
 		return -1;
 	r->index = (uint32_t)v;
 	return 0;
@@ -164,14 +159,9 @@ device_parse(const char *s, struct gf_limit_req *r)
 int
 ctl_pid_parse(const char *s, uint32_t *pid)
 {
-	unsigned long v;
-	char *end;
+	uint64_t v;
 
-	if (!isdigit((unsigned char)*s))
-		return -1;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v == 0 || v > INT32_MAX)
+	if (decimal_parse(s, INT32_MAX, &v) < 0 || v == 0)
 		return -1;
 	*pid = (uint32_t)v;
 	return 0;

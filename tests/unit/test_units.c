@@ -294,6 +294,39 @@ test_size_format_truncates(void **state)
 	assert_string_equal(buf, "1.5");
 }
 
+/* Checked decimal numbers: digits only, a bound; an int32 with a sign. */
+static void
+test_numbers(void **state)
+{
+	uint64_t v = 7;
+	int32_t i = 7;
+
+	(void)state;
+	assert_int_equal(decimal_parse("0", 10, &v), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(decimal_parse("4294967294", UINT32_MAX - 1, &v), 0);
+	assert_int_equal(v, 4294967294u);
+	assert_int_equal(decimal_parse("4294967295", UINT32_MAX - 1, &v), -1);
+	assert_int_equal(decimal_parse("18446744073709551616", UINT64_MAX,
+	    &v), -1);
+	assert_int_equal(decimal_parse("", 10, &v), -1);
+	assert_int_equal(decimal_parse("-1", 10, &v), -1);
+	assert_int_equal(decimal_parse("+1", 10, &v), -1);
+	assert_int_equal(decimal_parse(" 1", 10, &v), -1);
+	assert_int_equal(decimal_parse("1x", 10, &v), -1);
+	assert_int_equal(v, 4294967294u);	/* untouched on failure */
+	assert_int_equal(int32_parse("-2147483648", &i), 0);
+	assert_int_equal(i, INT32_MIN);
+	assert_int_equal(int32_parse("2147483647", &i), 0);
+	assert_int_equal(i, INT32_MAX);
+	assert_int_equal(int32_parse("2147483648", &i), -1);
+	assert_int_equal(int32_parse("", &i), -1);
+	assert_int_equal(int32_parse(" 5", &i), -1);
+	assert_int_equal(int32_parse("5 ", &i), -1);
+	assert_int_equal(int32_parse("high", &i), -1);
+	assert_int_equal(i, INT32_MAX);
+}
+
 int
 main(void)
 {
@@ -310,6 +343,7 @@ main(void)
 		cmocka_unit_test(test_duration),
 		cmocka_unit_test(test_size_format),
 		cmocka_unit_test(test_size_format_truncates),
+		cmocka_unit_test(test_numbers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
