@@ -74,7 +74,7 @@ SPANK_OBJ   = $(patsubst %.c,%.o,$(wildcard slurm/*.c))
 SPANK       = $(if $(and $(SPANK_OBJ),$(wildcard $(SPANK_H))),slurm/gpufrac_spank.so)
 BINS        = $(SHIM) $(DAEMON) $(CTL) $(SIM) $(NVML) $(OCI_HOOK) $(SPANK)
 MAN         = man/gpufracctl.1 man/gpufrac.conf.5 man/libgpufrac.7 \
-	      man/gpufracd.8 man/gpufrac-oci-hook.8
+	      man/gpufracd.8 man/gpufrac-oci-hook.8 man/gpufrac_spank.8
 
 all: $(BINS)
 
@@ -107,9 +107,22 @@ tests/unit/test_oci_%: tests/unit/test_oci_%.o \
 # The SPANK plugin is loaded by srun, sbatch, slurmd and slurmstepd: it
 # exports only the slurm_spank_* entry points and the plugin's identity.
 # No -z defs: the spank_* functions it calls come from the program that
-# loads it (libslurmfull), not from a library it could link.
-$(SPANK): $(SPANK_OBJ) $(COMMON_LIB) slurm/gpufrac_spank.map
-	$(CC) -shared -o $@ $(SPANK_OBJ) $(COMMON_LIB) $(ALL_LDFLAGS) \
+# loads it (libslurmfull), not from a library it could link. Those
+# programs are built without a sanitizer, and one preloaded into
+# slurmstepd can deadlock the tasks it forks (libasan's allocator lock),
+# so the plugin and its copy of common/ are always built without one.
+SPANK_CFLAGS = $(filter-out $(SAN),$(ALL_CFLAGS))
+SPANK_COMMON = $(patsubst common/%.c,slurm/common_%.o,$(wildcard common/*.c))
+$(SPANK_OBJ): slurm/%.o: slurm/%.c $(FLAGS_STAMP)
+	$(CC) $(CPPFLAGS) $(SPANK_CFLAGS) -c $< -o $@
+slurm/common_%.o: common/%.c $(FLAGS_STAMP)
+	$(CC) $(CPPFLAGS) $(SPANK_CFLAGS) -c $< -o $@
+slurm/libgfcommon.a: $(SPANK_COMMON)
+	rm -f $@
+	$(AR) rcs $@ $^
+$(SPANK): $(SPANK_OBJ) slurm/libgfcommon.a slurm/gpufrac_spank.map
+	$(CC) -shared -o $@ $(SPANK_OBJ) slurm/libgfcommon.a \
+	    $(filter-out $(SAN),$(ALL_LDFLAGS)) \
 	    -Wl,--version-script=slurm/gpufrac_spank.map
 
 # The benchmark measures the shim's allocation table as the shim builds it.
@@ -185,7 +198,7 @@ install: all
 	install -m 644 man/gpufrac.conf.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 644 man/libgpufrac.7 $(DESTDIR)$(MANDIR)/man7/
 	install -m 644 man/gpufracd.8 man/gpufrac-oci-hook.8 \
-	    $(DESTDIR)$(MANDIR)/man8/
+	    man/gpufrac_spank.8 $(DESTDIR)$(MANDIR)/man8/
 	install -d $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(CDIDIR)
 	install -m 755 $(OCI_HOOK) $(DESTDIR)$(LIBEXECDIR)/gpufrac-oci-hook
 	# The spec names the default socket, not the installer's own.
@@ -193,6 +206,9 @@ install: all
 	    --hook $(LIBEXECDIR)/gpufrac-oci-hook \
 	    >$(DESTDIR)$(CDIDIR)/gpufrac.json.tmp
 	mv $(DESTDIR)$(CDIDIR)/gpufrac.json.tmp $(DESTDIR)$(CDIDIR)/gpufrac.json
+	# The Slurm plugin, where it was built; plugstack.conf is the admin's.
+	$(if $(SPANK),install -d $(DESTDIR)$(LIBDIR)/slurm)
+	$(if $(SPANK),install -m 755 $(SPANK) $(DESTDIR)$(LIBDIR)/slurm/gpufrac_spank.so)
 
 # The configuration file is the operator's: uninstall leaves it.
 uninstall:
@@ -203,11 +219,13 @@ uninstall:
 	    $(DESTDIR)$(MANDIR)/man7/libgpufrac.7 \
 	    $(DESTDIR)$(MANDIR)/man8/gpufracd.8 \
 	    $(DESTDIR)$(MANDIR)/man8/gpufrac-oci-hook.8 \
-	    $(DESTDIR)$(LIBEXECDIR)/gpufrac-oci-hook $(DESTDIR)$(CDIDIR)/gpufrac.json
+	    $(DESTDIR)$(LIBEXECDIR)/gpufrac-oci-hook $(DESTDIR)$(CDIDIR)/gpufrac.json \
+	    $(DESTDIR)$(MANDIR)/man8/gpufrac_spank.8 \
+	    $(DESTDIR)$(LIBDIR)/slurm/gpufrac_spank.so
 
 clean:
 	rm -f $(BINS) $(BENCH) tests/simcuda/libcuda.so tests/simcuda/libnvidia-ml.so \
-	    $(COMMON_LIB) $(UNIT) $(CLIENTS) \
+	    $(COMMON_LIB) slurm/libgfcommon.a $(UNIT) $(CLIENTS) \
 	    $(FLAGS_STAMP) */*.o */*.d tests/*/*.o tests/*/*.d
 
 .PHONY: all check demo bench deps install uninstall clean FORCE

@@ -1,0 +1,54 @@
+/*
+ * What the plugin is told: its arguments in plugstack.conf (the
+ * administrator's word) and the options of srun, sbatch and salloc (the
+ * user's). An option is checked where it is given, so that a bad value
+ * fails srun or sbatch before anything is queued, and again on the node,
+ * whose plugstack.conf is the one that counts.
+ */
+#ifndef GF_SLURM_OPTS_H
+#define GF_SLURM_OPTS_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <slurm/spank.h>
+
+#define OPTS_VALUE_LEN	64	/* an option's value, with its NUL */
+
+/* The shim's path when plugstack.conf names none: make install's. */
+#ifndef GPUFRAC_LIBDIR
+#define GPUFRAC_LIBDIR		"/usr/local/lib"
+#endif
+#define OPTS_SHIM_DEFAULT	GPUFRAC_LIBDIR "/libgpufrac.so"
+
+/* plugstack.conf: socket=PATH shim=PATH cgroup=DIR max_priority=N */
+struct opts_conf {
+	char	socket[PATH_MAX];	/* the daemon's */
+	char	shim[PATH_MAX];		/* preloaded into the tasks */
+	char	cgroup[PATH_MAX];	/* step cgroups here; "": default */
+	int	max_priority_set;
+	int32_t	max_priority;		/* the highest --gpu-priority */
+};
+
+/* The user's --gpu-mem, --gpu-priority, --gpu-resolver; "" if not given. */
+struct opts_req {
+	char	mem[OPTS_VALUE_LEN];
+	char	priority[OPTS_VALUE_LEN];
+	char	resolver[OPTS_VALUE_LEN];
+};
+
+/* Read the plugin's arguments. Returns 0, or -1 with err naming one. */
+int	opts_args(int ac, char **av, char *err, size_t errlen);
+
+/*
+ * Register the user's options; in slurm_spank_init, in every context
+ * where they are given or read. Returns 0, or -1 with err set.
+ */
+int	opts_register(spank_t sp, char *err, size_t errlen);
+
+/* The arguments and options read so far; valid for the process's life. */
+const struct opts_conf	*opts_conf(void);
+const struct opts_req	*opts_req(void);
+
+#endif
