@@ -126,9 +126,11 @@ else
 		echo "# 2000 pairs more: $((b3 - b1)) system calls on the" \
 		    "bare driver, $((s3 - s1)) through the shim"
 		# One call per pair would be 2000; allow the few a runtime's
-		# own threads make meanwhile (ThreadSanitizer's wakes up).
+		# own threads make meanwhile (ThreadSanitizer's wakes up on
+		# a clock: ~50 over a slow run, ~100 on a busy machine), far
+		# below one for every fifth pair.
 		check "2000 pairs inside the lease add no system call of the shim's" \
-			[ $((s3 - s1)) -le $((b3 - b1 + 100)) ]
+			[ $((s3 - s1)) -le $((b3 - b1 + 400)) ]
 	fi
 fi
 
