@@ -1,8 +1,9 @@
 /*
- * Host swap: the swaps to do, one at a time through the checkpoint
- * engine, the ledger's device charge moved to host and back around them,
+ * Host swap, the mechanism: a swap started through the checkpoint engine
+ * (ckpt.c), the ledger's device charge moved to host and back around it,
  * the answers owed to processes asking to come back and admins asking for
- * a swap, and the events that say what happened.
+ * a swap, the events that say what happened, and the requests that come
+ * in. What to move and when is swap_pick.c's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,21 +26,10 @@
 #include "proto.h"
 #include "resolve.h"
 #include "swap.h"
+#include "swap_op.h"
 #include "units.h"
 #include "victims.h"
 #include "waitq.h"
-
-/* A swap asked for or under way. */
-struct swap_op {
-	TAILQ_ENTRY(swap_op) entry;
-	struct ckpt_job	 job;
-	struct arbiter	*a;
-	struct ledger_client *lc;	/* NULL once it has left */
-	int		 dir;		/* GF_SWAP_OUT or GF_SWAP_IN */
-	int		 preempt;	/* a preemption's: lc->preempting */
-	int		 by_hand;	/* an admin's */
-	char		 cause[48];	/* "for pid 42", for the event */
-};
 
 /* An answer owed: OK once lc is where dir says, or (admin) an ERROR. */
 struct swap_ask {
@@ -80,8 +70,8 @@ mark(struct ledger_client *lc, uint32_t v)
 }
 
 /* All lc holds, on the device or out. */
-static uint64_t
-footprint(const struct arbiter *a, const struct ledger_client *lc)
+uint64_t
+swap_footprint(const struct arbiter *a, const struct ledger_client *lc)
 {
 	uint64_t n = 0;
 	size_t i;
@@ -131,8 +121,8 @@ ask_reply(struct swap_ask *q, int ok, const char *msg)
  * asked for that. A process asking to come back is told only of success;
  * it keeps waiting otherwise.
  */
-static void
-asks_settle(struct arbiter *a, struct ledger_client *lc, int dir, int ok,
+void
+swap_asks_settle(struct arbiter *a, struct ledger_client *lc, int dir, int ok,
     const char *msg)
 {
 	struct swap_ask *q, *next;
@@ -196,8 +186,8 @@ pending_any(const struct arbiter *a, const struct ledger_client *lc)
 	return 0;
 }
 
-static void
-op_free(struct arbiter *a, struct swap_op *op)
+void
+swap_op_free(struct arbiter *a, struct swap_op *op)
 {
 	if (op->preempt && op->lc != NULL)
 		op->lc->preempting = 0;
@@ -238,8 +228,8 @@ op_submit(struct arbiter *a, struct swap_op *op)
  * Swap lc out now, unless it must be skipped: then an event says why, it
  * is not tried again this round, and -1. op is taken over either way.
  */
-static int
-start_out(struct arbiter *a, struct swap_op *op)
+int
+swap_start_out(struct arbiter *a, struct swap_op *op)
 {
 	struct ledger_client *lc = op->lc;
 	const char *no = unmovable(lc);
@@ -256,10 +246,10 @@ start_out(struct arbiter *a, struct swap_op *op)
 	}
 	if (no != NULL) {
 		lc->swap_skip = 1;
-		arbiter_event(a, GF_EV_SWAP_SKIP, lc, -1, footprint(a, lc),
+		arbiter_event(a, GF_EV_SWAP_SKIP, lc, -1, swap_footprint(a, lc),
 		    "not swapped out (%s): %s", op->cause, no);
-		asks_settle(a, lc, GF_SWAP_OUT, 0, no);
-		op_free(a, op);
+		swap_asks_settle(a, lc, GF_SWAP_OUT, 0, no);
+		swap_op_free(a, op);
 		return -1;
 	}
 	lc->swap = SWAP_GOING_OUT;
@@ -270,8 +260,8 @@ start_out(struct arbiter *a, struct swap_op *op)
 }
 
 /* Bring lc back now: its memory fits (the caller checked). */
-static void
-start_in(struct arbiter *a, struct swap_op *op)
+void
+swap_start_in(struct arbiter *a, struct swap_op *op)
 {
 	struct ledger_client *lc = op->lc;
 
@@ -281,9 +271,9 @@ start_in(struct arbiter *a, struct swap_op *op)
 }
 
 /* Swap lc in or out now; "why" names the pid it is done for. */
-static int
-start(struct arbiter *a, struct ledger_client *lc, int dir, const char *why,
-    uint32_t pid)
+int
+swap_start(struct arbiter *a, struct ledger_client *lc, int dir,
+    const char *why, uint32_t pid)
 {
 	char cause[48];
 	struct swap_op *op;
@@ -292,8 +282,8 @@ start(struct arbiter *a, struct ledger_client *lc, int dir, const char *why,
 	if ((op = op_new(a, lc, dir, cause)) == NULL)
 		return -1;
 	if (dir == GF_SWAP_OUT)
-		return start_out(a, op);
-	start_in(a, op);
+		return swap_start_out(a, op);
+	swap_start_in(a, op);
 	return 0;
 }
 
@@ -303,8 +293,8 @@ start(struct arbiter *a, struct ledger_client *lc, int dir, const char *why,
  * Whether lc, which asks to come back, fits the device, once the unused
  * leases that stand in its way are taken back.
  */
-static int
-fits_back(struct arbiter *a, struct ledger_client *lc)
+int
+swap_fits_back(struct arbiter *a, struct ledger_client *lc)
 {
 	size_t d;
 
@@ -321,7 +311,7 @@ ended_out(struct arbiter *a, struct swap_op *op)
 {
 	struct ledger_client *lc = op->lc;
 	const struct ckpt_job *j = &op->job;
-	uint64_t bytes = footprint(a, lc);
+	uint64_t bytes = swap_footprint(a, lc);
 	char msg[GF_ERRMSG_LEN], sbuf[32];
 
 	if (j->result == CUDA_SUCCESS) {
@@ -336,7 +326,7 @@ ended_out(struct arbiter *a, struct swap_op *op)
 		    (uint32_t)(j->duration_us / 1000), "swapped out %s in "
 		    "%llu ms (%s)", size_format(bytes, sbuf, sizeof(sbuf)),
 		    (unsigned long long)j->duration_us / 1000, op->cause);
-		asks_settle(a, lc, GF_SWAP_OUT, 1, NULL);
+		swap_asks_settle(a, lc, GF_SWAP_OUT, 1, NULL);
 		return;
 	}
 	mark(lc, 0);
@@ -350,8 +340,8 @@ ended_out(struct arbiter *a, struct swap_op *op)
 	arbiter_event_timed(a, GF_EV_SWAP_SKIP, lc, bytes,
 	    (uint32_t)(j->duration_us / 1000), "not swapped out (%s): %s",
 	    op->cause, msg);
-	asks_settle(a, lc, GF_SWAP_OUT, 0, msg);
-	asks_settle(a, lc, GF_SWAP_IN, 1, NULL);	/* it never left */
+	swap_asks_settle(a, lc, GF_SWAP_OUT, 0, msg);
+	swap_asks_settle(a, lc, GF_SWAP_IN, 1, NULL);	/* it never left */
 }
 
 static void
@@ -373,7 +363,7 @@ ended_in(struct arbiter *a, struct swap_op *op)
 {
 	struct ledger_client *lc = op->lc;
 	const struct ckpt_job *j = &op->job;
-	uint64_t bytes = footprint(a, lc);
+	uint64_t bytes = swap_footprint(a, lc);
 	char msg[GF_ERRMSG_LEN], sbuf[32];
 
 	if (j->result == CUDA_SUCCESS) {
@@ -386,7 +376,7 @@ ended_in(struct arbiter *a, struct swap_op *op)
 		    (uint32_t)(j->duration_us / 1000), "swapped in %s in "
 		    "%llu ms (%s)", size_format(bytes, sbuf, sizeof(sbuf)),
 		    (unsigned long long)j->duration_us / 1000, op->cause);
-		asks_settle(a, lc, GF_SWAP_IN, 1, NULL);
+		swap_asks_settle(a, lc, GF_SWAP_IN, 1, NULL);
 		return;
 	}
 	/* Still out: give the room back, try again in a while. */
@@ -398,7 +388,7 @@ ended_in(struct arbiter *a, struct swap_op *op)
 	arbiter_event_timed(a, GF_EV_SWAP_SKIP, lc, bytes,
 	    (uint32_t)(j->duration_us / 1000), "not swapped in (%s): %s; "
 	    "retrying in %d ms", op->cause, msg, SWAP_RETRY_MS);
-	asks_settle(a, lc, GF_SWAP_IN, 0, msg);
+	swap_asks_settle(a, lc, GF_SWAP_IN, 0, msg);
 	if (a->swap.retry_timer == 0)
 		a->swap.retry_timer = event_timer_add(a->loop, SWAP_RETRY_MS,
 		    retry_fire, a);
@@ -418,230 +408,10 @@ swap_done(void *arg, struct ckpt_job *j)
 		else
 			ended_in(a, op);
 	}
-	op_free(a, op);
+	swap_op_free(a, op);
 	/* Memory moved: waiters may fit now, and the next swap may start. */
 	resolve_serve(a);
 	swap_pump(a);
-}
-
-/* ---- what to do next -------------------------------------------------- */
-
-/*
- * The next process on dev to swap out for requester rq (NULL: none) of
- * priority, or NULL.
- */
-static struct ledger_client *
-victim(struct arbiter *a, size_t dev, const struct ledger_client *rq,
-    int32_t priority)
-{
-	struct ledger *l = &a->ledger;
-	struct ledger_client *lc, **who, *v = NULL;
-	struct swap_cand *cand;
-	size_t n = 0;
-	long k;
-
-	cand = calloc(l->nclients ? l->nclients : 1, sizeof(*cand));
-	who = calloc(l->nclients ? l->nclients : 1, sizeof(*who));
-	if (cand == NULL || who == NULL) {
-		log_warnx("no memory to choose a process to swap out");
-		goto out;
-	}
-	TAILQ_FOREACH(lc, &l->clients, entry) {
-		const struct ledger_group *g = &l->groups[lc->group];
-
-		if (lc->usage[dev].used == 0)
-			continue;
-		cand[n].id = lc->pid;
-		cand[n].eligible = lc != rq && lc->swap == SWAP_NONE &&
-		    !lc->swap_skip && !lc->departing && !lc->preempting;
-		cand[n].priority = g->pol.priority;
-		cand[n].idle_ms = swap_idle_ms(lc);
-		cand[n].charge = lc->usage[dev].used;
-		cand[n].group_used = g->share[dev].used;
-		cand[n].group_guarantee = g->share[dev].guarantee;
-		who[n++] = lc;
-	}
-	if ((k = victims_swap_pick(priority, cand, n)) >= 0)
-		v = who[k];
-out:
-	free(cand);
-	free(who);
-	return v;
-}
-
-/* Room for lc on every device it has host bytes on: a swap-out, or -1. */
-static int
-room_for(struct arbiter *a, struct ledger_client *lc, int *started)
-{
-	int32_t prio = a->ledger.groups[lc->group].pol.priority;
-	struct ledger_client *v;
-	size_t i;
-
-	for (i = 0; i < a->ledger.ndevices; i++) {
-		if (lc->usage[i].host <= ledger_available(&a->ledger,
-		    lc->group, i))
-			continue;
-		if ((v = victim(a, i, lc, prio)) == NULL)
-			continue;
-		*started = start(a, v, GF_SWAP_OUT, "to bring back",
-		    lc->pid) == 0;
-		return 0;
-	}
-	return -1;
-}
-
-/* Explicit swaps (admin, preemption), first come first served. */
-static int
-pump_todo(struct arbiter *a, int *started)
-{
-	struct swap_op *op = TAILQ_FIRST(&a->swap.todo);
-	struct ledger_client *lc;
-	char msg[GF_ERRMSG_LEN];
-
-	if (op == NULL)
-		return -1;
-	TAILQ_REMOVE(&a->swap.todo, op, entry);
-	if ((lc = op->lc) == NULL) {
-		op_free(a, op);
-		return 0;
-	}
-	if (op->dir == GF_SWAP_OUT) {
-		if (lc->swap != SWAP_NONE) {
-			asks_settle(a, lc, GF_SWAP_OUT, lc->swap ==
-			    SWAP_OUT, "it is coming back in");
-			op_free(a, op);
-			return 0;
-		}
-		*started = start_out(a, op) == 0;
-		return 0;
-	}
-	if (lc->swap != SWAP_OUT || !ledger_swap_in_fits(&a->ledger, lc)) {
-		snprintf(msg, sizeof(msg), "its %llu bytes do not fit the "
-		    "device now", (unsigned long long)footprint(a, lc));
-		asks_settle(a, lc, GF_SWAP_IN, lc->swap == SWAP_NONE, msg);
-		op_free(a, op);
-		return 0;
-	}
-	start_in(a, op);
-	*started = 1;
-	return 0;
-}
-
-/* The process out that has waited longest: asked (asked) or not. */
-static struct ledger_client *
-longest_out(struct arbiter *a, int asked)
-{
-	struct ledger_client *lc, *b = NULL;
-	int32_t p, bp = 0;
-
-	TAILQ_FOREACH(lc, &a->ledger.clients, entry) {
-		if (lc->swap != SWAP_OUT || lc->swap_skip || lc->departing ||
-		    (asked && lc->swapin_asks == 0) ||
-		    (!asked && lc->swap_parked))
-			continue;
-		p = a->ledger.groups[lc->group].pol.priority;
-		if (b == NULL || (asked && p > bp) || ((!asked || p == bp) &&
-		    lc->swapped_ms < b->swapped_ms)) {
-			b = lc;
-			bp = p;
-		}
-	}
-	return b;
-}
-
-/* The first waiter of the swap resolver that does not fit, per device. */
-static int
-pump_waiters(struct arbiter *a, int *started)
-{
-	const struct waitq_waiter *w;
-	struct ledger_client *rq, *v;
-	const struct group_policy *pol;
-	size_t d;
-
-	for (d = 0; d < a->ledger.ndevices; d++)
-		for (w = waitq_next(&a->waitq, d, NULL); w != NULL;
-		    w = waitq_next(&a->waitq, d, w)) {
-			rq = ((struct conn *)w->owner)->client;
-			/* Held by a limit: room on the device is no help. */
-			if (rq == NULL ||
-			    resolve_waiter_state(a, w) != WAITQ_WAITS)
-				continue;
-			pol = &a->ledger.groups[rq->group].pol;
-			if (pol->resolver != GF_RESOLVER_SWAP)
-				break;	/* it holds back those below it */
-			if ((v = victim(a, d, rq, pol->priority)) == NULL)
-				break;
-			*started = start(a, v, GF_SWAP_OUT, "for",
-			    rq->pid) == 0;
-			return 0;
-		}
-	return -1;
-}
-
-static int
-waiters_of_swap(const struct arbiter *a)
-{
-	const struct waitq_waiter *w;
-	const struct ledger_client *rq;
-	size_t d;
-
-	for (d = 0; d < a->ledger.ndevices; d++)
-		for (w = waitq_next(&a->waitq, d, NULL); w != NULL;
-		    w = waitq_next(&a->waitq, d, w)) {
-			rq = ((const struct conn *)w->owner)->client;
-			if (rq != NULL && a->ledger.groups[rq->group].pol.
-			    resolver == GF_RESOLVER_SWAP)
-				return 1;
-		}
-	return 0;
-}
-
-/*
- * One decision: 1 when a swap was started, 0 when something was tried
- * (and skipped: decide again), -1 when there is nothing to do.
- */
-static int
-pump_once(struct arbiter *a)
-{
-	struct ledger_client *lc;
-	int started = 0;
-
-	if (pump_todo(a, &started) == 0)
-		return started;
-	if ((lc = longest_out(a, 1)) != NULL) {
-		if (fits_back(a, lc))
-			return start(a, lc, GF_SWAP_IN, "asked by",
-			    lc->pid) == 0;
-		if (room_for(a, lc, &started) == 0)
-			return started;
-	}
-	if (pump_waiters(a, &started) == 0)
-		return started;
-	if (!resolve_device_waiters(a) && (lc = longest_out(a, 0)) != NULL &&
-	    ledger_swap_in_fits(&a->ledger, lc))
-		return start(a, lc, GF_SWAP_IN, "fits again,",
-		    lc->pid) == 0;
-	/* The collision that skipped them is over: they may be tried again. */
-	if (!waiters_of_swap(a))
-		TAILQ_FOREACH(lc, &a->ledger.clients, entry)
-			if (lc->swap == SWAP_NONE)
-				lc->swap_skip = 0;
-	return -1;
-}
-
-void
-swap_pump(struct arbiter *a)
-{
-	struct swap *s = &a->swap;
-
-	if (!s->available || a->stopping || s->running != NULL || s->pumping)
-		return;
-	if (s->nout == 0 && TAILQ_EMPTY(&s->todo) && !waiters_of_swap(a))
-		return;
-	s->pumping = 1;
-	while (s->running == NULL && pump_once(a) == 0)
-		;
-	s->pumping = 0;
 }
 
 /* ---- requests ----------------------------------------------------------- */
@@ -915,10 +685,10 @@ swap_free(struct arbiter *a)
 	ckpt_free(&s->engine);
 	while ((op = TAILQ_FIRST(&s->todo)) != NULL) {
 		TAILQ_REMOVE(&s->todo, op, entry);
-		op_free(a, op);
+		swap_op_free(a, op);
 	}
 	if (s->running != NULL)
-		op_free(a, s->running);
+		swap_op_free(a, s->running);
 	while (!TAILQ_EMPTY(&s->asks))
 		ask_drop(a, TAILQ_FIRST(&s->asks));
 	if (s->retry_timer > 0)

@@ -1,0 +1,61 @@
+/*
+ * Inside host swap: a swap operation and how one is started, shared by
+ * the mechanism (swap.c) and the decisions (swap_pick.c). Not for other
+ * modules: they use swap.h.
+ */
+#ifndef GF_DAEMON_SWAP_OP_H
+#define GF_DAEMON_SWAP_OP_H
+
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include "ckpt.h"
+
+struct arbiter;
+struct ledger_client;
+
+/* A swap asked for or under way. */
+struct swap_op {
+	TAILQ_ENTRY(swap_op) entry;
+	struct ckpt_job	 job;
+	struct arbiter	*a;
+	struct ledger_client *lc;	/* NULL once it has left */
+	int		 dir;		/* GF_SWAP_OUT or GF_SWAP_IN */
+	int		 preempt;	/* a preemption's: lc->preempting */
+	int		 by_hand;	/* an admin's */
+	char		 cause[48];	/* "for pid 42", for the event */
+};
+
+/* Free op (taken out of every list by the caller). */
+void	swap_op_free(struct arbiter *a, struct swap_op *op);
+
+/*
+ * Swap op's process out now, unless it must be skipped: then an event
+ * says why, it is not tried again this round, and -1. op is taken over
+ * either way.
+ */
+int	swap_start_out(struct arbiter *a, struct swap_op *op);
+/* Bring op's process back now: its memory fits (the caller checked). */
+void	swap_start_in(struct arbiter *a, struct swap_op *op);
+/* Swap lc in or out now; the event names the pid it is done "why". */
+int	swap_start(struct arbiter *a, struct ledger_client *lc, int dir,
+	    const char *why, uint32_t pid);
+
+/*
+ * lc is now where dir says (ok), or could not get there: answer who
+ * asked for that (msg: why not).
+ */
+void	swap_asks_settle(struct arbiter *a, struct ledger_client *lc, int dir,
+	    int ok, const char *msg);
+
+/* All lc holds, on the device or out. */
+uint64_t swap_footprint(const struct arbiter *a,
+	    const struct ledger_client *lc);
+
+/*
+ * Whether lc, which asks to come back, fits the device, once the unused
+ * leases that stand in its way are taken back.
+ */
+int	swap_fits_back(struct arbiter *a, struct ledger_client *lc);
+
+#endif
