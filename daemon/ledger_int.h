@@ -1,0 +1,25 @@
+/*
+ * Inside the ledger: what ledger.c and ledger_lend.c share. Not for other
+ * modules.
+ */
+#ifndef GF_DAEMON_LEDGER_INT_H
+#define GF_DAEMON_LEDGER_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ledger.h"
+
+static inline uint64_t
+add_saturated(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+/* What group may take on dev, borrowing unused guarantees or not. */
+uint64_t ledger_available_as(const struct ledger *l, size_t group,
+	    size_t dev, int borrow);
+
+#endif
