@@ -52,6 +52,7 @@ config_init(struct config *c)
 	c->default_resolver = GF_RESOLVER_FAIL;
 	c->wait_timeout_ms = 30000;
 	c->lend_guarantees = 1;
+	c->swap_min_idle_ms = 1000;
 }
 
 void
@@ -535,6 +536,12 @@ key_wait_timeout(struct parse *p, const char *key, const char *v)
 }
 
 static void
+key_swap_min_idle(struct parse *p, const char *key, const char *v)
+{
+	(void)parse_duration(p, key, v, &p->conf->swap_min_idle_ms);
+}
+
+static void
 key_lend_guarantees(struct parse *p, const char *key, const char *v)
 {
 	(void)parse_yesno(p, key, v, &p->conf->lend_guarantees);
@@ -584,6 +591,7 @@ static const struct key keys[] = {
 	{ SEC_DAEMON, "wait_timeout", key_wait_timeout },
 	{ SEC_DAEMON, "client_may_raise", key_client_may_raise },
 	{ SEC_DAEMON, "lend_guarantees", key_lend_guarantees },
+	{ SEC_DAEMON, "swap_min_idle", key_swap_min_idle },
 	{ SEC_DEVICE, "reserve", key_reserve },
 	{ SEC_GROUP, "match", key_match },
 	{ SEC_GROUP, "limit", key_limit },

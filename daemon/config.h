@@ -64,6 +64,8 @@ struct config {
 	uint64_t	wait_timeout_ms;
 	int		client_may_raise;	/* of the group "default" */
 	int		lend_guarantees;	/* unused guarantees are lent */
+	uint64_t	swap_min_idle_ms;	/* the swap resolver's victims have
+						   been idle this long */
 	struct config_device *devices;
 	size_t		ndevices;
 	struct config_group *groups;	/* in order of first appearance */

@@ -694,6 +694,9 @@ swap_free(struct arbiter *a)
 	if (s->retry_timer > 0)
 		event_timer_cancel(a->loop, s->retry_timer);
 	s->retry_timer = 0;
+	if (s->idle_timer > 0)
+		event_timer_cancel(a->loop, s->idle_timer);
+	s->idle_timer = 0;
 	/* Nobody would bring them back: the driver decides if they fit. */
 	TAILQ_FOREACH(lc, &a->ledger.clients, entry) {
 		if (lc->swap == SWAP_NONE || !s->available ||

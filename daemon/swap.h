@@ -55,6 +55,8 @@ struct swap {
 	TAILQ_HEAD(, swap_ask) asks;		/* answers owed */
 	uint32_t	 nout;			/* clients out or going */
 	int64_t		 retry_timer;
+	int64_t		 idle_timer;	/* a candidate becomes idle enough */
+	uint64_t	 idle_in_ms;	/* the soonest one does, or 0 */
 	int		 pumping;
 };
 

@@ -10,6 +10,7 @@
 
 #include "arbiter.h"
 #include "control.h"
+#include "event.h"
 #include "ledger.h"
 #include "log.h"
 #include "resolve.h"
@@ -17,6 +18,36 @@
 #include "swap_op.h"
 #include "victims.h"
 #include "waitq.h"
+
+/*
+ * Whether lc has been idle long enough to be swapped out for room: a
+ * process that used the GPU a moment ago would be asked back at once, and
+ * two busy ones would swap each other out and in for ever. When it has
+ * not, note when it will have (the idle timer looks again then).
+ */
+static int
+idle_enough(struct arbiter *a, const struct ledger_client *lc)
+{
+	uint64_t idle = swap_idle_ms(lc), need = a->conf.swap_min_idle_ms;
+	uint64_t in;
+
+	if (idle >= need)
+		return 1;
+	in = need - idle;
+	if (a->swap.idle_in_ms == 0 || in < a->swap.idle_in_ms)
+		a->swap.idle_in_ms = in;
+	return 0;
+}
+
+static void
+idle_fire(struct event_loop *loop, void *arg)
+{
+	struct arbiter *a = arg;
+
+	(void)loop;
+	a->swap.idle_timer = 0;
+	swap_pump(a);
+}
 
 /*
  * The next process on dev to swap out for requester rq (NULL: none) of
@@ -45,7 +76,8 @@ victim(struct arbiter *a, size_t dev, const struct ledger_client *rq,
 			continue;
 		cand[n].id = lc->pid;
 		cand[n].eligible = lc != rq && lc->swap == SWAP_NONE &&
-		    !lc->swap_skip && !lc->departing && !lc->preempting;
+		    !lc->swap_skip && !lc->departing && !lc->preempting &&
+		    idle_enough(a, lc);
 		cand[n].priority = g->pol.priority;
 		cand[n].idle_ms = swap_idle_ms(lc);
 		cand[n].charge = lc->usage[dev].used;
@@ -231,7 +263,16 @@ swap_pump(struct arbiter *a)
 	if (s->nout == 0 && TAILQ_EMPTY(&s->todo) && !waiters_of_swap(a))
 		return;
 	s->pumping = 1;
+	s->idle_in_ms = 0;
 	while (s->running == NULL && pump_once(a) == 0)
 		;
 	s->pumping = 0;
+	/* Nothing was idle enough: look again when something will be. */
+	if (s->running == NULL && s->idle_in_ms > 0 && s->idle_timer == 0 &&
+	    a->loop != NULL) {
+		s->idle_timer = event_timer_add(a->loop, s->idle_in_ms,
+		    idle_fire, a);
+		if (s->idle_timer < 0)
+			s->idle_timer = 0;
+	}
 }

@@ -1,7 +1,8 @@
 # Host swap on the simulated driver's checkpoint API: an idle process is
 # swapped out to make room and comes back with its data intact when it
 # next calls the driver (making room in turn), or on its own once its
-# memory fits; on_preempt = swap parks a victim; a guarantee protects; a
+# memory fits; only a process idle for swap_min_idle is taken; on_preempt
+# = swap parks a victim; a guarantee protects; a
 # busy process is skipped (in a hooked call, or by the lock's timeout);
 # managed memory is never moved; an admin swaps by hand, others may not;
 # without the checkpoint API swap falls back to wait and kill.
@@ -102,6 +103,20 @@ check_eq "managed memory: skipped" \
 check "a swap-skip event names managed memory" has_event swap-skip \
 	"$PID_v" "managed memory"
 client_release v
+
+# --- only a process idle for swap_min_idle is swapped out -----------------
+printf '[daemon]\ndefault_resolver = swap\nwait_timeout = 20s\nswap_min_idle = 3s\n' >"$conf"
+check "reload: swap_min_idle = 3s" ctl reload
+client_start a preload "$C" alloc 3Gi hold
+bg b env "$PRE" "$C" alloc 2Gi hold
+wait_for "a request for room waits" 10 state_is "$PID_b" waiting
+check "while the process that used the GPU a moment ago keeps its memory" \
+	state_is "$PID_a" running
+wait_for "once it has been idle long enough it is swapped out" 10 \
+	state_is "$PID_a" swapped
+wait_for "and the request is granted" 10 grep -q '^holding' "$TMP/b.out"
+kill -USR1 "$PID_b"; wait "$PID_b"
+client_release a
 
 # --- an admin swaps by hand; others may not -------------------------------
 printf '[daemon]\ndefault_resolver = swap\nwait_timeout = 20s\n' >"$conf"

@@ -85,6 +85,7 @@ test_defaults(void **state)
 	assert_int_equal(c.wait_timeout_ms, 30000);
 	assert_int_equal(c.client_may_raise, 0);
 	assert_int_equal(c.lend_guarantees, 1);
+	assert_int_equal(c.swap_min_idle_ms, 1000);
 	assert_string_equal(c.state_dir, "");
 	assert_int_equal(c.ndevices, 0);
 	assert_int_equal(c.ngroups, 0);
@@ -337,6 +338,8 @@ test_good_values(void **state)
 		{ "client_may_raise = no", F(client_may_raise), 0 },
 		{ "lend_guarantees = no", F(lend_guarantees), 0 },
 		{ "lend_guarantees = yes", F(lend_guarantees), 1 },
+		{ "swap_min_idle = 250ms", F(swap_min_idle_ms), 250 },
+		{ "swap_min_idle = 0", F(swap_min_idle_ms), 0 },
 #undef F
 	};
 	char path[64], text[256];
