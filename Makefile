@@ -60,6 +60,9 @@ CTL_OBJ     = $(patsubst %.c,%.o,$(wildcard tools/gpufracctl.c tools/ctl_*.c))
 CTL         = tools/gpufracctl
 BENCH_OBJ   = $(patsubst %.c,%.o,$(wildcard tools/bench*.c))
 BENCH       = tools/bench
+SHARE_OBJ   = $(patsubst %.c,%.o,$(filter-out tools/share_tenant.c, \
+	      $(wildcard tools/share*.c)))
+SHARE       = tools/share tools/share_tenant
 NVML_OBJ    = $(patsubst %.c,%.o,$(wildcard tests/simcuda/nvml*.c))
 SIM_OBJ     = $(filter-out $(NVML_OBJ),$(patsubst %.c,%.o,$(wildcard tests/simcuda/*.c)))
 SIM         = tests/simcuda/libcuda.so.1
@@ -129,6 +132,14 @@ $(SPANK): $(SPANK_OBJ) slurm/libgfcommon.a slurm/gpufrac_spank.map
 $(BENCH): $(BENCH_OBJ) shim/alloc_table.o $(COMMON_LIB)
 	$(CC) -o $@ $^ $(ALL_LDFLAGS) -ldl -lpthread -lm
 
+# The sharing benchmark asks the daemon as gpufracctl does; its tenants
+# find the driver with dlopen, as numba does.
+tools/share: $(SHARE_OBJ) tools/ctl_query.o tools/ctl_print.o \
+    tools/ctl_table.o $(COMMON_LIB)
+	$(CC) -o $@ $^ $(ALL_LDFLAGS) -lm
+tools/share_tenant: tools/share_tenant.o
+	$(CC) -o $@ $^ $(ALL_LDFLAGS) -ldl
+
 # The simulated driver exports the real driver's names, unversioned.
 $(SIM_OBJ): ALL_CFLAGS += -fvisibility=default
 $(SIM): $(SIM_OBJ) $(COMMON_LIB) tests/simcuda/libcuda.map
@@ -166,7 +177,7 @@ tests/clients/nvml_query: tests/clients/nvml_query.o $(COMMON_LIB) $(NVML)
 tests/clients/%: tests/clients/%.o $(COMMON_LIB)
 	$(CC) -o $@ $< $(COMMON_LIB) $(ALL_LDFLAGS) -ldl -lpthread
 
-check: all $(UNIT) $(CLIENTS)
+check: all $(UNIT) $(CLIENTS) $(SHARE)
 	PYTHON=$(PYTHON) SANITIZE=$(SANITIZE) tests/run.sh
 
 demo: all tests/clients/cuclient_linked
@@ -174,6 +185,9 @@ demo: all tests/clients/cuclient_linked
 
 bench: all $(BENCH)
 	$(BENCH)
+
+bench-share: all $(SHARE)
+	tools/share
 
 deps:
 	@pkgs="gcc make libc6-dev libinih-dev libcmocka-dev libjansson-dev python3 python3-numba strace crun slurm-wlm munge libslurm-dev"; \
@@ -224,11 +238,11 @@ uninstall:
 	    $(DESTDIR)$(LIBDIR)/slurm/gpufrac_spank.so
 
 clean:
-	rm -f $(BINS) $(BENCH) tests/simcuda/libcuda.so tests/simcuda/libnvidia-ml.so \
+	rm -f $(BINS) $(BENCH) $(SHARE) tests/simcuda/libcuda.so tests/simcuda/libnvidia-ml.so \
 	    $(COMMON_LIB) slurm/libgfcommon.a $(UNIT) $(CLIENTS) \
 	    $(FLAGS_STAMP) */*.o */*.d tests/*/*.o tests/*/*.d
 
-.PHONY: all check demo bench deps install uninstall clean FORCE
+.PHONY: all check demo bench bench-share deps install uninstall clean FORCE
 # Keep the objects of tests and clients that make would see as intermediate.
 .SECONDARY:
 

@@ -1,0 +1,275 @@
+/*
+ * share: how well gpufrac shares one GPU, run by `make bench-share`. The
+ * same seeded demand traces (share_trace.c) run four ways on the
+ * simulated driver: static partitions (each tenant limited to its equal
+ * share, resolver fail), one shared device with resolver wait, with
+ * resolver swap, and with priorities and resolver preempt. For each it
+ * reports the device memory left idle, failed allocations, time waited,
+ * swaps and makespan: an aligned table, then one JSON line.
+ *
+ * The parent only supervises: it makes the temporary directory, runs the
+ * ways in a child, and, however the child ended (an interrupt included),
+ * reaps every process left (it is their subreaper) and removes the
+ * directory and the simulator's state.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "share.h"
+
+#define TENANTS		6
+#define DURATION_MS	6000
+#define QUICK_TENANTS	3
+#define QUICK_MS	1000
+#define SEED		1
+
+static volatile sig_atomic_t share_child, share_stopped;
+
+static void __attribute__((noreturn))
+usage(int status)
+{
+	fprintf(status ? stderr : stdout,
+	    "usage: share [-hq] [-n tenants] [-s seed]\n");
+	exit(status);
+}
+
+int
+share_path(char *buf, size_t size, const char *base, const char *name)
+{
+	if ((size_t)snprintf(buf, size, "%s/%s", base, name) >= size) {
+		log_warnx("path '%s/%s' is too long", base, name);
+		return -1;
+	}
+	return 0;
+}
+
+const char *
+share_way_name(int way)
+{
+	static const char *const names[WAY_COUNT] = {
+		[WAY_STATIC] = "static", [WAY_WAIT] = "wait",
+		[WAY_SWAP] = "swap", [WAY_PREEMPT] = "preempt",
+	};
+
+	return way >= 0 && way < WAY_COUNT ? names[way] : "unknown";
+}
+
+/* TOP, from this program's own path: TOP/tools/share. */
+static int
+top_find(char *top, size_t size)
+{
+	ssize_t n = readlink("/proc/self/exe", top, size - 1);
+	char *slash;
+	int i;
+
+	if (n < 0) {
+		log_warn("cannot read '/proc/self/exe'");
+		return -1;
+	}
+	top[n] = '\0';
+	for (i = 0; i < 2; i++) {
+		if ((slash = strrchr(top, '/')) == NULL) {
+			log_warnx("cannot find the source tree from '%s'", top);
+			return -1;
+		}
+		*slash = '\0';
+	}
+	return 0;
+}
+
+/* What every child sees: the simulated driver, our state and socket. */
+static int
+env_setup(const struct share_run *r)
+{
+	static const char *const drop[] = { "LD_PRELOAD",
+	    "GPUFRAC_MEMORY_LIMIT", "GPUFRAC_DISABLE", "GPUFRAC_LOG",
+	    "GPUFRAC_PRIORITY", "GPUFRAC_RESOLVER", "GPUFRAC_WAIT_TIMEOUT",
+	    "CUDA_VISIBLE_DEVICES", "SIMCUDA_CONTEXT_BYTES",
+	    "SIMCUDA_NO_CHECKPOINT" };
+	const char *old = getenv("LD_LIBRARY_PATH");
+	char lib[2 * PATH_MAX];
+	size_t i;
+
+	if ((size_t)snprintf(lib, sizeof(lib), "%s/tests/simcuda%s%s", r->top,
+	    old && *old ? ":" : "", old && *old ? old : "") >= sizeof(lib)) {
+		log_warnx("LD_LIBRARY_PATH is too long");
+		return -1;
+	}
+	for (i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
+		unsetenv(drop[i]);
+	if (setenv("LD_LIBRARY_PATH", lib, 1) < 0 ||
+	    setenv("SIMCUDA_STATE", r->state, 1) < 0 ||
+	    setenv("SIMCUDA_DEVICES", SHARE_DEVICE, 1) < 0 ||
+	    setenv("GPUFRAC_SOCKET", r->sock, 1) < 0) {
+		log_warn("cannot set the environment");
+		return -1;
+	}
+	return 0;
+}
+
+/* A seed: decimal, all of s; 0 or -1. */
+static int
+seed_parse(const char *s, uint64_t *seed)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*s == '\0' || *s == '-' || *end != '\0' || errno == ERANGE) {
+		log_warnx("bad seed '%s': expected a decimal number", s);
+		return -1;
+	}
+	*seed = v;
+	return 0;
+}
+
+/* The child: every way, then the report. */
+static int
+share_run_all(struct share_run *r)
+{
+	uint64_t t0 = share_now_ns();
+	int way, rc = 0;
+
+	/* A tenant that died is noticed on its pipe, not by a signal. */
+	signal(SIGPIPE, SIG_IGN);
+	for (way = 0; way < WAY_COUNT; way++) {
+		fprintf(stderr, "share: %s\n", share_way_name(way));
+		way_run(r, way);
+		if (!r->results[way].ran)
+			rc = 1;
+	}
+	share_kill_all();
+	report_print(r, (double)(share_now_ns() - t0) / 1e9);
+	return rc;
+}
+
+static void
+on_signal(int sig)
+{
+	share_stopped = sig;
+	if (share_child > 0)
+		kill(share_child, SIGKILL);
+}
+
+/* The parent: run the child, then clean up after it and its children. */
+static int
+share_supervise(struct share_run *r)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa, dfl;
+	sigset_t stop, old;
+	int status = 0, st;
+	size_t i;
+	pid_t pid, w;
+
+	/* The child's children, orphaned, are ours to reap. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		log_warn("cannot become a subreaper");
+	memset(&sa, 0, sizeof(sa));
+	memset(&dfl, 0, sizeof(dfl));
+	sa.sa_handler = on_signal;
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&stop);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		sigaddset(&stop, sigs[i]);
+		sigaction(sigs[i], &sa, NULL);
+	}
+	/* A stop signal before the child is known is held, not lost. */
+	sigprocmask(SIG_BLOCK, &stop, &old);
+	if ((pid = share_fork()) < 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return 1;
+	}
+	if (pid == 0) {
+		for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+			sigaction(sigs[i], &dfl, NULL);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		_exit(share_run_all(r));
+	}
+	share_child = pid;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	/* They die with the child (PDEATHSIG): wait for every one. */
+	while ((w = waitpid(-1, &st, 0)) > 0 || errno == EINTR)
+		if (w == pid)
+			status = st;
+	daemon_teardown(r);
+	if (share_stopped) {
+		log_warnx("interrupted by signal %d", (int)share_stopped);
+		return 1;
+	}
+	if (WIFSIGNALED(status)) {
+		log_warnx("the benchmark died of signal %d", WTERMSIG(status));
+		return 1;
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+int
+main(int argc, char *argv[])
+{
+	static struct share_run r;
+	const char *s;
+	char *end;
+	long n;
+	int ch, tenants = 0;
+
+	log_init("share", LOG_LVL_INFO, 0);
+	r.p.tenants = TENANTS;
+	r.p.duration_ms = DURATION_MS;
+	r.p.seed = SEED;
+	r.p.capacity = SHARE_DEVICE_BYTES;
+	if ((s = getenv("SHARE_SEED")) != NULL && *s != '\0' &&
+	    seed_parse(s, &r.p.seed) < 0)
+		usage(2);
+	while ((ch = getopt(argc, argv, "hn:qs:")) != -1) {
+		switch (ch) {
+		case 'n':
+			errno = 0;
+			n = strtol(optarg, &end, 10);
+			if (errno != 0 || *end != '\0' || n < 2 ||
+			    n > SHARE_TENANTS_MAX) {
+				log_warnx("bad number of tenants '%s': "
+				    "expected 2 to %d", optarg,
+				    SHARE_TENANTS_MAX);
+				usage(2);
+			}
+			tenants = (int)n;
+			break;
+		case 'q':
+			r.p.quick = 1;
+			r.p.tenants = QUICK_TENANTS;
+			r.p.duration_ms = QUICK_MS;
+			break;
+		case 's':
+			if (seed_parse(optarg, &r.p.seed) < 0)
+				usage(2);
+			break;
+		case 'h':
+			usage(0);
+		default:
+			usage(2);
+		}
+	}
+	if (optind != argc)
+		usage(2);
+	if (tenants > 0)
+		r.p.tenants = (unsigned)tenants;
+	trace_make(&r.p, r.traces);
+	snprintf(r.state, sizeof(r.state), "gfshare-%d", (int)getpid());
+	if (top_find(r.top, sizeof(r.top)) < 0)
+		return 1;
+	if (daemon_dir_make(&r) < 0 || env_setup(&r) < 0) {
+		daemon_teardown(&r);
+		return 1;
+	}
+	return share_supervise(&r);
+}
