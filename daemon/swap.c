@@ -224,6 +224,31 @@ op_submit(struct arbiter *a, struct swap_op *op)
 	ckpt_submit(&a->swap.engine, &op->job);
 }
 
+static void
+retry_fire(struct event_loop *loop, void *arg)
+{
+	struct arbiter *a = arg;
+	struct ledger_client *lc;
+
+	(void)loop;
+	a->swap.retry_timer = 0;
+	TAILQ_FOREACH(lc, &a->ledger.clients, entry)
+		if (lc->swap == SWAP_OUT)
+			lc->swap_skip = 0;
+	swap_pump(a);
+}
+
+/* Look again in ms: a restore that failed, a busy victim of preemption. */
+static void
+retry_arm(struct arbiter *a, uint64_t ms)
+{
+	if (a->swap.retry_timer != 0 || a->loop == NULL)
+		return;
+	a->swap.retry_timer = event_timer_add(a->loop, ms, retry_fire, a);
+	if (a->swap.retry_timer < 0)
+		a->swap.retry_timer = 0;
+}
+
 /*
  * Swap lc out now, unless it must be skipped: then an event says why, it
  * is not tried again this round, and -1. op is taken over either way.
@@ -245,9 +270,18 @@ swap_start_out(struct arbiter *a, struct swap_op *op)
 		}
 	}
 	if (no != NULL) {
-		lc->swap_skip = 1;
 		arbiter_event(a, GF_EV_SWAP_SKIP, lc, -1, swap_footprint(a, lc),
-		    "not swapped out (%s): %s", op->cause, no);
+		    "not swapped out (%s): %s%s", op->cause, no,
+		    op->preempt && op->tries + 1 < SWAP_BUSY_TRIES ?
+		    "; trying again" : "");
+		/* A preemption is owed: a busy victim is tried again soon. */
+		if (op->preempt && ++op->tries < SWAP_BUSY_TRIES) {
+			op->not_before_ms = event_now_ms() + SWAP_BUSY_RETRY_MS;
+			TAILQ_INSERT_TAIL(&a->swap.todo, op, entry);
+			retry_arm(a, SWAP_BUSY_RETRY_MS);
+			return -1;
+		}
+		lc->swap_skip = 1;
 		swap_asks_settle(a, lc, GF_SWAP_OUT, 0, no);
 		swap_op_free(a, op);
 		return -1;
@@ -344,19 +378,6 @@ ended_out(struct arbiter *a, struct swap_op *op)
 	swap_asks_settle(a, lc, GF_SWAP_IN, 1, NULL);	/* it never left */
 }
 
-static void
-retry_fire(struct event_loop *loop, void *arg)
-{
-	struct arbiter *a = arg;
-	struct ledger_client *lc;
-
-	(void)loop;
-	a->swap.retry_timer = 0;
-	TAILQ_FOREACH(lc, &a->ledger.clients, entry)
-		if (lc->swap == SWAP_OUT)
-			lc->swap_skip = 0;
-	swap_pump(a);
-}
 
 static void
 ended_in(struct arbiter *a, struct swap_op *op)
@@ -389,11 +410,7 @@ ended_in(struct arbiter *a, struct swap_op *op)
 	    (uint32_t)(j->duration_us / 1000), "not swapped in (%s): %s; "
 	    "retrying in %d ms", op->cause, msg, SWAP_RETRY_MS);
 	swap_asks_settle(a, lc, GF_SWAP_IN, 0, msg);
-	if (a->swap.retry_timer == 0)
-		a->swap.retry_timer = event_timer_add(a->loop, SWAP_RETRY_MS,
-		    retry_fire, a);
-	if (a->swap.retry_timer < 0)
-		a->swap.retry_timer = 0;
+	retry_arm(a, SWAP_RETRY_MS);
 }
 
 static void
@@ -436,12 +453,19 @@ int
 swap_preempt(struct arbiter *a, struct ledger_client *lc, size_t dev,
     const struct ledger_client *rq)
 {
+	const char *no = unmovable(lc);
 	char cause[48];
 	struct swap_op *op;
 
 	if (!a->swap.available) {
 		arbiter_event(a, GF_EV_FALLBACK, lc, (int)dev,
 		    lc->usage[dev].used, "swap unavailable: killing instead");
+		return -1;
+	}
+	if (no != NULL) {
+		arbiter_event(a, GF_EV_FALLBACK, lc, (int)dev,
+		    lc->usage[dev].used, "cannot be swapped (%s): killing "
+		    "instead", no);
 		return -1;
 	}
 	snprintf(cause, sizeof(cause), "preempted for pid %u", rq->pid);

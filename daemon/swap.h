@@ -30,6 +30,8 @@
 #define SWAP_LOCK_TIMEOUT_MS	1000	/* a process busier than this in
 					   the driver is skipped */
 #define SWAP_RETRY_MS		1000	/* after a failed restore */
+#define SWAP_BUSY_RETRY_MS	200	/* a busy victim of preemption is */
+#define SWAP_BUSY_TRIES		50	/* tried again, this many times */
 
 struct arbiter;
 struct conn;

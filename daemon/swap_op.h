@@ -23,6 +23,8 @@ struct swap_op {
 	int		 dir;		/* GF_SWAP_OUT or GF_SWAP_IN */
 	int		 preempt;	/* a preemption's: lc->preempting */
 	int		 by_hand;	/* an admin's */
+	unsigned	 tries;		/* a preemption's, skipped as busy */
+	uint64_t	 not_before_ms;	/* not tried again before (monotonic) */
 	char		 cause[48];	/* "for pid 42", for the event */
 };
 

@@ -118,10 +118,15 @@ room_for(struct arbiter *a, struct ledger_client *lc, int *started)
 static int
 pump_todo(struct arbiter *a, int *started)
 {
-	struct swap_op *op = TAILQ_FIRST(&a->swap.todo);
+	uint64_t now = event_now_ms();
 	struct ledger_client *lc;
 	char msg[GF_ERRMSG_LEN];
+	struct swap_op *op;
 
+	/* The first that is due: a busy victim waits for its retry. */
+	TAILQ_FOREACH(op, &a->swap.todo, entry)
+		if (op->not_before_ms <= now)
+			break;
 	if (op == NULL)
 		return -1;
 	TAILQ_REMOVE(&a->swap.todo, op, entry);

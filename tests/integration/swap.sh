@@ -2,7 +2,8 @@
 # swapped out to make room and comes back with its data intact when it
 # next calls the driver (making room in turn), or on its own once its
 # memory fits; only a process idle for swap_min_idle is taken; on_preempt
-# = swap parks a victim; a guarantee protects; a
+# = swap parks a victim (one busy in the driver once it is out of it,
+# one holding managed memory is killed instead); a guarantee protects; a
 # busy process is skipped (in a hooked call, or by the lock's timeout);
 # managed memory is never moved; an admin swaps by hand, others may not;
 # without the checkpoint API swap falls back to wait and kill.
@@ -197,6 +198,29 @@ check "the victim is alive" kill -0 "$PID_v"
 client_release v
 check_eq "the victim resumes with its data" "$(tail -1 "$TMP/v.out")" \
 	"check ok"
+
+# A victim busy in a driver call is tried again until it can be moved.
+client_start v preload "$C" alloc 3Gi busy hold
+bg h "${NOBODY_ENV[@]}" "${AS_NOBODY[@]}" env "$PRE" "$C" alloc 2Gi hold
+wait_for "a busy victim is skipped, to be tried again" 10 \
+	has_event swap-skip "$PID_v" "in a driver call; trying again"
+check "the request waits meanwhile" state_is "$PID_h" waiting
+kill -USR1 "$PID_v"
+wait_for "once out of its driver call the victim is swapped out" 10 \
+	state_is "$PID_v" swapped
+wait_for "and the high-priority request is granted" 10 \
+	grep -q '^holding' "$TMP/h.out"
+kill -USR1 "$PID_h"; wait "$PID_h"
+client_release v
+
+# One that holds managed memory cannot be swapped: it is killed instead.
+client_start m preload "$C" managed 3Gi hold
+check_eq "a victim that cannot be swapped makes way all the same" \
+	"$(as_nobody "$C" alloc 2Gi)" "alloc ok"
+wait "$PID_m"
+check_eq "it was stopped by SIGTERM" $? $((128 + 15))
+check "a fallback event says why" has_event fallback "$PID_m" \
+	"cannot be swapped (it holds managed memory, which cannot be swapped): killing instead"
 daemon_stop
 
 # --- without the checkpoint API ------------------------------------------
