@@ -32,7 +32,7 @@ check_eq "each device has its own context record" \
 	"([('context', $((100 * MiB))), ('context', $((100 * MiB))), ('mem', $((32 * MiB))), ('mem', $((64 * MiB)))], 2)"
 wait_for "device 0 is charged its context and 64 MiB" 10 device_used_is \
 	$((164 * MiB)) 0
-check "device 1 is charged its context and 32 MiB" device_used_is \
+wait_for "device 1 is charged its context and 32 MiB" 10 device_used_is \
 	$((132 * MiB)) 1
 client_release b
 finish
