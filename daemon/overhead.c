@@ -8,6 +8,7 @@
 #include "arbiter.h"
 #include "dispatch.h"
 #include "event.h"
+#include "lease.h"
 #include "ledger.h"
 #include "log.h"
 #include "nvml.h"
@@ -45,10 +46,13 @@ reconcile(struct ledger *l, struct ledger_client *lc, size_t dev,
 {
 	struct ledger_usage *u = &lc->usage[dev];
 	uint64_t have = overhead_of(lc, dev), other = u->used - have, want;
+	uint64_t unused = lease_unused(lc, dev);
 
 	/* Out to host, or leaving: NVML's 0 says nothing of what it holds. */
 	if (!u->opened || lc->on_host || lc->departing)
 		return 0;
+	/* A lease's unused part is charged, and the driver holds none of it. */
+	other = other > unused ? other - unused : 0;
 	want = nvml_bytes > other ? nvml_bytes - other : 0;
 	if (want == have)
 		return 0;
