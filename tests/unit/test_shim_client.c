@@ -1,9 +1,10 @@
 /*
- * Unit tests of shim/client.c's conversation with the daemon: replies
- * matched by seq while a queued RESERVE (WAIT) waits, WAIT's deadline,
- * messages the daemon sends unasked, stale replies, malformed packets and a
- * connection lost under a waiting caller. The daemon is the test itself, on
- * the other end of a socketpair; no watcher thread runs.
+ * Unit tests of the daemon client's (shim/client*.c) conversation with the
+ * daemon: replies matched by seq while a queued RESERVE (WAIT) waits,
+ * WAIT's deadline, messages the daemon sends unasked, stale replies,
+ * malformed packets and a connection lost under a waiting caller. The
+ * daemon is the test itself, on the other end of a socketpair; no watcher
+ * thread runs.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +19,11 @@
 #include "../../shim/activity.c"
 #include "../../shim/vmm_table.c"
 #include "../../shim/pool_table.c"
+#include "../../shim/client_conn.c"
+#include "../../shim/client_device.c"
+#include "../../shim/client_connect.c"
+#include "../../shim/client_watcher.c"
+#include "../../shim/client_fork.c"
 #include "../../shim/client.c"
 
 #define GiB		(1ull << 30)

@@ -1,0 +1,188 @@
+/*
+ * Connecting to gpufracd: HELLO, then registering the new connection (the
+ * devices in use, the live allocations and leases, which a restarted
+ * daemon knows nothing of); the first attempt, and the watcher's later ones.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "activity.h"
+#include "alloc_table.h"
+#include "client_int.h"
+#include "env.h"
+#include "gpufrac/proto.h"
+#include "lease.h"
+#include "log.h"
+#include "shim.h"
+#include "sock.h"
+
+int client_tried;
+
+struct client_rereg {
+	int		fd;
+	unsigned	n;
+	char		*why;
+	size_t		whylen;
+};
+
+static int
+client_rereg_one(uint64_t ptr, const struct alloc_entry *e, void *arg)
+{
+	struct client_rereg *rr = arg;
+
+	if (e->flags & ALLOC_LEASED)
+		return 0;	/* the lease it came from is restored whole */
+	/* reserved 0: the allocation exists already. */
+	if (client_send_commit(rr->fd, e->dev, ptr, 0, e->size, e->kind,
+	    rr->why, rr->whylen) < 0)
+		return -1;
+	rr->n++;
+	return 0;
+}
+
+/*
+ * The lease on dev, as much as the page says it holds (include/gpufrac/
+ * activity.h), told to a new connection: the allocations drawn from it
+ * are not re-registered one by one. Lock held: a return waits for it.
+ */
+static int
+client_lease_restore(int fd, int dev, char *why, size_t whylen)
+{
+	struct gf_lease q;
+
+	memset(&q, 0, sizeof(q));
+	memcpy(q.uuid, client_devs[dev].uuid, GF_UUID_LEN);
+	if ((q.size = __atomic_load_n(&lease_slot(dev)->total,
+	    __ATOMIC_SEQ_CST)) == 0)
+		return 0;
+	return client_send(fd, GF_MSG_LEASE_RESTORE, &q, NULL, why, whylen);
+}
+
+/*
+ * Introduce the process on a new connection (non-blocking from now on).
+ * Needs no lock: the connection is not shared yet.
+ */
+static int
+client_hello(int fd, char *why, size_t whylen)
+{
+	struct gf_hello h;
+	struct gf_msg m;
+	int fl;
+
+	if ((fl = fcntl(fd, F_GETFL)) < 0 ||
+	    fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+		snprintf(why, whylen, "fcntl: %s", strerror(errno));
+		return -1;
+	}
+	memset(&h, 0, sizeof(h));
+	h.priority = shim_env.priority;
+	h.resolver = shim_env.resolver;
+	h.wait_timeout_ms = shim_env.wait_timeout_ms;
+	/* The activity page goes with it: the daemon sees our GPU use. */
+	if (client_exchange(fd, GF_MSG_HELLO, &h, activity_fd(), &m, 0, why,
+	    whylen) < 0)
+		return -1;
+	if (m.hdr.type != GF_MSG_HELLO_OK) {
+		client_unexpected(&m, GF_MSG_HELLO, why, whylen);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Make fd, introduced, this process's connection: DEVICE_OPEN for every
+ * device in use and COMMIT{reserved 0} for every live allocation, so that a
+ * restarted daemon knows each of them exactly once (an allocation being
+ * committed meanwhile waits for the lock and commits with reserved 0 after,
+ * its RESERVE having gone to an earlier connection). Lock held throughout:
+ * the exchanges are bounded by the reply timeout, as every one is.
+ */
+static int
+client_register(int fd, unsigned *nrereg, char *why, size_t whylen)
+{
+	struct client_rereg rr = { fd, 0, why, whylen };
+	unsigned gen;
+	int dev;
+
+	/* Atomic: client_free reads it unlocked. */
+	gen = client_gen + 1 != 0 ? client_gen + 1 : 1;	/* 0: local */
+	__atomic_store_n(&client_gen, gen, __ATOMIC_RELEASE);
+	for (dev = 0; dev < SHIM_MAX_DEVICES; dev++)
+		if (client_devs[dev].in_use &&
+		    client_device_open_new(fd, gen, dev, why, whylen) < 0)
+			return -1;
+	if (alloc_table_walk(client_rereg_one, &rr) != 0)
+		return -1;
+	for (dev = 0; dev < GF_ACTIVITY_DEVICES; dev++)
+		if (client_devs[dev].in_use &&
+		    client_lease_restore(fd, dev, why, whylen) < 0)
+			return -1;
+	client_fd = fd;
+	client_up = 1;
+	*nrereg = rr.n;
+	return 0;
+}
+
+/* The first connection attempt of the process, on the caller's thread. */
+void
+client_start(void)
+{
+	char why[CLIENT_WHY_LEN];
+	unsigned n;
+	int fd;
+
+	if (client_tried)
+		return;
+	client_tried = 1;
+	if ((fd = sock_connect(shim_env.socket, why, sizeof(why))) < 0)
+		snprintf(why, sizeof(why), "%s", strerror(errno));
+	else if (client_hello(fd, why, sizeof(why)) < 0 ||
+	    client_register(fd, &n, why, sizeof(why)) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0)
+		client_say_unreachable(why);
+	else
+		log_info("connected to gpufracd at '%s'", shim_env.socket);
+	client_monitor_start();
+}
+
+/* A later attempt, from the watcher thread. */
+int
+client_reconnect(void)
+{
+	char why[CLIENT_WHY_LEN];
+	unsigned n;
+	int fd;
+
+	/*
+	 * connect() (it blocks while the backlog is full) and HELLO outside
+	 * the lock: a daemon that accepts but does not answer must not stall
+	 * the program's allocations every retry.
+	 */
+	if ((fd = sock_connect(shim_env.socket, why, sizeof(why))) < 0) {
+		log_debug("%s", why);
+		return -1;
+	}
+	if (client_hello(fd, why, sizeof(why)) < 0)
+		goto out_close;
+	pthread_mutex_lock(&client_lock);
+	if (client_register(fd, &n, why, sizeof(why)) < 0) {
+		pthread_mutex_unlock(&client_lock);
+		goto out_close;
+	}
+	pthread_mutex_unlock(&client_lock);
+	log_info("reconnected to gpufracd at '%s'; re-registered %u "
+	    "allocations", shim_env.socket, n);
+	return 0;
+
+out_close:
+	close(fd);
+	log_debug("cannot rejoin gpufracd: %s", why);
+	return -1;
+}

@@ -1,0 +1,75 @@
+/*
+ * The daemon client across fork(): the handlers that keep its locks
+ * consistent in both processes and make the child a new client, and
+ * client_init, which installs them.
+ */
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "activity.h"
+#include "alloc_table.h"
+#include "client.h"
+#include "client_int.h"
+#include "log.h"
+#include "pool_table.h"
+#include "vmm_table.h"
+
+static void
+client_fork_prepare(void)
+{
+	pthread_mutex_lock(&client_free_lock);
+	pthread_mutex_lock(&client_lock);
+	alloc_table_fork_prepare();
+}
+
+static void
+client_fork_parent(void)
+{
+	alloc_table_fork_parent();
+	pthread_mutex_unlock(&client_lock);
+	pthread_mutex_unlock(&client_free_lock);
+}
+
+/*
+ * The child is a new client: it closes (never shuts down, which would cut
+ * the parent off) its copy of the parent's connection, owns no device
+ * memory, and connects lazily as its own client on its first CUDA use.
+ * The parent's other threads, their calls and whatever reader token one
+ * of them held, do not exist here.
+ */
+static void
+client_fork_child(void)
+{
+	alloc_table_fork_child();
+	activity_fork_child();
+	vmm_fork_child();
+	pool_fork_child();
+	if (client_fd >= 0)
+		close(client_fd);
+	client_fd = -1;
+	client_up = 0;
+	client_tried = 0;
+	client_monitor_running = 0;
+	client_said_unreachable = 0;
+	client_calls = NULL;
+	client_reading = 0;
+	client_watcher_waits = 0;
+	pthread_cond_init(&client_token_cv, NULL);
+	memset(client_devs, 0, sizeof(client_devs));
+	pthread_mutex_unlock(&client_lock);
+	pthread_mutex_unlock(&client_free_lock);
+}
+
+void
+client_init(void)
+{
+	int e;
+
+	pthread_condattr_init(&client_condattr);
+	pthread_condattr_setclock(&client_condattr, CLOCK_MONOTONIC);
+	if ((e = pthread_atfork(client_fork_prepare, client_fork_parent,
+	    client_fork_child)) != 0)
+		log_errx("cannot install fork handlers: %s", strerror(e));
+}
