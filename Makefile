@@ -190,7 +190,7 @@ bench-share: all $(SHARE)
 	tools/share
 
 deps:
-	@pkgs="gcc make libc6-dev libinih-dev libcmocka-dev libjansson-dev python3 python3-numba strace crun slurm-wlm munge libslurm-dev"; \
+	@pkgs="gcc make libc6-dev libinih-dev libcmocka-dev libjansson-dev python3 python3-numba strace valgrind crun slurm-wlm munge libslurm-dev"; \
 	if [ "$$(id -u)" = 0 ]; then \
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y -q --no-install-recommends $$pkgs; \

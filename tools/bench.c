@@ -101,11 +101,15 @@ results_init(struct results *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->bare_ns = r->shim_ns = r->fastpath_added_ns = NAN;
+	r->bare_ns_mt = r->shim_ns_mt = r->fastpath_added_ns_mt = NAN;
+	r->bare_ir = r->shim_ir = r->fastpath_added_ir = NAN;
+	r->bare_ir_mt = r->shim_ir_mt = r->fastpath_added_ir_mt = NAN;
 	r->rt_idle_p50_us = r->rt_idle_p99_us = NAN;
 	r->rt_p50_us = r->rt_p99_us = r->echo_p50_us = r->echo_p99_us = NAN;
 	r->rt_load_rps = r->echo_load_rps = NAN;
 	r->wake_p50_us = r->wake_p99_us = NAN;
-	r->table_ns_1k = r->table_ns_100k = r->table_ns_100k_mt = NAN;
+	r->table_ns_1k = r->table_ns_100k = r->table_ns_1m = NAN;
+	r->table_ns_100k_mt = NAN;
 	r->rss_kib_0 = r->rss_kib_1000 = NAN;
 }
 
@@ -113,9 +117,9 @@ results_init(struct results *r)
 static int
 results_complete(const struct results *r)
 {
-	const double v[] = { r->fastpath_added_ns, r->rt_p99_us,
-	    r->echo_p99_us, r->wake_p99_us, r->table_ns_100k,
-	    r->table_ns_100k_mt, r->rss_kib_1000 };
+	const double v[] = { r->fastpath_added_ns, r->fastpath_added_ns_mt,
+	    r->rt_p99_us, r->echo_p99_us, r->wake_p99_us, r->table_ns_100k,
+	    r->table_ns_1m, r->table_ns_100k_mt, r->rss_kib_1000 };
 	size_t i;
 
 	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++)
@@ -146,8 +150,10 @@ bench_run(struct bench *b)
 	/* The daemon's memory first, before the others have used it. */
 	fprintf(stderr, "bench: daemon memory with 1,000 clients\n");
 	rss_measure(b, &r);
-	fprintf(stderr, "bench: fast path\n");
+	fprintf(stderr, "bench: fast path, 1 and %d threads\n", FP_THREADS);
 	fastpath_measure(b, &r);
+	fprintf(stderr, "bench: fast path in instructions (callgrind)\n");
+	count_measure(b, &r);
 	fprintf(stderr, "bench: round trip and echo, %d busy clients\n",
 	    b->clients);
 	roundtrip_measure(b, &r);
@@ -208,6 +214,8 @@ worker_main(int argc, char *argv[])
 		return fastpath_worker(argc, argv);
 	if (argc >= 1 && strcmp(argv[0], "wake") == 0)
 		return wake_worker(argc, argv);
+	if (argc >= 1 && strcmp(argv[0], "count") == 0)
+		return count_worker(argc, argv);
 	return 2;
 }
 

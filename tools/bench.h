@@ -32,18 +32,26 @@ struct bench {
 /* A measurement's outcome: NAN where it could not be taken, and why. */
 struct results {
 	double		 bare_ns, shim_ns, fastpath_added_ns;
+	/* the same with fastpath_threads threads, per pair and CPU in use */
+	double		 bare_ns_mt, shim_ns_mt, fastpath_added_ns_mt;
+	int		 fastpath_threads;
+	/* instructions per pair (callgrind), one thread and several */
+	double		 bare_ir, shim_ir, fastpath_added_ir;
+	double		 bare_ir_mt, shim_ir_mt, fastpath_added_ir_mt;
 	double		 rt_idle_p50_us, rt_idle_p99_us; /* no load */
 	double		 rt_p50_us, rt_p99_us, echo_p50_us, echo_p99_us;
 	size_t		 rt_samples, echo_samples;
 	double		 rt_load_rps, echo_load_rps; /* the load's pace */
 	double		 wake_p50_us, wake_p99_us;
 	size_t		 wake_samples;
-	double		 table_ns_1k, table_ns_100k, table_ns_100k_mt;
+	double		 table_ns_1k, table_ns_100k, table_ns_1m;
+	double		 table_ns_100k_mt;
 	int		 table_threads;
 	double		 rss_kib_0, rss_kib_1000;
 	int		 rss_clients;	/* connected when measured */
 	double		 runtime_s;
 	char		 fastpath_note[BENCH_NOTE_LEN];
+	char		 count_note[BENCH_NOTE_LEN];
 	char		 rt_note[BENCH_NOTE_LEN];
 	char		 echo_note[BENCH_NOTE_LEN];
 	char		 wake_note[BENCH_NOTE_LEN];
@@ -70,6 +78,12 @@ pid_t	proc_fork(void);
  */
 pid_t	proc_worker(const struct bench *b, int preload, const char *name,
 	    char *const args[], int *to, int *from);
+/* The same, run by the program wrap[0] with its arguments wrap[1...]. */
+pid_t	proc_worker_wrapped(const struct bench *b, int preload,
+	    const char *name, char *const wrap[], char *const args[], int *to,
+	    int *from);
+/* The sanitizer runtime this program was built with, or NULL. */
+const char *proc_sanitizer(void);
 /* Wait for pid to exit, at most ms; SIGKILL it after. Returns its status. */
 int	proc_reap(pid_t pid, int ms);
 /* Forget a child that has been reaped otherwise. */
@@ -104,9 +118,33 @@ int	wire_client_state(const char *path, uint32_t pid);
 struct cuda_api {
 	CUresult (*alloc)(CUdeviceptr *ptr, size_t size);
 	CUresult (*free)(CUdeviceptr ptr);
+	CUresult (*set_current)(CUcontext ctx);
+	CUcontext ctx;			/* device 0's primary context */
 };
 /* dlopen libcuda.so.1, cuInit, make device 0's context current; 0 or -1. */
 int	cuda_open(struct cuda_api *api);
+/* Make it current on another thread too; 0 or -1. */
+int	cuda_thread(const struct cuda_api *api);
+
+/*
+ * bench_fastpath.c: alloc+free pairs of BENCH_SIZE bytes on threads that
+ * start together, each with device 0's context current.
+ */
+#define FP_THREADS	4		/* the fast path "at once" */
+#define FP_THREADS_MAX	16
+struct fp_pool;
+/* cuda_open, and a warm-up (through the shim: the lease); 0 or -1. */
+int	fp_open(struct cuda_api *api);
+/*
+ * nthreads threads (1: the caller's own), each doing pairs / nthreads
+ * pairs a round; around, if not NULL, is called on each just before and
+ * just after its pairs.
+ */
+int	fp_pool_start(struct fp_pool **pool, const struct cuda_api *api,
+	    long pairs, int nthreads, void (*around)(void));
+/* One round; the CUresult of the first failure, or 0. */
+CUresult fp_pool_run(struct fp_pool *pool);
+void	fp_pool_stop(struct fp_pool *pool);
 
 /* What a worker answers each command with, on its stdout. */
 struct worker_reply {
@@ -117,6 +155,7 @@ struct worker_reply {
 
 /* The measurements: each fills its part of *r. */
 void	fastpath_measure(const struct bench *b, struct results *r);
+void	count_measure(const struct bench *b, struct results *r);
 void	roundtrip_measure(const struct bench *b, struct results *r);
 void	wake_measure(const struct bench *b, struct results *r);
 void	table_measure(struct results *r);
@@ -124,6 +163,7 @@ void	rss_measure(const struct bench *b, struct results *r);
 
 /* The worker side of those that run in processes of their own. */
 int	fastpath_worker(int argc, char *argv[]);
+int	count_worker(int argc, char *argv[]);
 int	wake_worker(int argc, char *argv[]);
 
 /* bench_daemon.c: the run's directory, configuration and gpufracd. */

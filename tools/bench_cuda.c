@@ -12,7 +12,6 @@
 typedef CUresult (*init_fn)(unsigned int);
 typedef CUresult (*device_get_fn)(CUdevice *, int);
 typedef CUresult (*retain_fn)(CUcontext *, CUdevice);
-typedef CUresult (*set_current_fn)(CUcontext);
 
 static void *
 cuda_sym(void *h, const char *name)
@@ -27,11 +26,9 @@ cuda_sym(void *h, const char *name)
 int
 cuda_open(struct cuda_api *api)
 {
-	set_current_fn set_current;
 	device_get_fn device_get;
 	retain_fn retain;
 	init_fn init;
-	CUcontext ctx;
 	CUdevice dev;
 	void *h;
 
@@ -42,16 +39,27 @@ cuda_open(struct cuda_api *api)
 	*(void **)&init = cuda_sym(h, "cuInit");
 	*(void **)&device_get = cuda_sym(h, "cuDeviceGet");
 	*(void **)&retain = cuda_sym(h, "cuDevicePrimaryCtxRetain");
-	*(void **)&set_current = cuda_sym(h, "cuCtxSetCurrent");
+	*(void **)&api->set_current = cuda_sym(h, "cuCtxSetCurrent");
 	*(void **)&api->alloc = cuda_sym(h, "cuMemAlloc_v2");
 	*(void **)&api->free = cuda_sym(h, "cuMemFree_v2");
 	if (init == NULL || device_get == NULL || retain == NULL ||
-	    set_current == NULL || api->alloc == NULL || api->free == NULL)
+	    api->set_current == NULL || api->alloc == NULL ||
+	    api->free == NULL)
 		return -1;
 	if (init(0) != CUDA_SUCCESS || device_get(&dev, 0) != CUDA_SUCCESS ||
-	    retain(&ctx, dev) != CUDA_SUCCESS ||
-	    set_current(ctx) != CUDA_SUCCESS) {
+	    retain(&api->ctx, dev) != CUDA_SUCCESS ||
+	    api->set_current(api->ctx) != CUDA_SUCCESS) {
 		log_warnx("cannot make device 0's context current");
+		return -1;
+	}
+	return 0;
+}
+
+int
+cuda_thread(const struct cuda_api *api)
+{
+	if (api->set_current(api->ctx) != CUDA_SUCCESS) {
+		log_warnx("cannot make device 0's context current on a thread");
 		return -1;
 	}
 	return 0;

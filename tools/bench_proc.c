@@ -85,6 +85,15 @@ sanitizer_find(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+const char *
+proc_sanitizer(void)
+{
+	const char *rt = NULL;
+
+	dl_iterate_phdr(sanitizer_find, &rt);
+	return rt;
+}
+
 /*
  * LD_PRELOAD for a worker: the shim, after the sanitizer runtime if this
  * program has one, which must be loaded first (as tests/integration/lib.sh
@@ -93,10 +102,9 @@ sanitizer_find(struct dl_phdr_info *info, size_t size, void *arg)
 static int
 preload_set(const char *shim)
 {
-	const char *rt = NULL;
+	const char *rt = proc_sanitizer();
 	char both[2 * PATH_MAX];
 
-	dl_iterate_phdr(sanitizer_find, &rt);
 	if (rt == NULL)
 		return setenv("LD_PRELOAD", shim, 1);
 	if ((size_t)snprintf(both, sizeof(both), "%s %s", rt, shim) >=
@@ -108,11 +116,11 @@ preload_set(const char *shim)
 /* The child side of proc_worker(); never returns. */
 static void
 worker_exec(const struct bench *b, int preload, const char *name,
-    char *const args[], int in, int out)
+    char *const wrap[], char *const args[], int in, int out)
 {
 	char shim[PATH_MAX], self[PATH_MAX], errpath[PATH_MAX];
-	char *argv[16];
-	int err, i;
+	char *argv[32];
+	int err, i, n = 0;
 
 	if (dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0)
 		_exit(127);
@@ -128,19 +136,32 @@ worker_exec(const struct bench *b, int preload, const char *name,
 		_exit(127);
 	if (preload && preload_set(shim) < 0)
 		_exit(127);
-	argv[0] = self;
-	argv[1] = (char *)"-W";
-	for (i = 0; args[i] != NULL && i < 13; i++)
-		argv[i + 2] = args[i];
-	argv[i + 2] = NULL;
-	execv(self, argv);
-	fprintf(stderr, "bench: cannot run '%s': %s\n", self, strerror(errno));
+	for (i = 0; wrap != NULL && wrap[i] != NULL && n < 14; i++)
+		argv[n++] = wrap[i];
+	argv[n++] = self;
+	argv[n++] = (char *)"-W";
+	for (i = 0; args[i] != NULL && i < 14; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	if (wrap != NULL)
+		execvp(argv[0], argv);
+	else
+		execv(self, argv);
+	fprintf(stderr, "bench: cannot run '%s': %s\n", argv[0],
+	    strerror(errno));
 	_exit(127);
 }
 
 pid_t
 proc_worker(const struct bench *b, int preload, const char *name,
     char *const args[], int *to, int *from)
+{
+	return proc_worker_wrapped(b, preload, name, NULL, args, to, from);
+}
+
+pid_t
+proc_worker_wrapped(const struct bench *b, int preload, const char *name,
+    char *const wrap[], char *const args[], int *to, int *from)
 {
 	int in[2], out[2];
 	pid_t pid;
@@ -152,7 +173,7 @@ proc_worker(const struct bench *b, int preload, const char *name,
 	if ((pid = proc_fork()) < 0)
 		goto out_out;
 	if (pid == 0)
-		worker_exec(b, preload, name, args, in[0], out[1]);
+		worker_exec(b, preload, name, wrap, args, in[0], out[1]);
 	close(in[0]);
 	close(out[1]);
 	*to = in[1];

@@ -22,12 +22,14 @@ struct row {
 	int		 met;		/* MET_* */
 };
 
-#define ROWS_MAX	24
+#define ROWS_MAX	40
 
 struct rows {
 	struct row	 r[ROWS_MAX];
 	int		 n;
 	char		 mt_label[64];
+	char		 fp_label[3][64];	/* the fast path's threads */
+	char		 ir_label[3][64];
 };
 
 static void
@@ -50,10 +52,34 @@ row_add(struct rows *t, const char *key, const char *label, double value,
 		r->met = !isnan(value) && value <= limit ? MET_YES : MET_NO;
 }
 
+/* The fast path on several threads: bare, shim, added, into label[3]. */
 static void
-rows_fill(struct rows *t, const struct results *r)
+rows_threads(struct rows *t, char label[3][64], const char *const key[3],
+    const double v[3], const char *unit, const char *target, double limit,
+    int threads)
 {
-	double ratio = r->rt_p99_us / r->echo_p99_us;
+	static const char *const what[] = { "bare", "shim", "added" };
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		snprintf(label[i], 64, "  %d threads at once, %s", threads,
+		    what[i]);
+		row_add(t, key[i], label[i], v[i], unit, i == 2 ? target : "",
+		    i == 2 ? limit : NAN);
+	}
+}
+
+static void
+rows_fastpath(struct rows *t, const struct results *r)
+{
+	static const char *const ns_keys[] = { "fastpath_bare_ns_mt",
+	    "fastpath_shim_ns_mt", "fastpath_added_ns_mt" };
+	static const char *const ir_keys[] = { "fastpath_bare_instr_mt",
+	    "fastpath_shim_instr_mt", "fastpath_added_instr_mt" };
+	const double ns[] = { r->bare_ns_mt, r->shim_ns_mt,
+	    r->fastpath_added_ns_mt };
+	const double ir[] = { r->bare_ir_mt, r->shim_ir_mt,
+	    r->fastpath_added_ir_mt };
 
 	row_add(t, "fastpath_bare_ns", "alloc+free pair, bare driver",
 	    r->bare_ns, "ns", "", NAN);
@@ -61,6 +87,24 @@ rows_fill(struct rows *t, const struct results *r)
 	    r->shim_ns, "ns", "", NAN);
 	row_add(t, "fastpath_added_ns", "  added by the shim",
 	    r->fastpath_added_ns, "ns", "<= 100", 100);
+	rows_threads(t, t->fp_label, ns_keys, ns, "ns", "<= 100", 100,
+	    r->fastpath_threads);
+	row_add(t, "fastpath_bare_instr", "the pair in instructions, bare",
+	    r->bare_ir, "instr", "", NAN);
+	row_add(t, "fastpath_shim_instr", "the pair in instructions, shim",
+	    r->shim_ir, "instr", "", NAN);
+	row_add(t, "fastpath_added_instr", "  added by the shim",
+	    r->fastpath_added_ir, "instr", "<= 300", 300);
+	rows_threads(t, t->ir_label, ir_keys, ir, "instr", "<= 300", 300,
+	    r->fastpath_threads);
+}
+
+static void
+rows_fill(struct rows *t, const struct results *r)
+{
+	double ratio = r->rt_p99_us / r->echo_p99_us;
+
+	rows_fastpath(t, r);
 	row_add(t, "roundtrip_idle_p50_us", "reserve round trip, no load, p50",
 	    r->rt_idle_p50_us, "us", "", NAN);
 	row_add(t, "roundtrip_idle_p99_us", "reserve round trip, no load, p99",
@@ -87,6 +131,8 @@ rows_fill(struct rows *t, const struct results *r)
 	    r->table_ns_1k, "ns", "", NAN);
 	row_add(t, "table_ops_ns_100k", "allocation table op, 100,000 live",
 	    r->table_ns_100k, "ns", "", NAN);
+	row_add(t, "table_ops_ns_1m", "allocation table op, 1,000,000 live",
+	    r->table_ns_1m, "ns", "", NAN);
 	snprintf(t->mt_label, sizeof(t->mt_label), "  the same, %d threads "
 	    "at once", r->table_threads);
 	row_add(t, "table_ops_ns_100k_mt", t->mt_label, r->table_ns_100k_mt,
@@ -144,6 +190,10 @@ table_print(const struct rows *t, int clients)
 		printf("%-36s %14s %-5s %-18s %s\n", r->label, value, r->unit,
 		    r->target, r->met == MET_NONE ? "" : met[r->met]);
 	}
+	printf("fast path on several threads: per pair and CPU in use (the "
+	    "round's time times\nthe CPUs its threads could use, over its "
+	    "pairs); instructions counted by\ncallgrind over the pairs only, "
+	    "per pair\n");
 	printf("round trips and echo: %d busy client processes, the server "
 	    "and the measuring\nclient pinned to different CPUs; gpufracd "
 	    "at log_level info (the default),\nlogging to a file; every "
@@ -194,10 +244,12 @@ json_print(const struct rows *t, const struct results *r, int cores,
 		}
 	}
 	printf(",\"roundtrip_samples\":%zu,\"echo_samples\":%zu,"
-	    "\"wake_samples\":%zu,\"table_threads\":%d,"
+	    "\"wake_samples\":%zu,\"fastpath_threads\":%d,"
+	    "\"table_threads\":%d,"
 	    "\"daemon_clients_counted\":%d,\"targets\":%d,\"targets_met\":%d,"
 	    "\"runtime_s\":%.1f}\n", r->rt_samples, r->echo_samples,
-	    r->wake_samples, r->table_threads, r->rss_clients, targets, met,
+	    r->wake_samples, r->fastpath_threads, r->table_threads,
+	    r->rss_clients, targets, met,
 	    r->runtime_s);
 }
 
@@ -213,6 +265,7 @@ report_print(const struct bench *b, const struct results *r)
 	    "(tests/simcuda), %.1f s\n", cores, model, r->runtime_s);
 	table_print(&t, b->clients);
 	note_print("fast path", r->fastpath_note);
+	note_print("instructions", r->count_note);
 	note_print("round trip", r->rt_note);
 	note_print("echo", r->echo_note);
 	note_print("wake-up", r->wake_note);
