@@ -129,15 +129,15 @@ $(SPANK): $(SPANK_OBJ) slurm/libgfcommon.a slurm/gpufrac_spank.map
 	    -Wl,--version-script=slurm/gpufrac_spank.map
 
 # The benchmark measures the shim's allocation table as the shim builds it.
-$(BENCH): $(BENCH_OBJ) shim/alloc_table.o $(COMMON_LIB)
+$(BENCH): $(BENCH_OBJ) tools/harness.o shim/alloc_table.o $(COMMON_LIB)
 	$(CC) -o $@ $^ $(ALL_LDFLAGS) -ldl -lpthread -lm
 
 # The sharing benchmark asks the daemon as gpufracctl does; its tenants
 # find the driver with dlopen, as numba does.
-tools/share: $(SHARE_OBJ) tools/ctl_query.o tools/ctl_print.o \
-    tools/ctl_table.o $(COMMON_LIB)
+tools/share: $(SHARE_OBJ) tools/harness.o tools/ctl_query.o \
+    tools/ctl_print.o tools/ctl_table.o $(COMMON_LIB)
 	$(CC) -o $@ $^ $(ALL_LDFLAGS) -lm
-tools/share_tenant: tools/share_tenant.o
+tools/share_tenant: tools/share_tenant.o tools/harness.o $(COMMON_LIB)
 	$(CC) -o $@ $^ $(ALL_LDFLAGS) -ldl
 
 # The simulated driver exports the real driver's names, unversioned.

@@ -19,7 +19,9 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "harness.h"
 #include "log.h"
+#include "units.h"
 #include "sock.h"
 
 #define BENCH_CLIENTS	64
@@ -32,68 +34,6 @@ usage(int status)
 {
 	fprintf(status ? stderr : stdout, "usage: bench [-h] [-c clients]\n");
 	exit(status);
-}
-
-int
-bench_path(char *buf, size_t size, const char *base, const char *name)
-{
-	if ((size_t)snprintf(buf, size, "%s/%s", base, name) >= size) {
-		log_warnx("path '%s/%s' is too long", base, name);
-		return -1;
-	}
-	return 0;
-}
-
-/* TOP, from this program's own path: TOP/tools/bench. */
-static int
-top_find(char *top, size_t size)
-{
-	ssize_t n = readlink("/proc/self/exe", top, size - 1);
-	char *slash;
-	int i;
-
-	if (n < 0) {
-		log_warn("cannot read '/proc/self/exe'");
-		return -1;
-	}
-	top[n] = '\0';
-	for (i = 0; i < 2; i++) {
-		if ((slash = strrchr(top, '/')) == NULL) {
-			log_warnx("cannot find the source tree from '%s'", top);
-			return -1;
-		}
-		*slash = '\0';
-	}
-	return 0;
-}
-
-/* What every child sees: the simulated driver, our state and socket. */
-static int
-env_setup(const struct bench *b)
-{
-	static const char *const drop[] = { "LD_PRELOAD",
-	    "GPUFRAC_MEMORY_LIMIT", "GPUFRAC_DISABLE", "GPUFRAC_LOG",
-	    "CUDA_VISIBLE_DEVICES", "SIMCUDA_CONTEXT_BYTES",
-	    "SIMCUDA_NO_CHECKPOINT" };
-	const char *old = getenv("LD_LIBRARY_PATH");
-	char lib[2 * PATH_MAX];
-	size_t i;
-
-	if ((size_t)snprintf(lib, sizeof(lib), "%s/tests/simcuda%s%s", b->top,
-	    old && *old ? ":" : "", old && *old ? old : "") >= sizeof(lib)) {
-		log_warnx("LD_LIBRARY_PATH is too long");
-		return -1;
-	}
-	for (i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
-		unsetenv(drop[i]);
-	if (setenv("LD_LIBRARY_PATH", lib, 1) < 0 ||
-	    setenv("SIMCUDA_STATE", b->state, 1) < 0 ||
-	    setenv("SIMCUDA_DEVICES", BENCH_DEVICES, 1) < 0 ||
-	    setenv("GPUFRAC_SOCKET", b->sock, 1) < 0) {
-		log_warn("cannot set the environment");
-		return -1;
-	}
-	return 0;
 }
 
 static void
@@ -133,7 +73,7 @@ static int
 bench_run(struct bench *b)
 {
 	struct results r;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = harness_now_ns();
 	int status;
 
 	results_init(&r);
@@ -144,7 +84,7 @@ bench_run(struct bench *b)
 	table_measure(&r);
 	if (daemon_start(b) < 0) {
 		daemon_log_tail(b);
-		proc_cleanup();
+		harness_kill_all();
 		return 1;
 	}
 	/* The daemon's memory first, before the others have used it. */
@@ -163,8 +103,8 @@ bench_run(struct bench *b)
 		log_warnx("gpufracd did not exit cleanly (status %d)", status);
 		daemon_log_tail(b);
 	}
-	proc_cleanup();
-	r.runtime_s = (double)(now_ns() - t0) / 1e9;
+	harness_kill_all();
+	r.runtime_s = (double)(harness_now_ns() - t0) / 1e9;
 	report_print(b, &r);
 	return status == 0 && results_complete(&r) ? 0 : 1;
 }
@@ -185,7 +125,7 @@ bench_supervise(struct bench *b)
 	int status;
 	pid_t pid;
 
-	if ((pid = proc_fork()) < 0)
+	if ((pid = harness_fork()) < 0)
 		return 1;
 	if (pid == 0)
 		_exit(bench_run(b));
@@ -197,7 +137,7 @@ bench_supervise(struct bench *b)
 	sigaction(SIGHUP, &sa, NULL);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	proc_forget(pid);
+	harness_forget(pid);
 	daemon_teardown(b);
 	if (WIFSIGNALED(status)) {
 		log_warnx("interrupted by signal %d", WTERMSIG(status));
@@ -223,8 +163,7 @@ int
 main(int argc, char *argv[])
 {
 	static struct bench b;
-	char *end;
-	long n;
+	uint64_t n;
 	int ch;
 
 	if (argc >= 2 && strcmp(argv[1], "-W") == 0)
@@ -234,9 +173,7 @@ main(int argc, char *argv[])
 	while ((ch = getopt(argc, argv, "c:h")) != -1) {
 		switch (ch) {
 		case 'c':
-			errno = 0;
-			n = strtol(optarg, &end, 10);
-			if (errno != 0 || *end != '\0' || n < 1 || n > 4096) {
+			if (decimal_parse(optarg, 4096, &n) < 0 || n < 1) {
 				log_warnx("bad number of clients '%s'", optarg);
 				usage(2);
 			}
@@ -251,9 +188,9 @@ main(int argc, char *argv[])
 	if (optind != argc)
 		usage(2);
 	snprintf(b.state, sizeof(b.state), "gfbench-%d", (int)getpid());
-	if (top_find(b.top, sizeof(b.top)) < 0)
+	if (harness_top(b.top, sizeof(b.top)) < 0)
 		return 1;
-	if (daemon_setup(&b) < 0 || env_setup(&b) < 0) {
+	if (daemon_setup(&b) < 0 || harness_env(b.top, b.state, BENCH_DEVICES, b.sock) < 0) {
 		daemon_teardown(&b);
 		return 1;
 	}

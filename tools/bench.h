@@ -58,19 +58,12 @@ struct results {
 	char		 rss_note[BENCH_NOTE_LEN];
 };
 
-/* bench.c: base/name into buf, checked for truncation; 0 or -1. */
-int	bench_path(char *buf, size_t size, const char *base, const char *name);
-
 /* bench_stats.c */
-uint64_t now_ns(void);
-void	sleep_us(unsigned us);
 /* The p-quantile (0 < p <= 1, nearest rank) of v; sorts v. NAN if n is 0. */
 double	stats_quantile(double *v, size_t n, double p);
 double	stats_median(double *v, size_t n);
 
-/* bench_proc.c: children, all killed and reaped by proc_cleanup(). */
-/* fork(); the child dies with the bench. Returns as fork(2) does. */
-pid_t	proc_fork(void);
+/* bench_proc.c: workers (harness.h has the children's bookkeeping). */
 /*
  * Run this program again as a worker ("bench -W ARGS..."), with the shim
  * preloaded if preload; its stdin and stdout are pipes, *to and *from the
@@ -82,13 +75,6 @@ pid_t	proc_worker(const struct bench *b, int preload, const char *name,
 pid_t	proc_worker_wrapped(const struct bench *b, int preload,
 	    const char *name, char *const wrap[], char *const args[], int *to,
 	    int *from);
-/* The sanitizer runtime this program was built with, or NULL. */
-const char *proc_sanitizer(void);
-/* Wait for pid to exit, at most ms; SIGKILL it after. Returns its status. */
-int	proc_reap(pid_t pid, int ms);
-/* Forget a child that has been reaped otherwise. */
-void	proc_forget(pid_t pid);
-void	proc_cleanup(void);
 /* Read or write exactly n bytes, at most ms to wait (read); 0 or -1. */
 int	proc_read(int fd, void *buf, size_t n, int ms);
 int	proc_write(int fd, const void *buf, size_t n);

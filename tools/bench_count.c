@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "harness.h"
 #include "log.h"
 
 #if defined(__has_include)
@@ -134,7 +135,7 @@ count_run(const struct bench *b, int preload, int nthreads, char *note,
 	    nthreads);
 	snprintf(pairs, sizeof(pairs), "%d", COUNT_PAIRS);
 	snprintf(threads, sizeof(threads), "%d", nthreads);
-	if (bench_path(file, sizeof(file), b->dir, name) < 0)
+	if (harness_path(file, sizeof(file), b->dir, name) < 0)
 		return NAN;
 	snprintf(out, sizeof(out), "--callgrind-out-file=%s.cg", file);
 	if ((pid = proc_worker_wrapped(b, preload, name, wrap, args, &to,
@@ -149,7 +150,7 @@ count_run(const struct bench *b, int preload, int nthreads, char *note,
 	close(to);
 	close(from);
 	/* callgrind writes its file as the worker exits. */
-	if (proc_reap(pid, COUNT_WAIT_MS) != 0 && note[0] == '\0')
+	if (harness_reap(pid, COUNT_WAIT_MS) != 0 && note[0] == '\0')
 		snprintf(note, notelen, "the %s worker did not exit cleanly",
 		    name);
 	if (note[0] != '\0')
@@ -173,7 +174,7 @@ count_measure(const struct bench *b, struct results *r)
 		    "deps installs valgrind)");
 		return;
 	}
-	if (proc_sanitizer() != NULL) {
+	if (harness_sanitizer() != NULL) {
 		snprintf(note, len, "not counted in a sanitizer build");
 		return;
 	}

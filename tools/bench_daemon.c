@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "harness.h"
 #include "log.h"
 
 #define DAEMON_START_MS	10000
@@ -33,15 +34,15 @@ daemon_setup(struct bench *b)
 
 	if (tmp == NULL || *tmp == '\0')
 		tmp = "/tmp";
-	if (bench_path(b->dir, sizeof(b->dir), tmp, "gpufrac-bench.XXXXXX") < 0)
+	if (harness_path(b->dir, sizeof(b->dir), tmp, "gpufrac-bench.XXXXXX") < 0)
 		return -1;
 	if (mkdtemp(b->dir) == NULL) {
 		log_warn("cannot create a directory in '%s'", tmp);
 		b->dir[0] = '\0';
 		return -1;
 	}
-	if (bench_path(b->sock, sizeof(b->sock), b->dir, "gpufrac.sock") < 0 ||
-	    bench_path(conf, sizeof(conf), b->dir, "gpufrac.conf") < 0)
+	if (harness_path(b->sock, sizeof(b->sock), b->dir, "gpufrac.sock") < 0 ||
+	    harness_path(conf, sizeof(conf), b->dir, "gpufrac.conf") < 0)
 		return -1;
 	if ((f = fopen(conf, "we")) == NULL) {
 		log_warn("cannot create '%s'", conf);
@@ -56,55 +57,38 @@ daemon_setup(struct bench *b)
 }
 
 /* The child: stderr to the log, then gpufracd; never returns. */
+/* In the child: the daemon, on the bench's socket and configuration. */
 static void __attribute__((noreturn))
 daemon_exec(const struct bench *b)
 {
-	char prog[PATH_MAX], conf[PATH_MAX], logpath[PATH_MAX];
-	int fd;
+	char conf[PATH_MAX], logpath[PATH_MAX];
 
-	if (bench_path(prog, sizeof(prog), b->top, "daemon/gpufracd") < 0 ||
-	    bench_path(conf, sizeof(conf), b->dir, "gpufrac.conf") < 0 ||
-	    bench_path(logpath, sizeof(logpath), b->dir, "gpufracd.log") < 0)
+	if (harness_path(conf, sizeof(conf), b->dir, "gpufrac.conf") < 0 ||
+	    harness_path(logpath, sizeof(logpath), b->dir, "gpufracd.log") < 0)
 		_exit(127);
-	if ((fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0600)) < 0 ||
-	    dup2(fd, STDERR_FILENO) < 0)
-		_exit(127);
-	if ((fd = open("/dev/null", O_RDWR)) < 0 ||
-	    dup2(fd, STDIN_FILENO) < 0 || dup2(fd, STDOUT_FILENO) < 0)
-		_exit(127);
-	execl(prog, "gpufracd", "-f", "-s", b->sock, "-c", conf, (char *)NULL);
-	fprintf(stderr, "bench: cannot run '%s': %s\n", prog, strerror(errno));
-	_exit(127);
+	harness_daemon_exec(b->top, b->sock, conf, logpath);
+}
+
+/* harness_daemon_wait's question: the daemon answers a status. */
+static int
+serves(void *arg)
+{
+	struct bench *b = arg;
+	uint32_t nclients;
+
+	return wire_status(b->sock, b->uuid, &nclients) == 0;
 }
 
 int
 daemon_start(struct bench *b)
 {
-	uint64_t deadline = now_ns() + DAEMON_START_MS * 1000000ull;
-	uint32_t nclients;
-	int status;
-
-	if ((b->daemon = proc_fork()) < 0) {
+	if ((b->daemon = harness_fork()) < 0) {
 		b->daemon = 0;
 		return -1;
 	}
 	if (b->daemon == 0)
 		daemon_exec(b);
-	while (wire_status(b->sock, b->uuid, &nclients) < 0) {
-		if (waitpid(b->daemon, &status, WNOHANG) == b->daemon) {
-			proc_forget(b->daemon);
-			b->daemon = 0;
-			log_warnx("gpufracd exited at start");
-			return -1;
-		}
-		if (now_ns() > deadline) {
-			log_warnx("gpufracd did not answer within %d ms",
-			    DAEMON_START_MS);
-			return -1;
-		}
-		sleep_us(10000);
-	}
-	return 0;
+	return harness_daemon_wait(&b->daemon, serves, b, DAEMON_START_MS);
 }
 
 int
@@ -115,7 +99,7 @@ daemon_stop(struct bench *b)
 	if (b->daemon <= 0)
 		return -1;
 	kill(b->daemon, SIGTERM);
-	status = proc_reap(b->daemon, 5000);
+	status = harness_reap(b->daemon, 5000);
 	b->daemon = 0;
 	return status;
 }
@@ -127,7 +111,7 @@ daemon_log_tail(const struct bench *b)
 	int n = 0, i;
 	FILE *f;
 
-	if (bench_path(path, sizeof(path), b->dir, "gpufracd.log") < 0 ||
+	if (harness_path(path, sizeof(path), b->dir, "gpufracd.log") < 0 ||
 	    (f = fopen(path, "re")) == NULL)
 		return;
 	while (fgets(line, sizeof(line), f) != NULL)
@@ -153,7 +137,7 @@ daemon_teardown(const struct bench *b)
 	while ((de = readdir(d)) != NULL)
 		if (strcmp(de->d_name, ".") != 0 &&
 		    strcmp(de->d_name, "..") != 0 &&
-		    bench_path(path, sizeof(path), b->dir, de->d_name) == 0)
+		    harness_path(path, sizeof(path), b->dir, de->d_name) == 0)
 			(void)unlink(path);
 	closedir(d);
 	if (rmdir(b->dir) < 0)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "harness.h"
 #include "log.h"
 #include "proto.h"
 #include "sock.h"
@@ -103,7 +104,7 @@ echo_start(const char *path)
 		log_warnx("%s", err);
 		return -1;
 	}
-	if ((pid = proc_fork()) == 0)
+	if ((pid = harness_fork()) == 0)
 		echo_loop(lfd);
 	close(lfd);
 	return pid;

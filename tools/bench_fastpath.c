@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "harness.h"
 #include "log.h"
 
 #define FP_REPS		21
@@ -201,9 +202,9 @@ fastpath_worker(int argc, char *argv[])
 		rep.status = -1;
 	while (read(STDIN_FILENO, &cmd, 1) == 1 && cmd == 'r') {
 		if (rep.status == 0) {
-			t0 = now_ns();
+			t0 = harness_now_ns();
 			rep.status = (int32_t)fp_pool_run(pool);
-			rep.ns = (now_ns() - t0) *
+			rep.ns = (harness_now_ns() - t0) *
 			    (uint64_t)fp_parallel((int)nthreads) /
 			    (uint64_t)pairs;
 		}
@@ -282,7 +283,7 @@ out:
 			continue;
 		close(w[k].to);		/* end of input: the worker exits */
 		close(w[k].from);
-		proc_reap(w[k].pid, 5000);
+		harness_reap(w[k].pid, 5000);
 	}
 }
 

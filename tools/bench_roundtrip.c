@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "harness.h"
 #include "log.h"
 
 #define RT_REPS		5
@@ -56,12 +57,12 @@ rt_open(const struct rt_phase *ph)
 static int
 rt_once(const struct rt_phase *ph, int fd, uint32_t seq, uint64_t *ns)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = harness_now_ns();
 
 	if (wire_reserve(fd, seq, ph->uuid, BENCH_SIZE) < 0)
 		return -1;
 	if (ns != NULL)
-		*ns = now_ns() - t0;
+		*ns = harness_now_ns() - t0;
 	return wire_rollback(fd, seq, ph->uuid, BENCH_SIZE);
 }
 
@@ -94,7 +95,7 @@ rt_load_start(const struct rt_phase *ph, pid_t *pids, const uint64_t *stop,
 	if (pipe(ready) < 0)
 		return 0;
 	for (i = 0; i < ph->clients; i++)
-		if ((pids[i] = proc_fork()) == 0) {
+		if ((pids[i] = harness_fork()) == 0) {
 			close(ready[0]);
 			rt_load(ph, ready[1], stop, &counts[i]);
 		}
@@ -120,7 +121,7 @@ rt_load_stop(const struct rt_phase *ph, pid_t *pids, uint64_t *stop)
 	for (i = 0; i < ph->clients; i++) {
 		if (pids[i] <= 0)
 			continue;
-		st = proc_reap(pids[i], 5000);
+		st = harness_reap(pids[i], 5000);
 		failed += !WIFEXITED(st) || WEXITSTATUS(st) != 0;
 	}
 	return failed;
@@ -174,8 +175,8 @@ rt_sample(const struct rt_phase *ph, double *v)
 	for (i = 0; i < RT_WARMUP; i++)
 		if (rt_once(ph, fd, seq++, NULL) < 0)
 			goto out_close;
-	t0 = now_ns();
-	for (n = 0; n < ph->max && now_ns() - t0 < RT_REP_NS; n++) {
+	t0 = harness_now_ns();
+	for (n = 0; n < ph->max && harness_now_ns() - t0 < RT_REP_NS; n++) {
 		if (rt_once(ph, fd, seq++, &ns) < 0)
 			goto out_close;
 		v[n] = (double)ns / 1000;
@@ -224,7 +225,7 @@ rt_rep(struct rt_phase *ph, int rep, double *v)
 	if ((up = rt_load_start(ph, pids, stop, counts)) < ph->clients)
 		snprintf(ph->note, sizeof(ph->note), "%d of %d load clients "
 		    "could not start", ph->clients - up, ph->clients);
-	t0 = now_ns();
+	t0 = harness_now_ns();
 	done = rt_count(counts, ph->clients);
 	pinned = rt_pin(ph->server, &all) == 0;
 	n = rt_sample(ph, v);
@@ -243,7 +244,7 @@ rt_rep(struct rt_phase *ph, int rep, double *v)
 		r = 0;
 	}
 	done = rt_count(counts, ph->clients) - done;
-	ph->rps[rep] = (double)done * 1e9 / (double)(now_ns() - t0);
+	ph->rps[rep] = (double)done * 1e9 / (double)(harness_now_ns() - t0);
 	if ((failed = rt_load_stop(ph, pids, stop)) > 0 && r == 0) {
 		snprintf(ph->note, sizeof(ph->note), "%d load clients failed",
 		    failed);
@@ -302,7 +303,7 @@ roundtrip_measure(const struct bench *b, struct results *r)
 		return;
 	}
 	rt_idle(b, r, v);
-	if (bench_path(path, sizeof(path), b->dir, "echo.sock") < 0 ||
+	if (harness_path(path, sizeof(path), b->dir, "echo.sock") < 0 ||
 	    (server = echo_start(path)) < 0) {
 		snprintf(r->echo_note, sizeof(r->echo_note), "cannot start "
 		    "the echo server");
@@ -326,6 +327,6 @@ roundtrip_measure(const struct bench *b, struct results *r)
 		snprintf(r->echo_note, sizeof(r->echo_note), "%s", echo.note);
 	}
 	kill(server, SIGTERM);
-	proc_reap(server, 5000);
+	harness_reap(server, 5000);
 	free(v);
 }

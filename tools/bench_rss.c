@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "harness.h"
 #include "log.h"
 
 #define RSS_CLIENTS	1000
@@ -57,7 +58,7 @@ rss_connect(const struct bench *b, pid_t *pids, int hold[2])
 	if (pipe2(ready, O_CLOEXEC) < 0)
 		return 0;
 	for (i = 0; i < RSS_CLIENTS; i++)
-		if ((pids[i] = proc_fork()) == 0) {
+		if ((pids[i] = harness_fork()) == 0) {
 			close(ready[0]);
 			close(hold[1]);
 			rss_client(b, ready[1], hold[0]);
@@ -108,6 +109,6 @@ rss_measure(const struct bench *b, struct results *r)
 	close(hold[0]);
 	for (i = 0; i < RSS_CLIENTS; i++)
 		if (pids[i] > 0)
-			proc_reap(pids[i], 5000);
+			harness_reap(pids[i], 5000);
 	free(pids);
 }

@@ -9,24 +9,6 @@
 
 #include "bench.h"
 
-uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-void
-sleep_us(unsigned us)
-{
-	struct timespec ts = { us / 1000000, (long)(us % 1000000) * 1000 };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
 static int
 double_cmp(const void *a, const void *b)
 {

@@ -11,6 +11,7 @@
 
 #include "../shim/alloc_table.h"
 #include "bench.h"
+#include "harness.h"
 #include "gpufrac/proto.h"
 
 #define TABLE_REPS	5
@@ -65,7 +66,7 @@ table_pairs(void *arg)
 {
 	struct table_run *t = arg;
 	struct alloc_entry e;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = harness_now_ns();
 	long i;
 
 	for (i = 0; i < t->pairs; i++) {
@@ -76,7 +77,7 @@ table_pairs(void *arg)
 		t->next += 4096;
 		t->head = (t->head + 1) % t->live;
 	}
-	t->ns = (double)(now_ns() - t0) / (double)(2 * t->pairs);
+	t->ns = (double)(harness_now_ns() - t0) / (double)(2 * t->pairs);
 	return NULL;
 }
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "harness.h"
 #include "log.h"
 #include "units.h"
 
@@ -45,7 +46,7 @@ wake_worker(int argc, char *argv[])
 			rep.status = (int32_t)api.alloc(&p, (size_t)size);
 		else
 			rep.status = (int32_t)api.free(p);
-		rep.ns = now_ns();
+		rep.ns = harness_now_ns();
 		if (proc_write(STDOUT_FILENO, &rep, sizeof(rep)) < 0)
 			return 1;
 	}
@@ -92,7 +93,7 @@ static int
 wake_until_waiting(const struct bench *b, const struct wake_proc *w,
     char *note, size_t notelen)
 {
-	uint64_t deadline = now_ns() + WAKE_WAIT_MS * 1000000ull;
+	uint64_t deadline = harness_now_ns() + WAKE_WAIT_MS * 1000000ull;
 	struct pollfd pfd = { .fd = w->from, .events = POLLIN };
 
 	while (wire_client_state(b->sock, (uint32_t)w->pid) !=
@@ -102,12 +103,12 @@ wake_until_waiting(const struct bench *b, const struct wake_proc *w,
 			    "returned without waiting", w->name);
 			return -1;
 		}
-		if (now_ns() > deadline) {
+		if (harness_now_ns() > deadline) {
 			snprintf(note, notelen, "worker %s was not seen "
 			    "waiting within %d ms", w->name, WAKE_WAIT_MS);
 			return -1;
 		}
-		sleep_us(50);
+		harness_sleep_us(50);
 	}
 	return 0;
 }
@@ -179,6 +180,6 @@ wake_measure(const struct bench *b, struct results *r)
 			continue;
 		close(w[k].to);
 		close(w[k].from);
-		proc_reap(w[k].pid, 5000);
+		harness_reap(w[k].pid, 5000);
 	}
 }

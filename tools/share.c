@@ -22,7 +22,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "harness.h"
 #include "log.h"
+#include "units.h"
 #include "share.h"
 
 #define TENANTS		6
@@ -41,16 +43,6 @@ usage(int status)
 	exit(status);
 }
 
-int
-share_path(char *buf, size_t size, const char *base, const char *name)
-{
-	if ((size_t)snprintf(buf, size, "%s/%s", base, name) >= size) {
-		log_warnx("path '%s/%s' is too long", base, name);
-		return -1;
-	}
-	return 0;
-}
-
 const char *
 share_way_name(int way)
 {
@@ -60,59 +52,6 @@ share_way_name(int way)
 	};
 
 	return way >= 0 && way < WAY_COUNT ? names[way] : "unknown";
-}
-
-/* TOP, from this program's own path: TOP/tools/share. */
-static int
-top_find(char *top, size_t size)
-{
-	ssize_t n = readlink("/proc/self/exe", top, size - 1);
-	char *slash;
-	int i;
-
-	if (n < 0) {
-		log_warn("cannot read '/proc/self/exe'");
-		return -1;
-	}
-	top[n] = '\0';
-	for (i = 0; i < 2; i++) {
-		if ((slash = strrchr(top, '/')) == NULL) {
-			log_warnx("cannot find the source tree from '%s'", top);
-			return -1;
-		}
-		*slash = '\0';
-	}
-	return 0;
-}
-
-/* What every child sees: the simulated driver, our state and socket. */
-static int
-env_setup(const struct share_run *r)
-{
-	static const char *const drop[] = { "LD_PRELOAD",
-	    "GPUFRAC_MEMORY_LIMIT", "GPUFRAC_DISABLE", "GPUFRAC_LOG",
-	    "GPUFRAC_PRIORITY", "GPUFRAC_RESOLVER", "GPUFRAC_WAIT_TIMEOUT",
-	    "CUDA_VISIBLE_DEVICES", "SIMCUDA_CONTEXT_BYTES",
-	    "SIMCUDA_NO_CHECKPOINT" };
-	const char *old = getenv("LD_LIBRARY_PATH");
-	char lib[2 * PATH_MAX];
-	size_t i;
-
-	if ((size_t)snprintf(lib, sizeof(lib), "%s/tests/simcuda%s%s", r->top,
-	    old && *old ? ":" : "", old && *old ? old : "") >= sizeof(lib)) {
-		log_warnx("LD_LIBRARY_PATH is too long");
-		return -1;
-	}
-	for (i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
-		unsetenv(drop[i]);
-	if (setenv("LD_LIBRARY_PATH", lib, 1) < 0 ||
-	    setenv("SIMCUDA_STATE", r->state, 1) < 0 ||
-	    setenv("SIMCUDA_DEVICES", SHARE_DEVICE, 1) < 0 ||
-	    setenv("GPUFRAC_SOCKET", r->sock, 1) < 0) {
-		log_warn("cannot set the environment");
-		return -1;
-	}
-	return 0;
 }
 
 /* A seed: decimal, all of s; 0 or -1. */
@@ -136,7 +75,7 @@ seed_parse(const char *s, uint64_t *seed)
 static int
 share_run_all(struct share_run *r)
 {
-	uint64_t t0 = share_now_ns();
+	uint64_t t0 = harness_now_ns();
 	int way, rc = 0;
 
 	/* A tenant that died is noticed on its pipe, not by a signal. */
@@ -147,8 +86,8 @@ share_run_all(struct share_run *r)
 		if (!r->results[way].ran)
 			rc = 1;
 	}
-	share_kill_all();
-	report_print(r, (double)(share_now_ns() - t0) / 1e9);
+	harness_kill_all();
+	report_print(r, (double)(harness_now_ns() - t0) / 1e9);
 	return rc;
 }
 
@@ -185,7 +124,7 @@ share_supervise(struct share_run *r)
 	}
 	/* A stop signal before the child is known is held, not lost. */
 	sigprocmask(SIG_BLOCK, &stop, &old);
-	if ((pid = share_fork()) < 0) {
+	if ((pid = harness_fork()) < 0) {
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		return 1;
 	}
@@ -218,8 +157,7 @@ main(int argc, char *argv[])
 {
 	static struct share_run r;
 	const char *s;
-	char *end;
-	long n;
+	uint64_t n;
 	int ch, tenants = 0;
 
 	log_init("share", LOG_LVL_INFO, 0);
@@ -233,10 +171,8 @@ main(int argc, char *argv[])
 	while ((ch = getopt(argc, argv, "hn:qs:")) != -1) {
 		switch (ch) {
 		case 'n':
-			errno = 0;
-			n = strtol(optarg, &end, 10);
-			if (errno != 0 || *end != '\0' || n < 2 ||
-			    n > SHARE_TENANTS_MAX) {
+			if (decimal_parse(optarg, SHARE_TENANTS_MAX, &n) < 0 ||
+			    n < 2) {
 				log_warnx("bad number of tenants '%s': "
 				    "expected 2 to %d", optarg,
 				    SHARE_TENANTS_MAX);
@@ -265,9 +201,9 @@ main(int argc, char *argv[])
 		r.p.tenants = (unsigned)tenants;
 	trace_make(&r.p, r.traces);
 	snprintf(r.state, sizeof(r.state), "gfshare-%d", (int)getpid());
-	if (top_find(r.top, sizeof(r.top)) < 0)
+	if (harness_top(r.top, sizeof(r.top)) < 0)
 		return 1;
-	if (daemon_dir_make(&r) < 0 || env_setup(&r) < 0) {
+	if (daemon_dir_make(&r) < 0 || harness_env(r.top, r.state, SHARE_DEVICE, r.sock) < 0) {
 		daemon_teardown(&r);
 		return 1;
 	}

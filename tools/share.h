@@ -82,15 +82,9 @@ struct share_run {
 };
 
 /* share.c */
-/* base/name into buf, checked for truncation; 0 or -1. */
-int	share_path(char *buf, size_t size, const char *base, const char *name);
 const char *share_way_name(int way);
 
-/* share_proc.c: clock and child processes, all killed by share_kill_all. */
-uint64_t share_now_ns(void);
-void	share_sleep_ms(unsigned ms);
-/* fork(); the child dies with its parent. Returns as fork(2) does. */
-pid_t	share_fork(void);
+/* share_proc.c: tenants (harness.h has the children's bookkeeping). */
 /*
  * Run TOP/tools/share_tenant with the shim preloaded, its stdin and
  * stdout pipes (*to, *from), stderr to DIR/tenant-INDEX.err, primary gid
@@ -99,9 +93,6 @@ pid_t	share_fork(void);
  */
 pid_t	share_tenant_start(const struct share_run *r, unsigned index,
 	    gid_t gid, const char *limit, int *to, int *from);
-/* Wait for pid to exit, at most ms, SIGKILL it after; its status or -1. */
-int	share_reap(pid_t pid, int ms);
-void	share_kill_all(void);
 
 /* share_trace.c */
 /* Every tenant's trace, from p->seed alone. */

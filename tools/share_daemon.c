@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "ctl_query.h"
+#include "harness.h"
 #include "log.h"
 #include "share.h"
 
@@ -28,7 +29,7 @@ daemon_dir_make(struct share_run *r)
 
 	if (tmp == NULL || *tmp == '\0')
 		tmp = "/tmp";
-	if (share_path(r->dir, sizeof(r->dir), tmp, "gpufrac-share.XXXXXX") <
+	if (harness_path(r->dir, sizeof(r->dir), tmp, "gpufrac-share.XXXXXX") <
 	    0)
 		return -1;
 	if (mkdtemp(r->dir) == NULL) {
@@ -36,7 +37,7 @@ daemon_dir_make(struct share_run *r)
 		r->dir[0] = '\0';
 		return -1;
 	}
-	return share_path(r->sock, sizeof(r->sock), r->dir, "gpufrac.sock");
+	return harness_path(r->sock, sizeof(r->sock), r->dir, "gpufrac.sock");
 }
 
 /*
@@ -88,25 +89,6 @@ conf_write(const struct share_run *r, int way, const char *path)
 }
 
 /* The child: stderr to the log, then gpufracd; never returns. */
-static void __attribute__((noreturn))
-daemon_exec(const struct share_run *r, const char *conf, const char *logpath)
-{
-	char prog[PATH_MAX];
-	int fd;
-
-	if (share_path(prog, sizeof(prog), r->top, "daemon/gpufracd") < 0)
-		_exit(127);
-	if ((fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0600)) < 0 ||
-	    dup2(fd, STDERR_FILENO) < 0)
-		_exit(127);
-	if ((fd = open("/dev/null", O_RDWR)) < 0 ||
-	    dup2(fd, STDIN_FILENO) < 0 || dup2(fd, STDOUT_FILENO) < 0)
-		_exit(127);
-	execl(prog, "gpufracd", "-f", "-s", r->sock, "-c", conf, (char *)NULL);
-	fprintf(stderr, "share: cannot run '%s': %s\n", prog, strerror(errno));
-	_exit(127);
-}
-
 /* The daemon answers a status query: it serves. */
 static int
 daemon_serves(const struct share_run *r)
@@ -128,41 +110,32 @@ log_name(char *buf, size_t size, int way)
 	snprintf(buf, size, "gpufracd-%s.log", share_way_name(way));
 }
 
+/* harness_daemon_wait's question. */
+static int
+serves(void *arg)
+{
+	return daemon_serves(arg);
+}
+
 int
 daemon_start(struct share_run *r, int way)
 {
-	uint64_t deadline = share_now_ns() + DAEMON_START_MS * 1000000ull;
 	char conf[PATH_MAX], logpath[PATH_MAX], name[48];
-	int status;
 
 	snprintf(name, sizeof(name), "gpufrac-%s.conf", share_way_name(way));
-	if (share_path(conf, sizeof(conf), r->dir, name) < 0)
+	if (harness_path(conf, sizeof(conf), r->dir, name) < 0)
 		return -1;
 	log_name(name, sizeof(name), way);
-	if (share_path(logpath, sizeof(logpath), r->dir, name) < 0 ||
+	if (harness_path(logpath, sizeof(logpath), r->dir, name) < 0 ||
 	    conf_write(r, way, conf) < 0)
 		return -1;
-	if ((r->daemon = share_fork()) < 0) {
+	if ((r->daemon = harness_fork()) < 0) {
 		r->daemon = 0;
 		return -1;
 	}
 	if (r->daemon == 0)
-		daemon_exec(r, conf, logpath);
-	while (!daemon_serves(r)) {
-		if (waitpid(r->daemon, &status, WNOHANG) == r->daemon) {
-			share_reap(r->daemon, 0);
-			r->daemon = 0;
-			log_warnx("gpufracd exited at start");
-			return -1;
-		}
-		if (share_now_ns() > deadline) {
-			log_warnx("gpufracd did not answer within %d ms",
-			    DAEMON_START_MS);
-			return -1;
-		}
-		share_sleep_ms(10);
-	}
-	return 0;
+		harness_daemon_exec(r->top, r->sock, conf, logpath);
+	return harness_daemon_wait(&r->daemon, serves, r, DAEMON_START_MS);
 }
 
 int
@@ -173,7 +146,7 @@ daemon_stop(struct share_run *r)
 	if (r->daemon <= 0)
 		return -1;
 	kill(r->daemon, SIGTERM);
-	status = share_reap(r->daemon, 5000);
+	status = harness_reap(r->daemon, 5000);
 	r->daemon = 0;
 	unlink(r->sock);
 	return status;
@@ -192,7 +165,7 @@ daemon_log_tail(const struct share_run *r)
 		return;
 	while ((de = readdir(d)) != NULL) {
 		if (strncmp(de->d_name, "gpufracd-", 9) != 0 ||
-		    share_path(path, sizeof(path), r->dir, de->d_name) < 0 ||
+		    harness_path(path, sizeof(path), r->dir, de->d_name) < 0 ||
 		    (f = fopen(path, "re")) == NULL)
 			continue;
 		n = 0;
@@ -229,7 +202,7 @@ daemon_teardown(const struct share_run *r)
 	while ((de = readdir(d)) != NULL)
 		if (strcmp(de->d_name, ".") != 0 &&
 		    strcmp(de->d_name, "..") != 0 &&
-		    share_path(path, sizeof(path), r->dir, de->d_name) == 0)
+		    harness_path(path, sizeof(path), r->dir, de->d_name) == 0)
 			(void)unlink(path);
 	closedir(d);
 	if (rmdir(r->dir) < 0)

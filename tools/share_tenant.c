@@ -26,6 +26,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "harness.h"
+
 #define WORK_MS		20
 #define TOUCH_BYTES	(64u << 10)
 #define CHECK_BYTES	4096u
@@ -65,15 +67,6 @@ static struct {
 	uint64_t	 in_driver_ns;	/* time inside driver calls */
 	double		 work;		/* bytes x ms of the bursts done */
 } res;
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void
 sleep_until(uint64_t ns)
@@ -140,7 +133,7 @@ cuda_open(void)
 static CUresult
 timed(uint64_t since, CUresult r)
 {
-	res.in_driver_ns += now_ns() - since;
+	res.in_driver_ns += harness_now_ns() - since;
 	return r;
 }
 
@@ -161,7 +154,7 @@ block_alloc(struct block *b, uint32_t pattern)
 	CUresult r;
 
 	b->ptr = 0;
-	t = now_ns();
+	t = harness_now_ns();
 	r = timed(t, cu.alloc(&b->ptr, b->bytes));
 	if (r == CUDA_ERROR_OUT_OF_MEMORY) {
 		res.oom++;
@@ -173,7 +166,7 @@ block_alloc(struct block *b, uint32_t pattern)
 		return -1;
 	}
 	b->pattern = pattern;
-	t = now_ns();
+	t = harness_now_ns();
 	r = timed(t, cu.memset32(b->ptr, pattern, touch_len(b) / 4));
 	if (r != CUDA_SUCCESS) {
 		fprintf(stderr, "share_tenant: cuMemsetD32: error %d\n",
@@ -191,7 +184,7 @@ block_free(struct block *b)
 
 	if (b->ptr == 0)
 		return 0;
-	t = now_ns();
+	t = harness_now_ns();
 	r = timed(t, cu.free(b->ptr));
 	b->ptr = 0;
 	if (r != CUDA_SUCCESS) {
@@ -213,7 +206,7 @@ block_touch(struct block *b)
 
 	if (b->ptr == 0)
 		return 0;
-	t = now_ns();
+	t = harness_now_ns();
 	if ((r = timed(t, cu.dtoh(buf, b->ptr, n))) != CUDA_SUCCESS) {
 		fprintf(stderr, "share_tenant: cuMemcpyDtoH: error %d\n",
 		    (int)r);
@@ -227,7 +220,7 @@ block_touch(struct block *b)
 			return -1;
 		}
 	b->pattern = b->pattern * 1664525u + 1013904223u;
-	t = now_ns();
+	t = harness_now_ns();
 	r = timed(t, cu.memset32(b->ptr, b->pattern, touch_len(b) / 4));
 	if (r != CUDA_SUCCESS) {
 		fprintf(stderr, "share_tenant: cuMemsetD32: error %d\n",
@@ -254,11 +247,11 @@ burst_run(const struct burst *bu, uint64_t t0, struct block *base,
 		sleep_until(t0 + (bu->start_ms + bu->hold_ms) * 1000000u);
 		return 0;
 	}
-	end = now_ns() + bu->hold_ms * 1000000u;
+	end = harness_now_ns() + bu->hold_ms * 1000000u;
 	for (;;) {
 		if (block_touch(&b) < 0 || block_touch(base) < 0)
 			goto out_free;
-		if ((now = now_ns()) >= end)
+		if ((now = harness_now_ns()) >= end)
 			break;
 		sleep_until(end - now < WORK_MS * 1000000u ? end :
 		    now + WORK_MS * 1000000u);
@@ -373,7 +366,7 @@ main(void)
 out:
 	printf("result %s oom=%" PRIu64 " done=%" PRIu64 " driver_ns=%" PRIu64
 	    " end_ns=%" PRIu64 " work=%.0f\n", rc == 0 ? "ok" : "error",
-	    res.oom, res.done, res.in_driver_ns, now_ns(), res.work);
+	    res.oom, res.done, res.in_driver_ns, harness_now_ns(), res.work);
 	fflush(stdout);
 	return rc;
 }

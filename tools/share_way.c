@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "harness.h"
 #include "log.h"
 #include "share.h"
 
@@ -74,7 +75,7 @@ tenant_err_show(const struct way *wy, unsigned i)
 	FILE *f;
 
 	snprintf(name, sizeof(name), "tenant-%u.err", i);
-	if (share_path(path, sizeof(path), wy->r->dir, name) < 0 ||
+	if (harness_path(path, sizeof(path), wy->r->dir, name) < 0 ||
 	    (f = fopen(path, "re")) == NULL)
 		return;
 	while (fgets(line, sizeof(line), f) != NULL && n++ < 10)
@@ -247,7 +248,7 @@ tenants_poll(struct way *wy, int want_done, uint64_t t0, uint64_t deadline)
 	int ms;
 
 	while ((k = tenants_pending(wy, want_done, pfd, idx)) > 0) {
-		if ((now = share_now_ns()) >= deadline) {
+		if ((now = harness_now_ns()) >= deadline) {
 			way_note(wy, "tenants not %s within %.0f s",
 			    want_done ? "done" : "ready",
 			    (double)(deadline - t0) / 1e9);
@@ -339,7 +340,7 @@ tenants_end(struct way *wy)
 		if (wy->t[i].pid > 0) {
 			if (!wy->t[i].done)
 				kill(wy->t[i].pid, SIGKILL);
-			share_reap(wy->t[i].pid, 5000);
+			harness_reap(wy->t[i].pid, 5000);
 		}
 	}
 }
@@ -379,11 +380,11 @@ way_run(struct share_run *r, int way)
 		way_note(&wy, "cannot follow the daemon's events");
 		goto out_end;
 	}
-	t0 = share_now_ns();
+	t0 = harness_now_ns();
 	if (tenants_start(&wy, way) < 0 ||
 	    tenants_poll(&wy, 0, t0, t0 + READY_MS * 1000000ull) < 0)
 		goto out_end;
-	t0 = share_now_ns() + GO_AHEAD_MS * 1000000ull;
+	t0 = harness_now_ns() + GO_AHEAD_MS * 1000000ull;
 	if (tenants_go(&wy, t0) < 0 ||
 	    tenants_poll(&wy, 1, t0, t0 + (end_ms + OVERRUN_MS) * 1000000ull) <
 	    0)
