@@ -1,5 +1,5 @@
 # gpufrac: fractional GPU memory sharing. `make`, `make check`, `make demo`,
-# `make bench`.
+# `make bench`, `make bench-share` (bench/).
 # CC, CFLAGS, LDFLAGS, PREFIX, DESTDIR, CUDA_HOME may be overridden;
 # SANITIZE=address or SANITIZE=thread builds everything with a sanitizer.
 
@@ -58,11 +58,11 @@ DAEMON_OBJ  = $(filter-out $(DAEMON_MAIN),$(patsubst %.c,%.o,$(wildcard daemon/*
 DAEMON      = daemon/gpufracd
 CTL_OBJ     = $(patsubst %.c,%.o,$(wildcard tools/gpufracctl.c tools/ctl_*.c))
 CTL         = tools/gpufracctl
-BENCH_OBJ   = $(patsubst %.c,%.o,$(wildcard tools/bench*.c))
-BENCH       = tools/bench
-SHARE_OBJ   = $(patsubst %.c,%.o,$(filter-out tools/share_tenant.c, \
-	      $(wildcard tools/share*.c)))
-SHARE       = tools/share tools/share_tenant
+BENCH_OBJ   = $(patsubst %.c,%.o,$(wildcard bench/bench*.c))
+BENCH       = bench/bench
+SHARE_OBJ   = $(patsubst %.c,%.o,$(filter-out bench/share_tenant.c, \
+	      $(wildcard bench/share*.c)))
+SHARE       = bench/share bench/share_tenant
 NVML_OBJ    = $(patsubst %.c,%.o,$(wildcard tests/simcuda/nvml*.c))
 SIM_OBJ     = $(filter-out $(NVML_OBJ),$(patsubst %.c,%.o,$(wildcard tests/simcuda/*.c)))
 SIM         = tests/simcuda/libcuda.so.1
@@ -129,15 +129,16 @@ $(SPANK): $(SPANK_OBJ) slurm/libgfcommon.a slurm/gpufrac_spank.map
 	    -Wl,--version-script=slurm/gpufrac_spank.map
 
 # The benchmark measures the shim's allocation table as the shim builds it.
-$(BENCH): $(BENCH_OBJ) tools/harness.o shim/alloc_table.o $(COMMON_LIB)
+$(BENCH): $(BENCH_OBJ) bench/harness.o shim/alloc_table.o $(COMMON_LIB)
 	$(CC) -o $@ $^ $(ALL_LDFLAGS) -ldl -lpthread -lm
 
-# The sharing benchmark asks the daemon as gpufracctl does; its tenants
-# find the driver with dlopen, as numba does.
-tools/share: $(SHARE_OBJ) tools/harness.o tools/ctl_query.o \
+# The sharing benchmark asks the daemon as gpufracctl does (tools/ctl_*);
+# its tenants find the driver with dlopen, as numba does.
+$(SHARE_OBJ): CPPFLAGS += -Itools
+bench/share: $(SHARE_OBJ) bench/harness.o tools/ctl_query.o \
     tools/ctl_print.o tools/ctl_table.o $(COMMON_LIB)
 	$(CC) -o $@ $^ $(ALL_LDFLAGS) -lm
-tools/share_tenant: tools/share_tenant.o tools/harness.o $(COMMON_LIB)
+bench/share_tenant: bench/share_tenant.o bench/harness.o $(COMMON_LIB)
 	$(CC) -o $@ $^ $(ALL_LDFLAGS) -ldl
 
 # The simulated driver exports the real driver's names, unversioned.
@@ -187,7 +188,7 @@ bench: all $(BENCH)
 	$(BENCH)
 
 bench-share: all $(SHARE)
-	tools/share
+	bench/share
 
 deps:
 	@pkgs="gcc make libc6-dev libinih-dev libcmocka-dev libjansson-dev python3 python3-numba strace valgrind crun slurm-wlm munge libslurm-dev"; \

@@ -1,4 +1,4 @@
-# make bench-share in miniature (tools/share -q: three tenants, bursts due
+# make bench-share in miniature (bench/share -q: three tenants, bursts due
 # over 1 s, all four ways): the last line is one JSON object with the
 # four ways and their figures; static partitions fail the bursts over
 # their share (every tenant peaks above a third of the device) and so do
@@ -7,12 +7,12 @@
 # ends, the run leaves no process, directory or simulated device behind.
 # Behaviour only: no figure is held to a target here.
 . "$(dirname "$0")/lib.sh"
-SHARE=$TOP/tools/share
+SHARE=$TOP/bench/share
 
 [ "$(id -u)" = 0 ] ||
 	skip "needs root: the preempt way tells its tenants apart by gid"
-[ -x "$SHARE" ] && [ -x "$TOP/tools/share_tenant" ] ||
-	skip "tools/share is not built (make tools/share tools/share_tenant)"
+[ -x "$SHARE" ] && [ -x "$TOP/bench/share_tenant" ] ||
+	skip "bench/share is not built (make bench/share bench/share_tenant)"
 
 # left_behind PID: what the run of share PID left: its directory, its
 # simulated device, processes of its simulated device.
@@ -57,7 +57,7 @@ TMPDIR=$TMP "$SHARE" -q -s 7 >"$TMP/share.out" 2>"$TMP/share.err" &
 pid=$!
 wait "$pid"
 rc=$?
-check_eq "tools/share -q measures every way" "$rc" 0
+check_eq "bench/share -q measures every way" "$rc" 0
 [ "$rc" = 0 ] || cat "$TMP/share.err"
 json_checks <"$TMP/share.out" >"$TMP/checks" ||
 	fail "the last line is JSON"

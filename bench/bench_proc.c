@@ -37,7 +37,7 @@ worker_exec(const struct bench *b, int preload, const char *name,
 	if ((err = open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
 	    0600)) < 0 || dup2(err, STDERR_FILENO) < 0)
 		_exit(127);
-	if (harness_path(self, sizeof(self), b->top, "tools/bench") < 0 ||
+	if (harness_path(self, sizeof(self), b->top, "bench/bench") < 0 ||
 	    harness_path(shim, sizeof(shim), b->top, "shim/libgpufrac.so") < 0)
 		_exit(127);
 	if (preload && harness_preload_set(shim) < 0)

@@ -20,7 +20,7 @@
 #define DAEMON_START_MS	10000
 
 static const char daemon_conf[] =
-    "; written by tools/bench\n"
+    "; written by bench/bench\n"
     "[daemon]\n"
     "default_resolver = wait\n"
     "wait_timeout = 10s\n";

@@ -1,5 +1,5 @@
 /*
- * What the benchmarks (tools/bench, tools/share) share: the source tree
+ * What the benchmarks (bench/bench, bench/share) share: the source tree
  * they run from, paths, the clock, child processes that die with them
  * (each listed here, so that an early exit leaves nothing running), and
  * the shim preloaded after a sanitizer runtime.
@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* The source tree, from this program's own path: TOP/tools/PROGRAM. */
+/* The source tree, from this program's own path: TOP/bench/PROGRAM. */
 int	harness_top(char *top, size_t size);
 /* base/name into buf: 0, or -1 (said) when it does not fit. */
 int	harness_path(char *buf, size_t size, const char *base,

@@ -76,7 +76,7 @@ conf_write(const struct share_run *r, int way, const char *path)
 		log_warn("cannot create '%s'", path);
 		return -1;
 	}
-	fprintf(f, "; written by tools/share: the %s way\n[daemon]\n"
+	fprintf(f, "; written by bench/share: the %s way\n[daemon]\n"
 	    "log_level = warn\ndefault_resolver = %s\nwait_timeout = %s\n",
 	    share_way_name(way), resolver[way], WAIT_TIMEOUT);
 	if (way == WAY_PREEMPT)

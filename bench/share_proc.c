@@ -32,7 +32,7 @@ tenant_exec(const struct share_run *r, unsigned index, gid_t gid,
 		_exit(127);
 	snprintf(name, sizeof(name), "tenant-%u.err", index);
 	if (harness_path(errpath, sizeof(errpath), r->dir, name) < 0 ||
-	    harness_path(prog, sizeof(prog), r->top, "tools/share_tenant") < 0 ||
+	    harness_path(prog, sizeof(prog), r->top, "bench/share_tenant") < 0 ||
 	    harness_path(shim, sizeof(shim), r->top, "shim/libgpufrac.so") < 0)
 		_exit(127);
 	if ((err = open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,

@@ -71,7 +71,7 @@ struct share_result {
 
 /* One run: where everything lives. */
 struct share_run {
-	char		 top[PATH_MAX];	/* the source tree: TOP/tools/share */
+	char		 top[PATH_MAX];	/* the source tree: TOP/bench/share */
 	char		 dir[PATH_MAX];	/* private temporary directory */
 	char		 sock[PATH_MAX];
 	char		 state[64];	/* SIMCUDA_STATE */
@@ -86,7 +86,7 @@ const char *share_way_name(int way);
 
 /* share_proc.c: tenants (harness.h has the children's bookkeeping). */
 /*
- * Run TOP/tools/share_tenant with the shim preloaded, its stdin and
+ * Run TOP/bench/share_tenant with the shim preloaded, its stdin and
  * stdout pipes (*to, *from), stderr to DIR/tenant-INDEX.err, primary gid
  * gid unless it is (gid_t)-1, GPUFRAC_MEMORY_LIMIT limit unless NULL.
  * Returns its pid or -1.
