@@ -23,11 +23,7 @@ cgroups_cleanup() {
 	kill -9 $(jobs -p) 2>/dev/null
 	if [ -n "$CG" ]; then
 		for d in "$CG/a" "$CG/b" "$CG"; do
-			for _ in $(seq 100); do
-				rmdir "$d" 2>/dev/null || [ ! -d "$d" ] && break
-				sleep 0.05
-			done
-			[ -d "$d" ] && echo "cannot remove cgroup '$d'"
+			cgroup_remove "$d"
 		done
 	fi
 	cleanup

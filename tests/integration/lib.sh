@@ -195,6 +195,16 @@ has_event() {
 	    grep -q -- "${3:-}"
 }
 
+# cgroup_remove DIR: rmdir a cgroup once its processes have left (killed
+# ones take a moment); says so when it cannot.
+cgroup_remove() {
+	for _ in $(seq 100); do
+		rmdir "$1" 2>/dev/null || [ ! -d "$1" ] && break
+		sleep 0.05
+	done
+	[ -d "$1" ] && echo "cannot remove cgroup '$1'"
+}
+
 # clients_are N: the daemon lists exactly N clients.
 clients_are() {
 	[ "$(ctl ps --json | json 'len(j["clients"])')" = "$1" ]

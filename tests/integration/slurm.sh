@@ -71,11 +71,7 @@ slurm_cleanup() {
 		for d in "$CG"/*/ "$CG"; do
 			[ -d "$d" ] || continue
 			echo 1 >"$d/cgroup.kill" 2>/dev/null
-			for _ in $(seq 100); do
-				rmdir "$d" 2>/dev/null || [ ! -d "$d" ] && break
-				sleep 0.05
-			done
-			[ -d "$d" ] && echo "cannot remove cgroup '$d'"
+			cgroup_remove "$d"
 		done
 	fi
 	[ -n "$CG_MOUNT" ] && umount "$CG_MOUNT"
