@@ -143,6 +143,22 @@ touch_len(const struct block *b)
 	return b->bytes < TOUCH_BYTES ? (size_t)b->bytes : TOUCH_BYTES;
 }
 
+/* Write b's pattern over the part of it that is worked on. 0 or -1. */
+static int
+block_write(struct block *b)
+{
+	uint64_t t = harness_now_ns();
+	CUresult r = timed(t, cu.memset32(b->ptr, b->pattern,
+	    touch_len(b) / 4));
+
+	if (r != CUDA_SUCCESS) {
+		fprintf(stderr, "share_tenant: cuMemsetD32: error %d\n",
+		    (int)r);
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * Allocate b->bytes and write its pattern. 0; 1: out of memory (counted);
  * -1: another error.
@@ -166,14 +182,7 @@ block_alloc(struct block *b, uint32_t pattern)
 		return -1;
 	}
 	b->pattern = pattern;
-	t = harness_now_ns();
-	r = timed(t, cu.memset32(b->ptr, pattern, touch_len(b) / 4));
-	if (r != CUDA_SUCCESS) {
-		fprintf(stderr, "share_tenant: cuMemsetD32: error %d\n",
-		    (int)r);
-		return -1;
-	}
-	return 0;
+	return block_write(b);
 }
 
 static int
@@ -220,14 +229,7 @@ block_touch(struct block *b)
 			return -1;
 		}
 	b->pattern = b->pattern * 1664525u + 1013904223u;
-	t = harness_now_ns();
-	r = timed(t, cu.memset32(b->ptr, b->pattern, touch_len(b) / 4));
-	if (r != CUDA_SUCCESS) {
-		fprintf(stderr, "share_tenant: cuMemsetD32: error %d\n",
-		    (int)r);
-		return -1;
-	}
-	return 0;
+	return block_write(b);
 }
 
 /* One burst, due at t0 + its start. 0 or -1. */

@@ -223,7 +223,8 @@ on_reserve(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	if (rc != LEDGER_GRANT && rc != LEDGER_NOT_OPEN &&
 	    lease_reclaim(a, lc, (size_t)dev, rc) > 0)
 		rc = reserve_admit(a, lc, (size_t)dev, r->size);
-	lent = ledger_lent(&a->ledger, (size_t)dev);
+	/* Only while lending may a grant borrow: no sum to take otherwise. */
+	lent = a->ledger.lend ? ledger_lent(&a->ledger, (size_t)dev) : 0;
 	if (rc == LEDGER_GRANT)
 		rc = ledger_reserve(&a->ledger, lc, (size_t)dev, r->size);
 	switch (rc) {

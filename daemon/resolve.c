@@ -121,7 +121,7 @@ on_grant(void *arg, const struct waitq_waiter *w)
 	struct arbiter *a = arg;
 	struct conn *c = w->owner;
 	struct ledger_client *lc = c->client;
-	uint64_t lent = ledger_lent(&a->ledger, w->dev);
+	uint64_t lent = a->ledger.lend ? ledger_lent(&a->ledger, w->dev) : 0;
 	struct gf_grant g;
 	struct gf_deny d;
 	int rc;
@@ -170,9 +170,12 @@ void
 resolve_lent(struct arbiter *a, const struct ledger_client *lc, size_t dev,
     uint64_t before)
 {
-	uint64_t now = ledger_lent(&a->ledger, dev);
+	uint64_t now;
 	char buf[32];
 
+	if (!a->ledger.lend)
+		return;
+	now = ledger_lent(&a->ledger, dev);
 	if (now > before)
 		arbiter_event(a, GF_EV_LEND, lc, (int)dev, now - before,
 		    "borrowed from unused guarantees (%s lent on the device)",

@@ -64,8 +64,9 @@ int	resolve_waiter_state(const struct arbiter *a,
 int	resolve_device_waiters(const struct arbiter *a);
 
 /*
- * lc was just granted memory on dev, where before bytes were lent: if it
- * borrowed from unused guarantees, say so (a lend event).
+ * lc was just granted memory on dev, where before bytes were lent (0 when
+ * not lending): if it borrowed from unused guarantees, say so (a lend
+ * event).
  */
 void	resolve_lent(struct arbiter *a, const struct ledger_client *lc,
 	    size_t dev, uint64_t before);
