@@ -1,7 +1,10 @@
 # gpufrac: fractional GPU memory sharing. `make`, `make check`, `make demo`,
-# `make bench`, `make bench-share` (bench/).
+# `make bench`, `make bench-share` (bench/), `make clean`.
 # CC, CFLAGS, LDFLAGS, PREFIX, DESTDIR, CUDA_HOME may be overridden;
 # SANITIZE=address or SANITIZE=thread builds everything with a sanitizer.
+# Everything built goes under O (default build/), laid out like the source
+# tree: build/daemon/gpufracd, build/shim/libgpufrac.so, ... Two builds
+# can live side by side: `make check O=build-asan SANITIZE=address`.
 
 VERSION    = 0.1.0
 PREFIX    ?= /usr/local
@@ -13,6 +16,7 @@ CDIDIR    ?= /etc/cdi
 MANDIR    ?= $(PREFIX)/share/man
 CUDA_HOME ?= /usr/local/cuda
 PYTHON    ?= /usr/bin/python3
+O         ?= build
 
 .DEFAULT_GOAL := all
 
@@ -42,46 +46,63 @@ endif
 
 # Rebuild everything when the flags change (a sanitizer build, say): the
 # stamp is rewritten only when its content would differ.
-FLAGS_STAMP = .build-flags
+FLAGS_STAMP = $(O)/.build-flags
 BUILD_FLAGS = $(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS)
 $(FLAGS_STAMP): FORCE
+	@mkdir -p $(@D)
 	@echo '$(BUILD_FLAGS)' | cmp -s - $@ 2>/dev/null || \
 	    echo '$(BUILD_FLAGS)' > $@
 FORCE:
 
-COMMON_OBJ  = $(patsubst %.c,%.o,$(wildcard common/*.c))
-COMMON_LIB  = common/libgfcommon.a
-SHIM_OBJ    = $(patsubst %.c,%.o,$(wildcard shim/*.c))
-SHIM        = shim/libgpufrac.so
-DAEMON_MAIN = daemon/gpufracd.o
-DAEMON_OBJ  = $(filter-out $(DAEMON_MAIN),$(patsubst %.c,%.o,$(wildcard daemon/*.c)))
-DAEMON      = daemon/gpufracd
-CTL_OBJ     = $(patsubst %.c,%.o,$(wildcard tools/gpufracctl.c tools/ctl_*.c))
-CTL         = tools/gpufracctl
-BENCH_OBJ   = $(patsubst %.c,%.o,$(wildcard bench/bench*.c))
-BENCH       = bench/bench
-SHARE_OBJ   = $(patsubst %.c,%.o,$(filter-out bench/share_tenant.c, \
-	      $(wildcard bench/share*.c)))
-SHARE       = bench/share bench/share_tenant
-NVML_OBJ    = $(patsubst %.c,%.o,$(wildcard tests/simcuda/nvml*.c))
-SIM_OBJ     = $(filter-out $(NVML_OBJ),$(patsubst %.c,%.o,$(wildcard tests/simcuda/*.c)))
-SIM         = tests/simcuda/libcuda.so.1
-NVML        = tests/simcuda/libnvidia-ml.so.1
-UNIT        = $(patsubst %.c,%,$(wildcard tests/unit/test_*.c))
-CLIENTS     = $(patsubst %.c,%,$(wildcard tests/clients/*.c))
-OCI_OBJ     = $(patsubst %.c,%.o,$(wildcard oci/*.c))
-OCI_HOOK    = $(if $(OCI_OBJ),oci/gpufrac-oci-hook)
+# The objects of the sources matching a pattern, under $(O).
+objs = $(patsubst %.c,$(O)/%.o,$(wildcard $(1)))
+COMMON_OBJ  = $(call objs,common/*.c)
+COMMON_LIB  = $(O)/common/libgfcommon.a
+SHIM_OBJ    = $(call objs,shim/*.c)
+SHIM        = $(O)/shim/libgpufrac.so
+DAEMON_MAIN = $(O)/daemon/gpufracd.o
+DAEMON_OBJ  = $(filter-out $(DAEMON_MAIN),$(call objs,daemon/*.c))
+DAEMON      = $(O)/daemon/gpufracd
+CTL_OBJ     = $(call objs,tools/gpufracctl.c tools/ctl_*.c)
+CTL         = $(O)/tools/gpufracctl
+BENCH_OBJ   = $(call objs,bench/bench*.c)
+BENCH       = $(O)/bench/bench
+SHARE_OBJ   = $(filter-out $(O)/bench/share_tenant.o,$(call objs,bench/share*.c))
+SHARE       = $(O)/bench/share $(O)/bench/share_tenant
+NVML_OBJ    = $(call objs,tests/simcuda/nvml*.c)
+SIM_OBJ     = $(filter-out $(NVML_OBJ),$(call objs,tests/simcuda/*.c))
+SIM         = $(O)/tests/simcuda/libcuda.so.1
+NVML        = $(O)/tests/simcuda/libnvidia-ml.so.1
+UNIT        = $(patsubst %.c,$(O)/%,$(wildcard tests/unit/test_*.c))
+CLIENTS     = $(patsubst %.c,$(O)/%,$(wildcard tests/clients/*.c))
+OCI_OBJ     = $(call objs,oci/*.c)
+OCI_HOOK    = $(if $(OCI_OBJ),$(O)/oci/gpufrac-oci-hook)
 # The Slurm plugin is built where Slurm's header is (libslurm-dev).
 SPANK_H    ?= /usr/include/slurm/spank.h
-SPANK_OBJ   = $(patsubst %.c,%.o,$(wildcard slurm/*.c))
-SPANK       = $(if $(and $(SPANK_OBJ),$(wildcard $(SPANK_H))),slurm/gpufrac_spank.so)
+SPANK_OBJ   = $(call objs,slurm/*.c)
+SPANK       = $(if $(and $(SPANK_OBJ),$(wildcard $(SPANK_H))),$(O)/slurm/gpufrac_spank.so)
+# What the programs link beyond libc; mk/*.mk may add to these.
+DAEMON_LIBS = -linih -ldl
+CTL_LIBS    =
+# Debian packages `make deps` installs (build, tests, engines tested).
+DEPS        = gcc make libc6-dev libinih-dev libcmocka-dev libjansson-dev \
+	      python3 python3-numba strace valgrind crun slurm-wlm munge \
+	      libslurm-dev
 BINS        = $(SHIM) $(DAEMON) $(CTL) $(SIM) $(NVML) $(OCI_HOOK) $(SPANK)
 MAN         = man/gpufracctl.1 man/gpufrac.conf.5 man/libgpufrac.7 \
 	      man/gpufracd.8 man/gpufrac-oci-hook.8 man/gpufrac_spank.8
+# What `make check` needs built beyond `all`.
+CHECK_DEPS  = $(UNIT) $(CLIENTS) $(SHARE)
+PHONY       = all check demo bench bench-share deps install uninstall clean FORCE
+
+# Parts with a make file of their own (the fuzzer, the soak) add to the
+# lists above and bring their own targets.
+include $(wildcard mk/*.mk)
 
 all: $(BINS)
 
-%.o: %.c $(FLAGS_STAMP)
+$(O)/%.o: %.c $(FLAGS_STAMP)
+	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
 
 $(COMMON_LIB): $(COMMON_OBJ)
@@ -94,17 +115,17 @@ $(SHIM): $(SHIM_OBJ) $(COMMON_LIB) shim/libgpufrac.map
 	    -ldl -lpthread
 
 $(DAEMON): $(DAEMON_MAIN) $(DAEMON_OBJ) $(COMMON_LIB)
-	$(CC) -o $@ $^ $(ALL_LDFLAGS) -linih -ldl
+	$(CC) -o $@ $^ $(ALL_LDFLAGS) $(DAEMON_LIBS)
 
 $(CTL): $(CTL_OBJ) $(COMMON_LIB)
-	$(CC) -o $@ $^ $(ALL_LDFLAGS)
+	$(CC) -o $@ $^ $(ALL_LDFLAGS) $(CTL_LIBS)
 
 # The OCI hook reads the runtime's state JSON with jansson.
 $(OCI_HOOK): $(OCI_OBJ) $(COMMON_LIB)
 	$(CC) -o $@ $^ $(ALL_LDFLAGS) -ljansson
 # Its unit tests link its modules, all but its main (oci/hook.o).
-tests/unit/test_oci_%: tests/unit/test_oci_%.o \
-    $(filter-out oci/hook.o,$(OCI_OBJ)) $(COMMON_LIB)
+$(O)/tests/unit/test_oci_%: $(O)/tests/unit/test_oci_%.o \
+    $(filter-out $(O)/oci/hook.o,$(OCI_OBJ)) $(COMMON_LIB)
 	$(CC) -o $@ $^ $(ALL_LDFLAGS) -lcmocka -ljansson
 
 # The SPANK plugin is loaded by srun, sbatch, slurmd and slurmstepd: it
@@ -115,30 +136,32 @@ tests/unit/test_oci_%: tests/unit/test_oci_%.o \
 # slurmstepd can deadlock the tasks it forks (libasan's allocator lock),
 # so the plugin and its copy of common/ are always built without one.
 SPANK_CFLAGS = $(filter-out $(SAN),$(ALL_CFLAGS))
-SPANK_COMMON = $(patsubst common/%.c,slurm/common_%.o,$(wildcard common/*.c))
-$(SPANK_OBJ): slurm/%.o: slurm/%.c $(FLAGS_STAMP)
+SPANK_COMMON = $(patsubst common/%.c,$(O)/slurm/common_%.o,$(wildcard common/*.c))
+$(SPANK_OBJ): $(O)/slurm/%.o: slurm/%.c $(FLAGS_STAMP)
+	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(SPANK_CFLAGS) -c $< -o $@
-slurm/common_%.o: common/%.c $(FLAGS_STAMP)
+$(O)/slurm/common_%.o: common/%.c $(FLAGS_STAMP)
+	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(SPANK_CFLAGS) -c $< -o $@
-slurm/libgfcommon.a: $(SPANK_COMMON)
+$(O)/slurm/libgfcommon.a: $(SPANK_COMMON)
 	rm -f $@
 	$(AR) rcs $@ $^
-$(SPANK): $(SPANK_OBJ) slurm/libgfcommon.a slurm/gpufrac_spank.map
-	$(CC) -shared -o $@ $(SPANK_OBJ) slurm/libgfcommon.a \
+$(SPANK): $(SPANK_OBJ) $(O)/slurm/libgfcommon.a slurm/gpufrac_spank.map
+	$(CC) -shared -o $@ $(SPANK_OBJ) $(O)/slurm/libgfcommon.a \
 	    $(filter-out $(SAN),$(ALL_LDFLAGS)) \
 	    -Wl,--version-script=slurm/gpufrac_spank.map
 
 # The benchmark measures the shim's allocation table as the shim builds it.
-$(BENCH): $(BENCH_OBJ) bench/harness.o shim/alloc_table.o $(COMMON_LIB)
+$(BENCH): $(BENCH_OBJ) $(O)/bench/harness.o $(O)/shim/alloc_table.o $(COMMON_LIB)
 	$(CC) -o $@ $^ $(ALL_LDFLAGS) -ldl -lpthread -lm
 
 # The sharing benchmark asks the daemon as gpufracctl does (tools/ctl_*);
 # its tenants find the driver with dlopen, as numba does.
 $(SHARE_OBJ): CPPFLAGS += -Itools
-bench/share: $(SHARE_OBJ) bench/harness.o tools/ctl_query.o \
-    tools/ctl_print.o tools/ctl_table.o $(COMMON_LIB)
+$(O)/bench/share: $(SHARE_OBJ) $(O)/bench/harness.o $(O)/tools/ctl_query.o \
+    $(O)/tools/ctl_print.o $(O)/tools/ctl_table.o $(COMMON_LIB)
 	$(CC) -o $@ $^ $(ALL_LDFLAGS) -lm
-bench/share_tenant: bench/share_tenant.o bench/harness.o $(COMMON_LIB)
+$(O)/bench/share_tenant: $(O)/bench/share_tenant.o $(O)/bench/harness.o $(COMMON_LIB)
 	$(CC) -o $@ $^ $(ALL_LDFLAGS) -ldl
 
 # The simulated driver exports the real driver's names, unversioned.
@@ -147,7 +170,7 @@ $(SIM): $(SIM_OBJ) $(COMMON_LIB) tests/simcuda/libcuda.map
 	$(CC) -shared -o $@ $(SIM_OBJ) $(COMMON_LIB) $(ALL_LDFLAGS) \
 	    -Wl,-soname,libcuda.so.1 -Wl,--version-script=tests/simcuda/libcuda.map \
 	    -Wl,-z,defs -lpthread -lrt
-	ln -sf libcuda.so.1 tests/simcuda/libcuda.so
+	ln -sf libcuda.so.1 $(O)/tests/simcuda/libcuda.so
 
 # The simulated NVML reads the same machine with the same code: it links
 # the simulator's objects (one copy of them per library, each hidden by
@@ -158,40 +181,43 @@ $(NVML): $(NVML_OBJ) $(SIM_OBJ) $(COMMON_LIB) tests/simcuda/libnvidia-ml.map
 	    -Wl,-soname,libnvidia-ml.so.1 \
 	    -Wl,--version-script=tests/simcuda/libnvidia-ml.map \
 	    -Wl,-z,defs -lpthread -lrt
-	ln -sf libnvidia-ml.so.1 tests/simcuda/libnvidia-ml.so
+	ln -sf libnvidia-ml.so.1 $(O)/tests/simcuda/libnvidia-ml.so
 
 # Unit tests of the daemon link its modules; the others only common/.
-tests/unit/test_daemon_%: tests/unit/test_daemon_%.o $(DAEMON_OBJ) $(COMMON_LIB)
-	$(CC) -o $@ $^ $(ALL_LDFLAGS) -lcmocka -linih -ldl -lpthread
-tests/unit/test_%: tests/unit/test_%.o $(COMMON_LIB)
+$(O)/tests/unit/test_daemon_%: $(O)/tests/unit/test_daemon_%.o $(DAEMON_OBJ) $(COMMON_LIB)
+	$(CC) -o $@ $^ $(ALL_LDFLAGS) -lcmocka $(DAEMON_LIBS) -lpthread
+$(O)/tests/unit/test_%: $(O)/tests/unit/test_%.o $(COMMON_LIB)
 	$(CC) -o $@ $^ $(ALL_LDFLAGS) -lcmocka -ldl -lpthread
 
 # Clients named *_linked link the (simulated) driver; the others find it
 # with dlopen/dlsym or cuGetProcAddress as real frameworks do.
-tests/clients/%_linked: tests/clients/%_linked.o $(COMMON_LIB) $(SIM)
-	$(CC) -o $@ $< $(COMMON_LIB) $(ALL_LDFLAGS) -Ltests/simcuda \
+$(O)/tests/clients/%_linked: $(O)/tests/clients/%_linked.o $(COMMON_LIB) $(SIM)
+	$(CC) -o $@ $< $(COMMON_LIB) $(ALL_LDFLAGS) -L$(O)/tests/simcuda \
 	    -l:libcuda.so.1 -ldl -lpthread
 # nvml_query links the simulated NVML, and no libcuda.
-tests/clients/nvml_query: tests/clients/nvml_query.o $(COMMON_LIB) $(NVML)
-	$(CC) -o $@ $< $(COMMON_LIB) $(ALL_LDFLAGS) -Ltests/simcuda \
+$(O)/tests/clients/nvml_query: $(O)/tests/clients/nvml_query.o $(COMMON_LIB) $(NVML)
+	$(CC) -o $@ $< $(COMMON_LIB) $(ALL_LDFLAGS) -L$(O)/tests/simcuda \
 	    -l:libnvidia-ml.so.1 -ldl -lpthread
-tests/clients/%: tests/clients/%.o $(COMMON_LIB)
+$(O)/tests/clients/%: $(O)/tests/clients/%.o $(COMMON_LIB)
 	$(CC) -o $@ $< $(COMMON_LIB) $(ALL_LDFLAGS) -ldl -lpthread
 
-check: all $(UNIT) $(CLIENTS) $(SHARE)
-	PYTHON=$(PYTHON) SANITIZE=$(SANITIZE) tests/run.sh
+# Scripts find what was built in $BUILD.
+RUN_ENV = BUILD=$(abspath $(O)) PYTHON=$(PYTHON) SANITIZE=$(SANITIZE)
 
-demo: all tests/clients/cuclient_linked
-	tools/demo.sh
+check: all $(CHECK_DEPS)
+	$(RUN_ENV) tests/run.sh
+
+demo: all $(O)/tests/clients/cuclient_linked
+	$(RUN_ENV) tools/demo.sh
 
 bench: all $(BENCH)
 	$(BENCH)
 
 bench-share: all $(SHARE)
-	bench/share
+	$(O)/bench/share
 
 deps:
-	@pkgs="gcc make libc6-dev libinih-dev libcmocka-dev libjansson-dev python3 python3-numba strace valgrind crun slurm-wlm munge libslurm-dev"; \
+	@pkgs="$(DEPS)"; \
 	if [ "$$(id -u)" = 0 ]; then \
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y -q --no-install-recommends $$pkgs; \
@@ -239,12 +265,10 @@ uninstall:
 	    $(DESTDIR)$(LIBDIR)/slurm/gpufrac_spank.so
 
 clean:
-	rm -f $(BINS) $(BENCH) $(SHARE) tests/simcuda/libcuda.so tests/simcuda/libnvidia-ml.so \
-	    $(COMMON_LIB) slurm/libgfcommon.a $(UNIT) $(CLIENTS) \
-	    $(FLAGS_STAMP) */*.o */*.d tests/*/*.o tests/*/*.d
+	rm -rf $(O)
 
-.PHONY: all check demo bench bench-share deps install uninstall clean FORCE
+.PHONY: $(PHONY)
 # Keep the objects of tests and clients that make would see as intermediate.
 .SECONDARY:
 
--include $(wildcard */*.d tests/*/*.d)
+-include $(wildcard $(O)/*/*.d $(O)/tests/*/*.d)

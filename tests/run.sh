@@ -3,7 +3,10 @@
 # line. An integration test exits 0 (pass), 77 (skipped, having printed why)
 # or anything else (fail). Run from the top of the tree by `make check`;
 # `tests/run.sh NAME...` runs only the tests whose file name contains NAME.
+# What was built is found in $BUILD (make passes it; default build/).
 cd "$(dirname "$0")/.." || exit 1
+BUILD=${BUILD:-$PWD/build}
+export BUILD
 passed=0 failed=0 skipped=0 failures=""
 
 selected() {
@@ -26,9 +29,9 @@ run_one() {
 	rm -f "$out"
 }
 
-for t in tests/unit/test_*; do
-	case $t in *.c|*.o|*.d) continue;; esac
-	[ -x "$t" ] && selected "$@" && run_one "$t" "$t"
+for t in "$BUILD"/tests/unit/test_*; do
+	case $t in *.o|*.d) continue;; esac
+	[ -x "$t" ] && selected "$@" && run_one "tests/unit/${t##*/}" "$t"
 done
 for t in tests/integration/*.sh; do
 	case $t in */lib.sh) continue;; esac

@@ -8,10 +8,12 @@
 # give a process: as another user the demo shows what needs no groups.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
+# What make built (make demo passes BUILD; default build/).
+build=${BUILD:-$top/build}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpufrac-demo.XXXXXX")
-export LD_LIBRARY_PATH=$top/tests/simcuda SIMCUDA_DEVICES=16Gi
+export LD_LIBRARY_PATH=$build/tests/simcuda SIMCUDA_DEVICES=16Gi
 export SIMCUDA_STATE=gpufrac-demo-$$ GPUFRAC_SOCKET=$tmp/gpufrac.sock
-client=$top/tests/clients/cuclient_linked
+client=$build/tests/clients/cuclient_linked
 pids=()
 
 cleanup() {
@@ -22,8 +24,8 @@ cleanup() {
 trap cleanup EXIT
 
 say() { printf '\n\033[1m%s\033[0m\n' "$*"; }
-ctl() { echo "\$ gpufracctl $*"; "$top/tools/gpufracctl" "$@"; }
-quiet() { "$top/tools/gpufracctl" "$@"; }
+ctl() { echo "\$ gpufracctl $*"; "$build/tools/gpufracctl" "$@"; }
+quiet() { "$build/tools/gpufracctl" "$@"; }
 
 # until_true SECS CMD...: poll CMD (a state the daemon reports) until it
 # holds; the demo stops with a message if it never does.
@@ -46,7 +48,7 @@ job() {
 	local as=()
 	[ "$gid" != - ] && as=(setpriv --regid="$gid" --clear-groups)
 	# SAN_RT: the test suite's sanitizer runtime, which must come first.
-	"${as[@]}" env LD_PRELOAD="${SAN_RT:+$SAN_RT }$top/shim/libgpufrac.so" \
+	"${as[@]}" env LD_PRELOAD="${SAN_RT:+$SAN_RT }$build/shim/libgpufrac.so" \
 	    "$client" "$@" >"$tmp/$name.out" 2>&1 &
 	pids+=($!)
 	printf -v "$name" %s $!
@@ -71,7 +73,7 @@ wait_timeout = 30s
 admin_group = $(id -g)
 CONF
 say "A simulated 16 GiB GPU shared by gpufracd."
-"$top/daemon/gpufracd" -f -c "$tmp/gpufrac.conf" -s "$GPUFRAC_SOCKET" \
+"$build/daemon/gpufracd" -f -c "$tmp/gpufrac.conf" -s "$GPUFRAC_SOCKET" \
     2>"$tmp/gpufracd.log" &
 pids+=($!)
 until_true 10 quiet status

@@ -12,10 +12,12 @@
 # (libinih.so.1) when they were built on another machine.
 set -u
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# What make built (default build/; BUILD=DIR for another).
+build=${BUILD:-$top/build}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpufrac-gpu.XXXXXX")
 # shellcheck disable=SC2034	# the includers' python
 python=${PYTHON:-python3}
-export GPUFRAC_SOCKET=$tmp/gpufrac.sock GPUFRACCTL=$top/tools/gpufracctl
+export GPUFRAC_SOCKET=$tmp/gpufrac.sock GPUFRACCTL=$build/tools/gpufracctl
 [ -n "${GPU_LIBDIR:-}" ] && export LD_LIBRARY_PATH=$GPU_LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 daemon=
 sim_state=		# set by swap.sh --sim: the simulated GPU to remove
@@ -31,7 +33,7 @@ daemon_start() {
 	local opts=()
 
 	[ $# -gt 0 ] && opts=(-c "$1")
-	"$top/daemon/gpufracd" -f -s "$GPUFRAC_SOCKET" ${opts[@]+"${opts[@]}"} \
+	"$build/daemon/gpufracd" -f -s "$GPUFRAC_SOCKET" ${opts[@]+"${opts[@]}"} \
 	    2>>"$tmp/gpufracd.log" &
 	daemon=$!
 	for _ in $(seq 100); do

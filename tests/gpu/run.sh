@@ -38,7 +38,7 @@ for spec in torch:torch cupy:cupy numba:numba torch_vmm:torch \
 		skipped=$((skipped + 1))
 		continue
 	fi
-	GPUFRAC_MEMORY_LIMIT=4Gi LD_PRELOAD=$top/shim/libgpufrac.so \
+	GPUFRAC_MEMORY_LIMIT=4Gi LD_PRELOAD=$build/shim/libgpufrac.so \
 	    "$python" "$top/tests/gpu/check_$check.py"
 	case $? in
 	0)  echo "PASS  $check"; passed=$((passed + 1));;

@@ -29,7 +29,7 @@ case $# in
 1)	[ "$1" = --sim ] || { echo "usage: swap.sh [--sim]" >&2; exit 2; }
 	backend=driver
 	sim_state=gpufrac-gpu-swap-$$
-	export LD_LIBRARY_PATH=$top/tests/simcuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	export LD_LIBRARY_PATH=$build/tests/simcuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 	export SIMCUDA_STATE=$sim_state SIMCUDA_DEVICES=${SIMCUDA_DEVICES:-2Gi}
 	unset CUDA_VISIBLE_DEVICES;;
 *)	echo "usage: swap.sh [--sim]" >&2; exit 2;;
@@ -51,7 +51,7 @@ if [ "$rc" -eq 0 ] && [ -s "$tmp/device.conf" ]; then
 fi
 if [ "$rc" -eq 0 ]; then
 	"$python" "$here/check_swap.py" run --backend "$backend" \
-	    --shim "$top/shim/libgpufrac.so"
+	    --shim "$build/shim/libgpufrac.so"
 	rc=$?
 fi
 daemon_stop

@@ -7,11 +7,11 @@
 # ends, the run leaves no process, directory or simulated device behind.
 # Behaviour only: no figure is held to a target here.
 . "$(dirname "$0")/lib.sh"
-SHARE=$TOP/bench/share
+SHARE=$BUILD/bench/share
 
 [ "$(id -u)" = 0 ] ||
 	skip "needs root: the preempt way tells its tenants apart by gid"
-[ -x "$SHARE" ] && [ -x "$TOP/bench/share_tenant" ] ||
+[ -x "$SHARE" ] && [ -x "$BUILD/bench/share_tenant" ] ||
 	skip "bench/share is not built (make bench/share bench/share_tenant)"
 
 # left_behind PID: what the run of share PID left: its directory, its

@@ -7,7 +7,7 @@ uuid=$(ctl status --json | json 'j["devices"][0]["uuid"]')
 GiB=$((1 << 30))
 
 mkfifo "$TMP/in"
-"$PYTHON" "$CLIENTS/departing.py" "$GPUFRAC_SOCKET" "$uuid" $GiB \
+"$PYTHON" "$TOP/tests/clients/departing.py" "$GPUFRAC_SOCKET" "$uuid" $GiB \
 	<"$TMP/in" >"$TMP/d.out" 2>"$TMP/d.err" &
 pid=$!
 exec 3>"$TMP/in"

@@ -15,17 +15,20 @@
 set -u
 # bash: the helpers use printf -v and indirect expansion.
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
+# What make built (make check passes BUILD; default build/).
+BUILD=${BUILD:-$TOP/build}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpufrac-test.XXXXXX")
-SHIM=$TOP/shim/libgpufrac.so
-GPUFRACD=$TOP/daemon/gpufracd
-GPUFRACCTL=$TOP/tools/gpufracctl
-CLIENTS=$TOP/tests/clients
+SHIM=$BUILD/shim/libgpufrac.so
+GPUFRACD=$BUILD/daemon/gpufracd
+GPUFRACCTL=$BUILD/tools/gpufracctl
+# Built clients; the Python ones stay in the source tree ($TOP/tests/clients).
+CLIENTS=$BUILD/tests/clients
 PYTHON=${PYTHON:-/usr/bin/python3}
-export LD_LIBRARY_PATH=$TOP/tests/simcuda
+export LD_LIBRARY_PATH=$BUILD/tests/simcuda
 export SIMCUDA_STATE=gftest-$$-$(basename "$0" .sh)
 export SIMCUDA_DEVICES=${SIMCUDA_DEVICES:-4Gi}
 export GPUFRAC_SOCKET=$TMP/gpufrac.sock
-export NUMBA_CUDA_DRIVER=$TOP/tests/simcuda/libcuda.so.1
+export NUMBA_CUDA_DRIVER=$BUILD/tests/simcuda/libcuda.so.1
 unset GPUFRAC_MEMORY_LIMIT GPUFRAC_DISABLE GPUFRAC_LOG CUDA_VISIBLE_DEVICES
 
 # A preloaded shim built with a sanitizer needs the sanitizer's runtime

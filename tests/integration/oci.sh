@@ -9,7 +9,7 @@
 # no group made; and the group of a container that failed to start, for
 # which crun runs no poststop, goes once its cgroup is gone.
 . "$(dirname "$0")/lib.sh"
-HOOK=$TOP/oci/gpufrac-oci-hook
+HOOK=$BUILD/oci/gpufrac-oci-hook
 C=$CLIENTS/cuclient_linked
 MiB=$((1 << 20))
 
@@ -61,17 +61,17 @@ in_cgroup2() {
 # bundle NAME SPEC ANNOTATIONS CMD...: the bundle $TMP/NAME of container
 # NAME running CMD, in cgroup /gpufrac-test-$$-NAME, with the JSON object
 # ANNOTATIONS and the container edits of the CDI spec file SPEC ('' for
-# none). Its root is read-only: the host's /usr and /etc, the checkout and
-# $TMP at their own paths, the host's /dev/shm (the simulated GPU's shared
+# none). Its root is read-only: the host's /usr and /etc, the checkout, the
+# build tree and $TMP at their own paths, the host's /dev/shm (the simulated GPU's shared
 # state). Hook messages go to $TMP/NAME.hook (crun's run.oci.hooks.stderr).
 bundle() {
 	CONTAINERS="$CONTAINERS $1"
-	"$PYTHON" - "$TMP" "$TOP" "$1" "/gpufrac-test-$$-$1" "$2" "$3" \
+	"$PYTHON" - "$TMP" "$TOP" "$BUILD" "$1" "/gpufrac-test-$$-$1" "$2" "$3" \
 	    "${SAN_RT:+$SAN_RT $SHIM}" "${@:4}" <<'EOF'
 import json, os, sys
 
-tmp, top, name, cgpath, spec, annots, san_preload = sys.argv[1:8]
-args = sys.argv[8:]
+tmp, top, build, name, cgpath, spec, annots, san_preload = sys.argv[1:9]
+args = sys.argv[9:]
 bundle = os.path.join(tmp, name)
 rootfs = os.path.join(bundle, "rootfs")
 os.makedirs(rootfs)
@@ -85,6 +85,7 @@ mounts = [
     {"destination": "/dev/shm", "type": "bind", "source": "/dev/shm",
      "options": ["rbind", "rw", "nosuid", "nodev"]},
     {"destination": top, "type": "bind", "source": top, "options": ro},
+    {"destination": build, "type": "bind", "source": build, "options": ro},
     {"destination": tmp, "type": "bind", "source": tmp,
      "options": ["rbind", "rw", "nosuid", "nodev"]},
 ]

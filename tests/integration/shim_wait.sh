@@ -6,7 +6,7 @@
 # an unknown unsolicited message is ignored, a malformed one costs the
 # connection, which is rejoined.
 . "$(dirname "$0")/lib.sh"
-FAKE=$CLIENTS/fake_gpufracd.py
+FAKE=$TOP/tests/clients/fake_gpufracd.py
 C=$CLIENTS/cuclient_linked
 GiB=1073741824
 

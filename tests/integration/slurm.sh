@@ -19,7 +19,7 @@
 # shellcheck disable=SC2016	# sh -c scripts are expanded by the task
 . "$(dirname "$0")/lib.sh"
 C=$CLIENTS/cuclient_linked
-PLUGIN=$TOP/slurm/gpufrac_spank.so
+PLUGIN=$BUILD/slurm/gpufrac_spank.so
 MiB=$((1 << 20))
 
 [ "$(id -u)" = 0 ] || skip "not root: slurmd and the plugin must run as root"
