@@ -20,7 +20,7 @@
 
 /* One run: where everything lives and what it talks to. */
 struct bench {
-	char		 top[PATH_MAX];	/* the source tree: TOP/bench/bench */
+	char		 top[PATH_MAX];	/* the build tree: TOP/bench/bench */
 	char		 dir[PATH_MAX];	/* private temporary directory */
 	char		 sock[PATH_MAX]; /* the daemon's socket in dir */
 	char		 state[64];	/* SIMCUDA_STATE */

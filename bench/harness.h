@@ -1,6 +1,6 @@
 /*
- * What the benchmarks (bench/bench, bench/share) share: the source tree
- * they run from, paths, the clock, child processes that die with them
+ * What the benchmarks (bench/bench, bench/share) share: the build tree
+ * they run from (make's O, default build/), paths, the clock, child processes that die with them
  * (each listed here, so that an early exit leaves nothing running), and
  * the shim preloaded after a sanitizer runtime.
  */
@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* The source tree, from this program's own path: TOP/bench/PROGRAM. */
+/* The build tree, from this program's own path: TOP/bench/PROGRAM. */
 int	harness_top(char *top, size_t size);
 /* base/name into buf: 0, or -1 (said) when it does not fit. */
 int	harness_path(char *buf, size_t size, const char *base,

@@ -71,7 +71,7 @@ struct share_result {
 
 /* One run: where everything lives. */
 struct share_run {
-	char		 top[PATH_MAX];	/* the source tree: TOP/bench/share */
+	char		 top[PATH_MAX];	/* the build tree: TOP/bench/share */
 	char		 dir[PATH_MAX];	/* private temporary directory */
 	char		 sock[PATH_MAX];
 	char		 state[64];	/* SIMCUDA_STATE */
