@@ -150,6 +150,11 @@ void	rss_measure(const struct bench *b, struct results *r);
 /* The worker side of those that run in processes of their own. */
 int	fastpath_worker(int argc, char *argv[]);
 int	count_worker(int argc, char *argv[]);
+/*
+ * A callgrind output file's total instructions, and those spent inside
+ * the driver's cuMemAlloc_v2 and cuMemFree_v2; 0, or -1 if unreadable.
+ */
+int	callgrind_read(const char *path, double *total, double *driver);
 int	wake_worker(int argc, char *argv[]);
 
 /* bench_daemon.c: the run's directory, configuration and gpufracd. */

@@ -6,7 +6,9 @@
  * the order valgrind runs them in). Each thread of a worker turns
  * callgrind's collection on for its own pairs only (a client request), so
  * start-up, the warm-up and the daemon's round trip for the lease are left
- * out; the difference per pair between the two runs is what the shim adds.
+ * out. What the shim adds is the difference per pair between the two runs,
+ * each less what the driver's own cuMemAlloc_v2 and cuMemFree_v2 cost in
+ * it (bench_callgrind.c says why); driver calls the shim adds count.
  */
 #include <errno.h>
 #include <math.h>
@@ -92,34 +94,14 @@ count_valgrind(void)
 	return 0;
 }
 
-/* The instructions a callgrind output file counts ("totals:"), or -1. */
+/*
+ * Instructions per pair in one run of a worker, and in *own those not
+ * spent inside the driver's cuMemAlloc_v2 and cuMemFree_v2
+ * (bench_callgrind.c); NAN with a note.
+ */
 static double
-count_read(const char *path)
-{
-	char line[256], *end;
-	double n = -1;
-	uint64_t v;
-	FILE *f;
-
-	if ((f = fopen(path, "re")) == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL) {
-		if (strncmp(line, "totals:", 7) != 0 &&
-		    strncmp(line, "summary:", 8) != 0)
-			continue;
-		errno = 0;
-		v = strtoull(strchr(line, ':') + 1, &end, 10);
-		if (errno == 0 && end != strchr(line, ':') + 1)
-			n = (double)v;
-	}
-	fclose(f);
-	return n;
-}
-
-/* Instructions per pair in one run of a worker; NAN with a note. */
-static double
-count_run(const struct bench *b, int preload, int nthreads, char *note,
-    size_t notelen)
+count_run(const struct bench *b, int preload, int nthreads, double *own,
+    char *note, size_t notelen)
 {
 	char name[32], file[PATH_MAX], out[PATH_MAX + 32], pairs[16];
 	char threads[16];
@@ -127,7 +109,7 @@ count_run(const struct bench *b, int preload, int nthreads, char *note,
 	    (char *)"--collect-atstart=no", out, NULL };
 	char *args[] = { (char *)"count", pairs, threads, NULL };
 	struct worker_reply rep;
-	double ir = NAN;
+	double ir, driver;
 	int to, from;
 	pid_t pid;
 
@@ -156,10 +138,12 @@ count_run(const struct bench *b, int preload, int nthreads, char *note,
 	if (note[0] != '\0')
 		return NAN;
 	strcat(file, ".cg");
-	if ((ir = count_read(file)) < 0) {
-		snprintf(note, notelen, "no count in '%s'", file);
+	if (callgrind_read(file, &ir, &driver) < 0) {
+		snprintf(note, notelen, "no count of the driver's calls in '%s'",
+		    file);
 		return NAN;
 	}
+	*own = (ir - driver) / COUNT_PAIRS;
 	return ir / COUNT_PAIRS;
 }
 
@@ -168,6 +152,7 @@ count_measure(const struct bench *b, struct results *r)
 {
 	char *note = r->count_note;
 	size_t len = sizeof(r->count_note);
+	double own[4];
 
 	if (!COUNT_BUILT) {
 		snprintf(note, len, "built without valgrind/callgrind.h (make "
@@ -183,13 +168,15 @@ count_measure(const struct bench *b, struct results *r)
 		return;
 	}
 	/* Each only if all before went well: a failure says why once. */
-	r->bare_ir = count_run(b, 0, 1, note, len);
+	r->bare_ir = count_run(b, 0, 1, &own[0], note, len);
 	if (note[0] == '\0')
-		r->shim_ir = count_run(b, 1, 1, note, len);
+		r->shim_ir = count_run(b, 1, 1, &own[1], note, len);
 	if (note[0] == '\0')
-		r->bare_ir_mt = count_run(b, 0, FP_THREADS, note, len);
+		r->bare_ir_mt = count_run(b, 0, FP_THREADS, &own[2], note, len);
 	if (note[0] == '\0')
-		r->shim_ir_mt = count_run(b, 1, FP_THREADS, note, len);
-	r->fastpath_added_ir = r->shim_ir - r->bare_ir;
-	r->fastpath_added_ir_mt = r->shim_ir_mt - r->bare_ir_mt;
+		r->shim_ir_mt = count_run(b, 1, FP_THREADS, &own[3], note, len);
+	if (note[0] != '\0')
+		return;
+	r->fastpath_added_ir = own[1] - own[0];
+	r->fastpath_added_ir_mt = own[3] - own[2];
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "activity.h"
 #include "arbiter.h"
 #include "overhead.h"
 #include "devices.h"
@@ -489,6 +490,7 @@ arbiter_stop(struct arbiter *a)
 	swap_free(a);
 	overhead_free(a);
 	lease_free(a);
+	activity_stop(a);
 	control_shutdown(&a->control);
 	resolve_free(a);
 	ledger_free(&a->ledger);

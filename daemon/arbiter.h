@@ -43,6 +43,7 @@ struct arbiter {
 	struct swap	 swap;		/* host swap */
 	int64_t		 overhead_timer; /* the next NVML look, or 0 */
 	int64_t		 lease_timer;	/* the next look for idle leases */
+	int64_t		 activity_timer; /* the next look at activity pages */
 	int64_t		 reap_timer;	/* the next look for transient groups
 					   whose cgroups are gone (reap.h) */
 };

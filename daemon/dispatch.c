@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "activity.h"
 #include "adminctl.h"
 #include "arbiter.h"
 #include "control.h"
@@ -499,7 +500,7 @@ ps_record(const struct arbiter *a, struct conn *c, uint32_t seq,
 		r.limit = lc->usage[dev].limit;
 		r.guarantee = g->share[dev].guarantee;
 	}
-	r.idle_ms = swap_idle_ms(lc);
+	r.idle_ms = activity_idle_ms(lc);
 	return conn_reply(c, GF_MSG_CLIENT, seq, &r, why, whylen);
 }
 

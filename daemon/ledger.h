@@ -108,6 +108,7 @@ struct ledger_client {
 	uint32_t	gid;
 	uint32_t	state;		/* GF_STATE_* */
 	char		*cgroup;	/* "/user.slice/...", or "" if unknown */
+	char		version[GF_VERSION_LEN];	/* its shim's (HELLO) */
 	size_t		group;		/* index into ledger.groups */
 	struct ledger_usage *usage;	/* one per device */
 	struct ptrmap	allocs;		/* ptr -> struct ledger_alloc */
@@ -117,8 +118,11 @@ struct ledger_client {
 	int		departing;	/* connection closed, the process not
 					   yet exited: its charge stays */
 	int		on_host;	/* swapped out: charges are host bytes */
-	/* swap.c's, not the ledger's */
+	/* activity.c's, not the ledger's */
 	struct gf_activity *act;	/* its activity page, or NULL */
+	uint64_t	act_calls;	/* its count of calls at the last look */
+	uint64_t	act_ms;		/* when the look saw it move, or 0 */
+	/* swap.c's */
 	int		swap;		/* SWAP_* (swap.h) */
 	uint64_t	swapped_ms;	/* when it went out (monotonic) */
 	int		swap_skip;	/* not to be swapped again this round */

@@ -6,15 +6,12 @@
  * in. What to move and when is swap_pick.c's.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "activity.h"
 #include "admin.h"
 #include "arbiter.h"
 #include "control.h"
@@ -40,27 +37,6 @@ struct swap_ask {
 	int		 dir;
 	int		 admin;		/* SWAP_REQ: also told of failure */
 };
-
-static uint64_t
-coarse_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-uint64_t
-swap_idle_ms(const struct ledger_client *lc)
-{
-	uint64_t last, now;
-
-	if (lc->act == NULL ||
-	    (last = __atomic_load_n(&lc->act->last_ms, __ATOMIC_RELAXED)) == 0)
-		return UINT64_MAX;
-	now = coarse_ms();
-	return now > last ? now - last : 0;
-}
 
 static void
 mark(struct ledger_client *lc, uint32_t v)
@@ -554,39 +530,6 @@ swap_on_request(struct arbiter *a, struct conn *c, uint32_t seq,
 
 /* ---- clients come and go ---------------------------------------------- */
 
-/* lc's page from actfd, or NULL (logged): sealed, big enough, ours. */
-static struct gf_activity *
-page_map(const struct ledger_client *lc, int actfd)
-{
-	struct gf_activity *p;
-	struct stat st;
-	int seals;
-
-	if (fstat(actfd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    st.st_size < GF_ACTIVITY_SIZE ||
-	    (seals = fcntl(actfd, F_GET_SEALS)) < 0 ||
-	    (seals & (F_SEAL_SHRINK | F_SEAL_SEAL)) !=
-	    (F_SEAL_SHRINK | F_SEAL_SEAL)) {
-		log_warnx("pid %u passed no sealed activity page: it will not "
-		    "be swapped", lc->pid);
-		return NULL;
-	}
-	p = mmap(NULL, GF_ACTIVITY_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-	    actfd, 0);
-	if (p == MAP_FAILED) {
-		log_warn("cannot map the activity page of pid %u", lc->pid);
-		return NULL;
-	}
-	if (p->magic != GF_ACTIVITY_MAGIC ||
-	    p->version != GF_ACTIVITY_VERSION) {
-		log_warnx("pid %u passed an activity page of another format: "
-		    "it will not be swapped", lc->pid);
-		munmap(p, GF_ACTIVITY_SIZE);
-		return NULL;
-	}
-	return p;
-}
-
 /* A previous daemon may have left lc swapped out, or locked. */
 static void
 adopt_state(struct arbiter *a, struct ledger_client *lc)
@@ -619,10 +562,8 @@ adopt_state(struct arbiter *a, struct ledger_client *lc)
 void
 swap_hello(struct arbiter *a, struct ledger_client *lc, int actfd)
 {
-	if (actfd >= 0) {
-		lc->act = page_map(lc, actfd);
-		close(actfd);
-	}
+	if (actfd >= 0)
+		(void)activity_map(a, lc, actfd);
 	if (lc->act != NULL && a->swap.available)
 		adopt_state(a, lc);
 }
@@ -664,9 +605,7 @@ swap_client_gone(struct arbiter *a, struct ledger_client *lc)
 	if (lc->swap != SWAP_NONE && a->swap.nout > 0)
 		a->swap.nout--;
 	lc->swap = SWAP_NONE;
-	if (lc->act != NULL)
-		munmap(lc->act, GF_ACTIVITY_SIZE);
-	lc->act = NULL;
+	activity_unmap(lc);
 }
 
 /* ---- start and stop ----------------------------------------------------- */

@@ -100,7 +100,4 @@ void	swap_conn_gone(struct arbiter *a, struct conn *c);
 /* lc leaves the ledger: its page is unmapped, its swap forgotten. */
 void	swap_client_gone(struct arbiter *a, struct ledger_client *lc);
 
-/* Milliseconds since lc's last driver call; UINT64_MAX if unknown. */
-uint64_t swap_idle_ms(const struct ledger_client *lc);
-
 #endif

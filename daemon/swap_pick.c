@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "activity.h"
 #include "arbiter.h"
 #include "control.h"
 #include "event.h"
@@ -28,7 +29,7 @@
 static int
 idle_enough(struct arbiter *a, const struct ledger_client *lc)
 {
-	uint64_t idle = swap_idle_ms(lc), need = a->conf.swap_min_idle_ms;
+	uint64_t idle = activity_idle_ms(lc), need = a->conf.swap_min_idle_ms;
 	uint64_t in;
 
 	if (idle >= need)
@@ -79,7 +80,7 @@ victim(struct arbiter *a, size_t dev, const struct ledger_client *rq,
 		    !lc->swap_skip && !lc->departing && !lc->preempting &&
 		    idle_enough(a, lc);
 		cand[n].priority = g->pol.priority;
-		cand[n].idle_ms = swap_idle_ms(lc);
+		cand[n].idle_ms = activity_idle_ms(lc);
 		cand[n].charge = lc->usage[dev].used;
 		cand[n].group_used = g->share[dev].used;
 		cand[n].group_guarantee = g->share[dev].guarantee;

@@ -60,8 +60,7 @@ activity_make(void)
 		goto out_close;
 	p->magic = GF_ACTIVITY_MAGIC;
 	p->version = GF_ACTIVITY_VERSION;
-	p->last_ms = __atomic_load_n(&activity_private.last_ms,
-	    __ATOMIC_RELAXED);
+	p->calls = __atomic_load_n(&activity_private.calls, __ATOMIC_RELAXED);
 	p->flags = __atomic_load_n(&activity_private.flags, __ATOMIC_RELAXED);
 	__atomic_store_n(&activity_page, p, __ATOMIC_RELEASE);
 	return fd;

@@ -1,9 +1,9 @@
 /*
  * The process's side of the activity page (include/gpufrac/activity.h):
- * every hook notes the time of its driver call and checks, before calling
- * the driver, whether the daemon has swapped the process out. Costs one
- * coarse clock read (vDSO, no system call), two atomic operations on a
- * line the process owns, and a store only when the millisecond changed.
+ * every hook counts its driver call and checks, before calling the
+ * driver, whether the daemon has swapped the process out. Costs a plain
+ * increment and two atomic operations on a line the process owns; the
+ * daemon, not the process, reads the clock (when it sees the count move).
  *
  * Before the process first talks to the daemon the page is a private one;
  * activity_fd() makes the shared one the first time the daemon is
@@ -14,7 +14,6 @@
 #define GF_SHIM_ACTIVITY_H
 
 #include <stdint.h>
-#include <time.h>
 
 #include "gpufrac/activity.h"
 
@@ -33,13 +32,10 @@ activity_enter(void)
 {
 	struct gf_activity *p = __atomic_load_n(&activity_page,
 	    __ATOMIC_ACQUIRE);
-	struct timespec ts;
-	uint64_t ms;
 
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-	if (__atomic_load_n(&p->last_ms, __ATOMIC_RELAXED) != ms)
-		__atomic_store_n(&p->last_ms, ms, __ATOMIC_RELAXED);
+	/* No clock here: the daemon keeps the time of the last change. */
+	__atomic_store_n(&p->calls, __atomic_load_n(&p->calls,
+	    __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&p->inflight, 1, __ATOMIC_SEQ_CST);
 	if (__builtin_expect(__atomic_load_n(&p->swapped, __ATOMIC_SEQ_CST) !=
 	    0, 0))

@@ -17,6 +17,12 @@
 
 #define MEM_PITCH_ALIGN	512	/* what a pitch is reserved as, at least */
 
+/*
+ * The process sees one device: every context is on it. Learnt with the
+ * first context; from then on the lease's fast path need not ask.
+ */
+static int mem_one_device;
+
 uint64_t
 mem_mul(uint64_t a, uint64_t b)
 {
@@ -30,6 +36,7 @@ mem_device(void)
 {
 	static int said;
 	CUdevice dev;
+	int n;
 
 	if (real_cu.cuCtxGetDevice == NULL) {
 		if (shim_once(&said))
@@ -39,7 +46,24 @@ mem_device(void)
 	}
 	if (real_cu.cuCtxGetDevice(&dev) != CUDA_SUCCESS)
 		return -1;	/* no context: the driver call fails anyway */
+	if (!__atomic_load_n(&mem_one_device, __ATOMIC_RELAXED) &&
+	    real_cu.cuDeviceGetCount != NULL &&
+	    real_cu.cuDeviceGetCount(&n) == CUDA_SUCCESS && n == 1)
+		__atomic_store_n(&mem_one_device, 1, __ATOMIC_RELAXED);
 	return dev;
+}
+
+/*
+ * The device a lease is drawn on. With one device there is no need to ask
+ * the driver: without a context the allocation fails and the draw goes
+ * back.
+ */
+static inline int
+mem_lease_device(void)
+{
+	if (__atomic_load_n(&mem_one_device, __ATOMIC_RELAXED))
+		return 0;
+	return mem_device();
 }
 
 /* mem_reserve for device dev (-1: not accounted). */
@@ -112,9 +136,9 @@ cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 	/* Nothing to charge: the driver rejects these by itself. */
 	if (dptr == NULL || bytesize == 0)
 		r = REAL_CALL(cuMemAlloc_v2, dptr, bytesize);
-	else if ((dev = mem_device()) >= 0 && lease_draw(dev, bytesize))
+	else if ((dev = mem_lease_device()) >= 0 && lease_draw(dev, bytesize))
 		r = mem_alloc_leased(dptr, bytesize, dev);
-	else if ((r = mem_reserve_on(dev, bytesize, GF_KIND_MEM, &t)) ==
+	else if ((r = mem_reserve(bytesize, GF_KIND_MEM, &t)) ==
 	    CUDA_SUCCESS) {
 		r = REAL_CALL(cuMemAlloc_v2, dptr, bytesize);
 		r = mem_settle(r, &t, r == CUDA_SUCCESS ? *dptr : 0,

@@ -19,8 +19,8 @@
 struct real_driver real_cu;
 
 static pthread_once_t real_once = PTHREAD_ONCE_INIT;
-static int real_active;			/* hooks do their work */
-static __thread int real_depth SHIM_TLS;	/* inside a hook */
+int real_state;
+__thread int real_depth SHIM_TLS;
 
 #define SYM(field, name)	{ name, offsetof(struct real_driver, field) }
 
@@ -37,6 +37,7 @@ static const struct {
 	SYM(cuGetProcAddress_v1, "cuGetProcAddress"),
 	SYM(cuGetProcAddress_v2, "cuGetProcAddress_v2"),
 	SYM(cuCtxGetDevice, "cuCtxGetDevice"),
+	SYM(cuDeviceGetCount, "cuDeviceGetCount"),
 	SYM(cuDeviceGetUuid_v2, "cuDeviceGetUuid_v2"),
 	SYM(cuDeviceGetUuid_v1, "cuDeviceGetUuid"),
 	SYM(cuArrayCreate_v2, "cuArrayCreate_v2"),
@@ -103,18 +104,24 @@ real_resolve(void)
 	return 0;
 }
 
-static void
-real_init(void)
+static int
+real_setup(void)
 {
 	env_load();
 	if (real_resolve() < 0)
-		return;
+		return REAL_PASS;
 	if (shim_env.disabled) {
 		log_info("GPUFRAC_DISABLE=1: passing every CUDA call through");
-		return;
+		return REAL_PASS;
 	}
 	client_init();
-	real_active = 1;
+	return REAL_ACTIVE;
+}
+
+static void
+real_init(void)
+{
+	__atomic_store_n(&real_state, real_setup(), __ATOMIC_RELEASE);
 }
 
 CUresult
@@ -128,21 +135,15 @@ real_missing(const char *name)
 	return CUDA_ERROR_NOT_INITIALIZED;
 }
 
+/*
+ * The first hook: read the environment and resolve the driver, inside the
+ * guard (what that calls is not hooked), once whichever thread comes first.
+ */
 int
-hook_enter(void)
+real_start(void)
 {
-	if (real_depth)
-		return 0;
 	real_depth = 1;
 	pthread_once(&real_once, real_init);
-	if (real_active)
-		return 1;
 	real_depth = 0;
-	return 0;
-}
-
-void
-hook_leave(void)
-{
-	real_depth = 0;
+	return __atomic_load_n(&real_state, __ATOMIC_ACQUIRE);
 }

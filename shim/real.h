@@ -7,6 +7,8 @@
 
 #include <cuda.h>
 
+#include "shim.h"
+
 /*
  * Pointers into libcuda.so.1, found with the real dlsym on its handle (never
  * RTLD_NEXT: numba loads the driver RTLD_LOCAL). A member is NULL when the
@@ -27,6 +29,7 @@ struct real_driver {
 	CUresult (*cuGetProcAddress_v2)(const char *, void **, int,
 		    cuuint64_t, CUdriverProcAddressQueryResult *);
 	CUresult (*cuCtxGetDevice)(CUdevice *);
+	CUresult (*cuDeviceGetCount)(int *);
 	CUresult (*cuDeviceGetUuid_v2)(CUuuid *, CUdevice);
 	/* "cuDeviceGetUuid", for drivers older than 11.4 */
 	CUresult (*cuDeviceGetUuid_v1)(CUuuid *, CUdevice);
@@ -87,7 +90,36 @@ CUresult real_missing(const char *name);
  * straight to the driver: the thread is already inside a hook (the driver
  * or the shim called back), GPUFRAC_DISABLE=1, or there is no driver.
  */
-int	hook_enter(void);
-void	hook_leave(void);
+#define REAL_UNKNOWN	0	/* not resolved yet */
+#define REAL_PASS	1	/* every call goes straight to the driver */
+#define REAL_ACTIVE	2	/* hooks do their work */
+
+extern int real_state;			/* REAL_*, set once */
+extern __thread int real_depth SHIM_TLS;	/* inside a hook */
+
+int	real_start(void);
+
+/* On every hook: a thread-local load and a load of a line never written. */
+static inline int
+hook_enter(void)
+{
+	int st;
+
+	if (real_depth)
+		return 0;
+	st = __atomic_load_n(&real_state, __ATOMIC_ACQUIRE);
+	if (__builtin_expect(st == REAL_UNKNOWN, 0))
+		st = real_start();
+	if (st != REAL_ACTIVE)
+		return 0;
+	real_depth = 1;
+	return 1;
+}
+
+static inline void
+hook_leave(void)
+{
+	real_depth = 0;
+}
 
 #endif

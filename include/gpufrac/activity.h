@@ -41,7 +41,7 @@
 #include <stdint.h>
 
 #define GF_ACTIVITY_MAGIC	0x67664163u	/* "cAfg" */
-#define GF_ACTIVITY_VERSION	2
+#define GF_ACTIVITY_VERSION	3
 #define GF_ACTIVITY_SIZE	4096
 
 #define GF_ACTIVITY_DEVICES	32	/* lease slots: device ordinals */
@@ -53,8 +53,9 @@
 struct gf_activity {
 	uint32_t	magic;		/* GF_ACTIVITY_MAGIC (shim) */
 	uint32_t	version;	/* GF_ACTIVITY_VERSION (shim) */
-	uint64_t	last_ms;	/* shim: CLOCK_MONOTONIC_COARSE, in ms,
-					   of its latest hooked driver call;
+	uint64_t	calls;		/* shim: hooked driver calls, mod 2^64
+					   (a lost increment does no harm):
+					   the daemon notes when it moves;
 					   0: none yet */
 	uint32_t	inflight;	/* shim: threads between the swap check
 					   and the driver's return */

@@ -61,6 +61,19 @@ ctx_new(CUdevice dev, unsigned flags, int is_primary)
 	return c;
 }
 
+/*
+ * Say, for ctx_current's lock-free read, whether c may be used as it is:
+ * active, not destroyed, and retained if primary. The lock is held; call
+ * after any of those changes. The real driver answers cuCtxGetDevice from
+ * thread-local state without a process-wide lock, and so does this.
+ */
+static void
+ctx_publish(struct CUctx_st *c)
+{
+	__atomic_store_n(&c->usable, c->active && !c->destroyed &&
+	    (!c->primary || c->refcount > 0), __ATOMIC_RELEASE);
+}
+
 /* Take the context's own device memory; -1 if it does not fit. */
 static int
 ctx_activate(struct CUctx_st *c)
@@ -70,6 +83,7 @@ ctx_activate(struct CUctx_st *c)
 	if (bytes != 0 && state_charge(c->phys, bytes) < 0)
 		return -1;
 	c->active = 1;
+	ctx_publish(c);
 	return 0;
 }
 
@@ -88,6 +102,7 @@ ctx_deactivate(struct CUctx_st *c)
 	if (bytes != 0)
 		state_uncharge(c->phys, bytes);
 	c->active = 0;
+	ctx_publish(c);
 }
 
 /* CU_CTX_SCHED_* is a value, not a set of bits. */
@@ -111,6 +126,9 @@ ctx_current(struct CUctx_st **out)
 	if (ctx_depth == 0)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	c = ctx_stack[ctx_depth - 1];
+	*out = c;
+	if (__atomic_load_n(&c->usable, __ATOMIC_ACQUIRE))
+		return CUDA_SUCCESS;
 	sim_lock();
 	if (c->destroyed)
 		r = CUDA_ERROR_CONTEXT_IS_DESTROYED;
@@ -119,7 +137,6 @@ ctx_current(struct CUctx_st **out)
 	else if (!c->active && ctx_activate(c) < 0)
 		r = CUDA_ERROR_OUT_OF_MEMORY;	/* a reset primary comes back */
 	sim_unlock();
-	*out = c;
 	return r;
 }
 
@@ -149,10 +166,12 @@ ctx_create(CUcontext *pctx, unsigned int flags, CUdevice dev)
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 	else if (ctx_activate(c) < 0) {
 		c->destroyed = 1;	/* stays listed: the list owns it */
+		ctx_publish(c);
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 	} else if ((r = ctx_push(c)) != CUDA_SUCCESS) {
 		ctx_deactivate(c);
 		c->destroyed = 1;
+		ctx_publish(c);
 	}
 	sim_unlock();
 	if (r == CUDA_SUCCESS)
@@ -214,6 +233,7 @@ ctx_destroy(CUcontext ctx)
 	else {
 		ctx_deactivate(ctx);
 		ctx->destroyed = 1;
+		ctx_publish(ctx);
 	}
 	sim_unlock();
 	/* Popped here; other threads find it destroyed. */
@@ -447,6 +467,7 @@ cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 	else {
 		c->refcount++;
+		ctx_publish(c);
 		*pctx = c;
 	}
 	sim_unlock();
@@ -468,6 +489,8 @@ primary_release(CUdevice dev)
 		r = CUDA_ERROR_INVALID_CONTEXT;
 	else if (--c->refcount == 0)
 		ctx_deactivate(c);
+	else
+		ctx_publish(c);
 	sim_unlock();
 	return r;
 }

@@ -120,6 +120,8 @@ struct CUctx_st {
 	int		refcount;	/* primary: outstanding retains */
 	int		active;		/* holds its overhead charge */
 	int		destroyed;	/* not primary: cuCtxDestroy was called */
+	int		usable;		/* atomic: what ctx_current needs, read
+					   without the lock (ctx_publish) */
 	unsigned long long id;
 	struct CUctx_st	*next;		/* every context made, for handle checks */
 };
