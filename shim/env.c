@@ -1,6 +1,8 @@
 /*
  * Reading GPUFRAC_* once: each value checked, a bad one reported on one
- * line and replaced by the safe default (nothing requested).
+ * line and replaced by the safe default: nothing requested, except for
+ * the memory limit, where asking for nothing would hand a typo the
+ * group's whole allowance (limit_request_refuse).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -63,9 +65,11 @@ env_limit(void)
 	const char *s = getenv("GPUFRAC_MEMORY_LIMIT");
 	char why[160];
 
-	if (limit_request_parse(s, &shim_env.limit, why, sizeof(why)) < 0)
-		log_errx("bad GPUFRAC_MEMORY_LIMIT '%s': %s; no limit "
-		    "requested", s, why);
+	if (limit_request_parse(s, &shim_env.limit, why, sizeof(why)) < 0) {
+		limit_request_refuse(&shim_env.limit);
+		log_errx("bad GPUFRAC_MEMORY_LIMIT '%s': %s; no device memory "
+		    "is given until it is fixed", s, why);
+	}
 }
 
 static void

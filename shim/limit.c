@@ -107,6 +107,17 @@ limit_list_parse(const char *s, struct limit_request *req, char *why,
 	}
 }
 
+void
+limit_request_refuse(struct limit_request *req)
+{
+	size_t i;
+
+	for (i = 0; i < SHIM_MAX_DEVICES; i++) {
+		req->dev[i].kind = GF_LIMIT_BYTES;
+		req->dev[i].value = 0;
+	}
+}
+
 int
 limit_request_parse(const char *s, struct limit_request *req, char *why,
     size_t whylen)

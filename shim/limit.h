@@ -30,4 +30,13 @@ struct limit_request {
 int	limit_request_parse(const char *s, struct limit_request *req,
 	    char *why, size_t whylen);
 
+/*
+ * What a process whose GPUFRAC_MEMORY_LIMIT is bad asks for: 0 bytes on
+ * every device. Its allocations are refused, by the daemon (which shows
+ * the limit of 0 in `gpufracctl ps`) or, with no daemon, by the shim: a
+ * typo stops the job at its first allocation instead of giving it the
+ * whole of what its group may hold.
+ */
+void	limit_request_refuse(struct limit_request *req);
+
 #endif

@@ -1,6 +1,7 @@
 /*
  * Unit tests of shim/limit.c: GPUFRAC_MEMORY_LIMIT in every form it takes,
- * and every way it can be wrong (a wrong value asks for nothing at all).
+ * and every way it can be wrong (the parse leaves no request; what a bad
+ * value then asks for is limit_request_refuse's).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -189,6 +190,22 @@ test_per_device_bad(void **state)
 	bad("0=150%", "is not a size");
 }
 
+/* What a bad value asks for: 0 bytes on every device, nothing else. */
+static void
+test_refuse(void **state)
+{
+	struct limit_request req;
+	int i;
+
+	(void)state;
+	memset(&req, 0xa5, sizeof(req));
+	limit_request_refuse(&req);
+	for (i = 0; i < SHIM_MAX_DEVICES; i++) {
+		assert_int_equal(req.dev[i].kind, GF_LIMIT_BYTES);
+		assert_int_equal(req.dev[i].value, 0);
+	}
+}
+
 int
 main(void)
 {
@@ -200,6 +217,7 @@ main(void)
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_overflow),
 		cmocka_unit_test(test_per_device_bad),
+		cmocka_unit_test(test_refuse),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
