@@ -18,10 +18,13 @@
 #define MEM_PITCH_ALIGN	512	/* what a pitch is reserved as, at least */
 
 /*
- * The process sees one device: every context is on it. Learnt with the
- * first context; from then on the lease's fast path need not ask.
+ * How many devices the process sees, learnt with the first context. With
+ * one, every context is on it, and the lease's fast path need not ask.
  */
-static int mem_one_device;
+#define MEM_DEVICES_UNKNOWN	0
+#define MEM_DEVICES_ONE		1
+#define MEM_DEVICES_MANY	2
+static int mem_devices;
 
 uint64_t
 mem_mul(uint64_t a, uint64_t b)
@@ -46,10 +49,11 @@ mem_device(void)
 	}
 	if (real_cu.cuCtxGetDevice(&dev) != CUDA_SUCCESS)
 		return -1;	/* no context: the driver call fails anyway */
-	if (!__atomic_load_n(&mem_one_device, __ATOMIC_RELAXED) &&
-	    real_cu.cuDeviceGetCount != NULL &&
-	    real_cu.cuDeviceGetCount(&n) == CUDA_SUCCESS && n == 1)
-		__atomic_store_n(&mem_one_device, 1, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&mem_devices, __ATOMIC_RELAXED) ==
+	    MEM_DEVICES_UNKNOWN && real_cu.cuDeviceGetCount != NULL &&
+	    real_cu.cuDeviceGetCount(&n) == CUDA_SUCCESS)
+		__atomic_store_n(&mem_devices, n == 1 ? MEM_DEVICES_ONE :
+		    MEM_DEVICES_MANY, __ATOMIC_RELAXED);
 	return dev;
 }
 
@@ -61,7 +65,7 @@ mem_device(void)
 static inline int
 mem_lease_device(void)
 {
-	if (__atomic_load_n(&mem_one_device, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&mem_devices, __ATOMIC_RELAXED) == MEM_DEVICES_ONE)
 		return 0;
 	return mem_device();
 }
