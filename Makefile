@@ -157,7 +157,8 @@ $(SPANK): $(SPANK_OBJ) $(O)/slurm/libgfcommon.a slurm/gpufrac_spank.map
 	    -Wl,--version-script=slurm/gpufrac_spank.map
 
 # The benchmark measures the shim's allocation table as the shim builds it.
-$(BENCH): $(BENCH_OBJ) $(O)/bench/harness.o $(O)/shim/alloc_table.o $(COMMON_LIB)
+$(BENCH): $(BENCH_OBJ) $(O)/bench/harness.o $(O)/shim/alloc_table.o \
+    $(O)/shim/alloc_tab.o $(COMMON_LIB)
 	$(CC) -o $@ $^ $(ALL_LDFLAGS) -ldl -lpthread -lm
 
 # The sharing benchmark asks the daemon as gpufracctl does (tools/ctl_*);

@@ -36,73 +36,16 @@
  * memory) uses the spare one, under a mutex.
  */
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
-#include "alloc_table.h"
+#include "alloc_table_int.h"
 #include "log.h"
-#include "shim.h"
 
-#define SLOT_FREE	0
-#define SLOT_BUSY	1
-#define SLOT_LIVE	2
-#define SLOT_MOVED	3
-#define SLOT_STATE(st)		((unsigned)((st) & 3))
-/* The state word after st: the next sequence number, in state s. */
-#define SLOT_NEXT(st, s)	((((st) & ~3ull) + 4) | (s))
-
-#define TAB_STATIC_BITS	11	/* the first table: 2048 slots, static */
-#define TAB_GROW(cap)	((cap) / 8 * 5)	/* keys past which it grows */
-#define TAB_FULL(cap)	((cap) / 8 * 7)	/* keys an add may not pass */
-#define TAB_CLOSED	(1ull << 63)	/* in keys: moving, no new key */
-#define RECLAIM_TRIES	100	/* yields to wait for a retired table */
-#define TAB_HUGE	(2u << 20)	/* tables this big ask for huge pages */
-
-struct alloc_slot {
-	uint64_t	key;		/* 0 until set, then for good */
-	uint64_t	state;		/* sequence << 2 | SLOT_* */
-	uint64_t	size;
-	uint64_t	meta;		/* kind | dev << 32 | flags << 48 */
-};
-
-struct alloc_tab {
-	struct alloc_slot *slots;
-	uint64_t	 mask;		/* slots - 1 (slots a power of two) */
-	unsigned	 shift;		/* 64 - log2(slots) */
-	size_t		 bytes;		/* mapped, with this header */
-	struct alloc_tab *next;		/* where its entries went */
-	uint64_t	 reserve;	/* slots kept for a move into it */
-	struct alloc_tab *retired;	/* the next on the retired list */
-	uint64_t	 epoch;		/* when it was retired */
-	uint64_t	 keys __attribute__((aligned(64))); /* slots keyed */
-};
-
-struct alloc_thread {
-	uint64_t	 active;	/* epoch << 1 | 1 in an operation */
-	uint64_t	 used[SHIM_MAX_DEVICES]; /* added less removed */
-	struct alloc_thread *next;	/* every record: never freed */
-	int		 taken;		/* by a live thread */
-} __attribute__((aligned(64)));
-
-static struct alloc_slot tab_static_slots[1 << TAB_STATIC_BITS]
-    __attribute__((aligned(64)));
-static struct alloc_tab tab_static = {
-	.slots = tab_static_slots,
-	.mask = (1 << TAB_STATIC_BITS) - 1,
-	.shift = 64 - TAB_STATIC_BITS,
-};
-static struct alloc_tab *tab_cur = &tab_static;
-static uint64_t tab_epoch;
-static struct alloc_tab *tab_retired;	/* mapped ones; grow lock */
-static struct alloc_tab *tab_spare;	/* for the next move; grow lock */
-static pthread_mutex_t tab_grow_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static struct alloc_thread thread_spare;
-static pthread_mutex_t thread_spare_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct alloc_thread *thread_all = &thread_spare;
-static __thread struct alloc_thread *thread_self SHIM_TLS;
+struct alloc_thread thread_spare;
+pthread_mutex_t thread_spare_lock = PTHREAD_MUTEX_INITIALIZER;
+struct alloc_thread *thread_all = &thread_spare;
+__thread struct alloc_thread *thread_self SHIM_TLS;
 static pthread_once_t thread_once = PTHREAD_ONCE_INIT;
 static pthread_key_t thread_key;
 static int thread_key_ok;
@@ -226,13 +169,6 @@ entry_unpack(uint64_t size, uint64_t meta, struct alloc_entry *e)
 	e->flags = (uint16_t)(meta >> 48);
 }
 
-/* Fibonacci hashing: device pointers are aligned, the top bits mix. */
-static inline uint64_t
-slot_home(const struct alloc_tab *t, uint64_t key)
-{
-	return key * 0x9e3779b97f4a7c15ull >> t->shift;
-}
-
 /*
  * key's slot in t; or NULL, with *next set if the search goes on in
  * t->next (t is being moved, and key had no slot in it). Every table has
@@ -277,7 +213,7 @@ slot_seal(struct alloc_slot *s)
 }
 
 /* slot_claim past the end of key's run: from i, its first empty slot. */
-static struct alloc_slot * __attribute__((noinline))
+struct alloc_slot * __attribute__((noinline))
 slot_claim_empty(struct alloc_tab *t, uint64_t i, uint64_t key, int mover,
     int *grow)
 {
@@ -316,32 +252,11 @@ slot_claim_empty(struct alloc_tab *t, uint64_t i, uint64_t key, int mover,
 }
 
 /*
- * key's slot in t for an add: found, or claimed (its key 0 -> key), or an
- * empty MOVED slot that sends the add on to t->next. NULL if t has no room
- * for another key. The grower (mover) always has room: the table keeps it
- * (reserve). *grow is set when the claim took t past TAB_GROW.
- */
-static inline struct alloc_slot *
-slot_claim(struct alloc_tab *t, uint64_t key, int mover, int *grow)
-{
-	uint64_t i = slot_home(t, key), k;
-	struct alloc_slot *s;
-
-	for (;; i = (i + 1) & t->mask) {
-		s = &t->slots[i];
-		if ((k = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE)) == key)
-			return s;
-		if (k == 0)
-			return slot_claim_empty(t, i, key, mover, grow);
-	}
-}
-
-/*
  * What s holds: its state, and in *e its entry if SLOT_LIVE. The second
  * read of the state is a read-modify-write, ordered after the entry's
  * loads as slot_take's CAS is: they were not of an add that came after.
  */
-static unsigned
+unsigned
 slot_read(struct alloc_slot *s, struct alloc_entry *e)
 {
 	uint64_t st, size, meta;
@@ -375,216 +290,6 @@ slot_take(struct alloc_thread *r, struct alloc_slot *s, uint64_t st,
 	entry_unpack(size, meta, e);
 	op_count(r, (uint16_t)e->dev, -size);
 	return 1;
-}
-
-/* ---- tables ---------------------------------------------------------- */
-
-/*
- * A new, empty table of 2^bits slots; NULL if out of memory. Grow lock
- * held. The spare one if it has that size: a table whose entries come
- * and go at new addresses moves between two of the same size, and pages
- * in use are cleared faster than new ones are faulted in.
- */
-static struct alloc_tab *
-tab_new(unsigned bits)
-{
-	size_t bytes = sizeof(struct alloc_tab) +
-	    ((size_t)1 << bits) * sizeof(struct alloc_slot);
-	struct alloc_tab *t = tab_spare;
-
-	tab_spare = NULL;
-	if (t != NULL && t->bytes == bytes)
-		memset(t, 0, bytes);
-	else {
-		if (t != NULL)
-			munmap(t, t->bytes);
-		/* Mapped, not from the program's heap. */
-		t = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (t == MAP_FAILED)
-			return NULL;
-		/* Probes land anywhere: fewer TLB misses and faults. */
-		if (bytes >= TAB_HUGE)
-			(void)madvise(t, bytes, MADV_HUGEPAGE);
-	}
-	t->slots = (struct alloc_slot *)(t + 1);
-	t->mask = ((uint64_t)1 << bits) - 1;
-	t->shift = 64 - bits;
-	t->bytes = bytes;
-	/* No new key until the move says how much room it needs. */
-	t->reserve = t->mask + 1;
-	return t;
-}
-
-/* Done with t, retired and quiet: the spare if the size is current's. */
-static void
-tab_free(struct alloc_tab *t)
-{
-	if (t == &tab_static)
-		return;
-	if (tab_spare == NULL && t->mask == tab_cur->mask)
-		tab_spare = t;
-	else
-		munmap(t, t->bytes);
-}
-
-/* Copy s to n and mark it MOVED; grow lock held. */
-static void
-slot_move(struct alloc_slot *s, struct alloc_tab *n)
-{
-	struct alloc_slot *d;
-	uint64_t st, dst;
-	int grow;
-
-	for (;;) {
-		st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
-		switch (SLOT_STATE(st)) {
-		case SLOT_MOVED:
-			return;		/* sealed by an add */
-		case SLOT_BUSY:
-			sched_yield();	/* an add is writing it */
-			continue;
-		case SLOT_FREE:
-			if (__atomic_compare_exchange_n(&s->state, &st,
-			    SLOT_NEXT(st, SLOT_MOVED), 0, __ATOMIC_ACQ_REL,
-			    __ATOMIC_RELAXED))
-				return;
-			continue;
-		}
-		/*
-		 * Never NULL: n keeps room for every key of t (reserve).
-		 * Nobody looks for this key in n before s is MOVED: d is
-		 * the mover's to write, and to empty again if s changed.
-		 */
-		d = slot_claim(n, __atomic_load_n(&s->key, __ATOMIC_RELAXED),
-		    1, &grow);
-		dst = __atomic_load_n(&d->state, __ATOMIC_RELAXED);
-		__atomic_store_n(&d->size, __atomic_load_n(&s->size,
-		    __ATOMIC_RELAXED), __ATOMIC_RELAXED);
-		__atomic_store_n(&d->meta, __atomic_load_n(&s->meta,
-		    __ATOMIC_RELAXED), __ATOMIC_RELAXED);
-		dst = SLOT_NEXT(dst, SLOT_LIVE);
-		__atomic_store_n(&d->state, dst, __ATOMIC_RELEASE);
-		if (__atomic_compare_exchange_n(&s->state, &st,
-		    SLOT_NEXT(st, SLOT_MOVED), 0, __ATOMIC_ACQ_REL,
-		    __ATOMIC_RELAXED))
-			return;
-		__atomic_store_n(&d->state, SLOT_NEXT(dst, SLOT_FREE),
-		    __ATOMIC_RELEASE);
-	}
-}
-
-/* No operation that began before epoch e still running? */
-static int
-tab_quiet(uint64_t e)
-{
-	struct alloc_thread *r;
-	uint64_t a;
-
-	for (r = __atomic_load_n(&thread_all, __ATOMIC_ACQUIRE); r != NULL;
-	    r = r->next) {
-		a = __atomic_load_n(&r->active, __ATOMIC_SEQ_CST);
-		if ((a & 1) && a >> 1 < e)
-			return 0;
-	}
-	return 1;
-}
-
-/* Unmap the retired tables that no operation can be in; grow lock held. */
-static void
-tab_reclaim(void)
-{
-	struct alloc_tab **tp, *t;
-
-	for (tp = &tab_retired; (t = *tp) != NULL; )
-		if (tab_quiet(t->epoch)) {
-			*tp = t->retired;
-			tab_free(t);
-		} else
-			tp = &t->retired;
-}
-
-/*
- * The new table's size: at least four slots for each live entry, so that
- * 3/8 of its slots take new keys before it moves again (a move costs two
- * passes over the old table: O(1) for each new key), and never smaller.
- */
-static unsigned
-tab_bits(const struct alloc_tab *t)
-{
-	unsigned bits = 64 - t->shift;
-	uint64_t live = 0, i;
-
-	for (i = 0; i <= t->mask; i++)
-		live += SLOT_STATE(__atomic_load_n(&t->slots[i].state,
-		    __ATOMIC_RELAXED)) != SLOT_FREE;
-	while (bits < 48 && ((uint64_t)1 << bits) < 4 * live)
-		bits++;
-	return bits;
-}
-
-/* Move t, the current table, to a new one; grow lock held. 0 or -1. */
-static int
-tab_move(struct alloc_tab *t)
-{
-	struct alloc_tab *n;
-	uint64_t i, keys;
-	int tries;
-
-	if ((n = tab_new(tab_bits(t))) == NULL)
-		return -1;
-	__atomic_store_n(&t->next, n, __ATOMIC_RELEASE);
-	/* Closed after next is set: an add that sees it finds next. */
-	keys = __atomic_fetch_or(&t->keys, TAB_CLOSED, __ATOMIC_ACQ_REL);
-	__atomic_store_n(&n->reserve, keys, __ATOMIC_RELEASE);
-	for (i = 0; i <= t->mask; i++)
-		slot_move(&t->slots[i], n);
-	__atomic_store_n(&n->reserve, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&tab_cur, n, __ATOMIC_SEQ_CST);
-	t->epoch = __atomic_add_fetch(&tab_epoch, 1, __ATOMIC_SEQ_CST);
-	if (t != &tab_static) {
-		t->retired = tab_retired;
-		tab_retired = t;
-	}
-	/* Operations in t end within instructions: wait a little for them. */
-	for (tries = 0; tab_retired != NULL && tries < RECLAIM_TRIES;
-	    tries++) {
-		tab_reclaim();
-		if (tab_retired != NULL)
-			sched_yield();
-	}
-	return 0;
-}
-
-/* No room in t for another key (slot_claim's test)? */
-static int
-tab_full(struct alloc_tab *t)
-{
-	return __atomic_load_n(&t->keys, __ATOMIC_RELAXED) + 1 +
-	    __atomic_load_n(&t->reserve, __ATOMIC_RELAXED) >
-	    TAB_FULL(t->mask + 1);
-}
-
-/*
- * Grow t if it is still the current table. For an add with no room: wait
- * for the lock, and grow t if it still has none (a move into it that kept
- * the room may have ended meanwhile). Else past TAB_GROW: leave it to
- * whoever holds the lock. 0, or -1 if out of memory.
- */
-static int
-tab_grow(struct alloc_tab *t, int wait)
-{
-	int r = 0;
-
-	if (wait)
-		pthread_mutex_lock(&tab_grow_lock);
-	else if (pthread_mutex_trylock(&tab_grow_lock) != 0)
-		return 0;
-	if (__atomic_load_n(&tab_cur, __ATOMIC_RELAXED) == t &&
-	    (!wait || tab_full(t)))
-		r = tab_move(t);
-	pthread_mutex_unlock(&tab_grow_lock);
-	return r;
 }
 
 /* ---- adding and removing -------------------------------------------- */
@@ -775,70 +480,4 @@ alloc_table_used(int dev)
 		u += __atomic_load_n(&r->used[dev], __ATOMIC_RELAXED);
 	/* Below 0 while a free is counted and its allocation not yet. */
 	return (int64_t)u < 0 ? 0 : u;
-}
-
-int
-alloc_table_walk(int (*fn)(uint64_t ptr, const struct alloc_entry *e,
-    void *arg), void *arg)
-{
-	struct alloc_entry e;
-	struct alloc_tab *t;
-	uint64_t i;
-	int r = 0;
-
-	/* Nothing moves while the grow lock is held, nor is unmapped. */
-	pthread_mutex_lock(&tab_grow_lock);
-	t = __atomic_load_n(&tab_cur, __ATOMIC_ACQUIRE);
-	for (i = 0; i <= t->mask && r == 0; i++)
-		if (slot_read(&t->slots[i], &e) == SLOT_LIVE)
-			r = fn(__atomic_load_n(&t->slots[i].key,
-			    __ATOMIC_RELAXED), &e, arg);
-	pthread_mutex_unlock(&tab_grow_lock);
-	return r;
-}
-
-void
-alloc_table_fork_prepare(void)
-{
-	pthread_mutex_lock(&tab_grow_lock);
-	pthread_mutex_lock(&thread_spare_lock);
-}
-
-void
-alloc_table_fork_parent(void)
-{
-	pthread_mutex_unlock(&thread_spare_lock);
-	pthread_mutex_unlock(&tab_grow_lock);
-}
-
-/*
- * Alone in the child: the parent's tables are unmapped, not walked (no
- * copy of their pages is made), the threads that had records are gone.
- */
-void
-alloc_table_fork_child(void)
-{
-	struct alloc_thread *r;
-	struct alloc_tab *t;
-
-	if (tab_cur != &tab_static)
-		munmap(tab_cur, tab_cur->bytes);
-	while ((t = tab_retired) != NULL) {
-		tab_retired = t->retired;
-		munmap(t, t->bytes);
-	}
-	if (tab_spare != NULL)
-		munmap(tab_spare, tab_spare->bytes);
-	tab_spare = NULL;
-	memset(tab_static_slots, 0, sizeof(tab_static_slots));
-	tab_static.next = NULL;
-	tab_static.keys = 0;
-	tab_cur = &tab_static;
-	for (r = thread_all; r != NULL; r = r->next) {
-		r->active = 0;
-		memset(r->used, 0, sizeof(r->used));
-		r->taken = r == thread_self;
-	}
-	pthread_mutex_unlock(&thread_spare_lock);
-	pthread_mutex_unlock(&tab_grow_lock);
 }

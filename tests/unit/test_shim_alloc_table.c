@@ -1,10 +1,11 @@
 /*
- * Unit tests of shim/alloc_table.c, the lock-free table of live
- * allocations: entries and per-device sums, growth to 200,000 entries and
- * churn that must not grow it, threads that come and go, the fork hooks,
- * and a stress of STRESS_THREADS threads adding, looking up and removing
- * keys of their own and keys they share, while the table grows and moves
- * under them, checked exactly at the end. Run under SANITIZE=thread too.
+ * Unit tests of shim/alloc_table.c and alloc_tab.c, the lock-free table
+ * of live allocations: entries and per-device sums, growth to 200,000
+ * entries and churn that must not grow it, threads that come and go, the
+ * fork hooks, and a stress of STRESS_THREADS threads adding, looking up
+ * and removing keys of their own and keys they share, while the table
+ * grows and moves under them, checked exactly at the end. Run under
+ * SANITIZE=thread too.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +20,7 @@
 
 /* The Makefile links unit tests with common/ only: build the table here. */
 #include "../../shim/alloc_table.c"
+#include "../../shim/alloc_tab.c"
 
 #define NDEV		4		/* devices the entries are spread over */
 #define STRESS_THREADS	8

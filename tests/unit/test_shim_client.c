@@ -16,6 +16,7 @@
 
 /* The Makefile links unit tests with common/ only: build the shim's here. */
 #include "../../shim/alloc_table.c"
+#include "../../shim/alloc_tab.c"
 #include "../../shim/activity.c"
 #include "../../shim/vmm_table.c"
 #include "../../shim/pool_table.c"
