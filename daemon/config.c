@@ -53,6 +53,7 @@ config_init(struct config *c)
 	c->wait_timeout_ms = 30000;
 	c->lend_guarantees = 1;
 	c->swap_min_idle_ms = 1000;
+	c->lease_idle_ms = 1000;
 }
 
 void
@@ -542,6 +543,21 @@ key_swap_min_idle(struct parse *p, const char *key, const char *v)
 }
 
 static void
+key_lease_idle(struct parse *p, const char *key, const char *v)
+{
+	uint64_t ms;
+
+	if (parse_duration(p, key, v, &ms) < 0)
+		return;
+	if (ms < LEASE_IDLE_MIN_MS)
+		parse_error(p, "bad duration for '%s': '%s' (at least %dms: "
+		    "a lease needs time to be drawn from)", key, v,
+		    LEASE_IDLE_MIN_MS);
+	else
+		p->conf->lease_idle_ms = ms;
+}
+
+static void
 key_lend_guarantees(struct parse *p, const char *key, const char *v)
 {
 	(void)parse_yesno(p, key, v, &p->conf->lend_guarantees);
@@ -592,6 +608,7 @@ static const struct key keys[] = {
 	{ SEC_DAEMON, "client_may_raise", key_client_may_raise },
 	{ SEC_DAEMON, "lend_guarantees", key_lend_guarantees },
 	{ SEC_DAEMON, "swap_min_idle", key_swap_min_idle },
+	{ SEC_DAEMON, "lease_idle", key_lease_idle },
 	{ SEC_DEVICE, "reserve", key_reserve },
 	{ SEC_GROUP, "match", key_match },
 	{ SEC_GROUP, "limit", key_limit },

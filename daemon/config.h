@@ -49,6 +49,8 @@ struct config_group {
 	uint64_t	gone_since_ms;	/* reap.c's: its cgroups missing since */
 };
 
+#define LEASE_IDLE_MIN_MS	100	/* lease_idle's least */
+
 struct config {
 	char		socket[CONFIG_SOCKET_LEN];
 	char		state_dir[CONFIG_SOCKET_LEN];	/* "": the socket's
@@ -66,6 +68,8 @@ struct config {
 	int		lend_guarantees;	/* unused guarantees are lent */
 	uint64_t	swap_min_idle_ms;	/* the swap resolver's victims have
 						   been idle this long */
+	uint64_t	lease_idle_ms;		/* a lease not drawn from this long
+						   is taken back */
 	struct config_device *devices;
 	size_t		ndevices;
 	struct config_group *groups;	/* in order of first appearance */

@@ -103,6 +103,8 @@ lease_reclaim_all(struct arbiter *a)
 
 	TAILQ_FOREACH(lc, &a->ledger.clients, entry)
 		lease_take_all(a, lc);
+	/* No lease to watch; the next one is watched at the new pace. */
+	lease_free(a);
 }
 
 /* The size of lc's next lease on dev, as its pace of asking says. */
@@ -173,7 +175,7 @@ lease_idle(struct arbiter *a, struct ledger_client *lc, size_t dev, int *open)
 	    (__atomic_load_n(&s->avail, __ATOMIC_RELAXED) & GF_LEASE_CLOSED))
 		return 0;
 	/* A lease gets a whole period to be drawn from. */
-	if (event_now_ms() - u->lease_grant_ms < LEASE_IDLE_MS) {
+	if (event_now_ms() - u->lease_grant_ms < a->conf.lease_idle_ms) {
 		*open = 1;
 		return 0;
 	}
@@ -214,8 +216,8 @@ lease_arm(struct arbiter *a)
 {
 	if (a->lease_timer > 0 || a->stopping || a->loop == NULL)
 		return;
-	a->lease_timer = event_timer_add(a->loop, LEASE_IDLE_MS, lease_fire,
-	    a);
+	a->lease_timer = event_timer_add(a->loop, a->conf.lease_idle_ms,
+	    lease_fire, a);
 	if (a->lease_timer < 0) {
 		log_warnx("cannot arm the lease timer: idle leases stay until "
 		    "another request needs them");

@@ -22,7 +22,6 @@
 #define LEASE_MIN	(4ull << 20)
 #define LEASE_MAX	(1ull << 30)
 #define LEASE_QUICK_MS	1000	/* leases asked for this often grow */
-#define LEASE_IDLE_MS	1000	/* a lease not drawn from this long goes */
 
 struct arbiter;
 struct ledger_client;

@@ -12,6 +12,10 @@ out=$("$GPUFRACD" -n -c "$TMP/bad.conf" 2>&1)
 check_eq "-n rejects a bad file with exit 1" "$?" 1
 check "and names the file and line" sh -c "echo '$out' | grep -q '^$TMP/bad.conf:3: '"
 check "the example configuration is valid" "$GPUFRACD" -n -c "$TOP/etc/gpufrac.conf"
+printf '[daemon]\nlease_idle = 50ms\n' >"$TMP/short.conf"
+check_eq "a lease_idle too short to draw from is refused on its line" \
+	"$("$GPUFRACD" -n -c "$TMP/short.conf" 2>&1)" \
+	"$TMP/short.conf:2: bad duration for 'lease_idle': '50ms' (at least 100ms: a lease needs time to be drawn from)"
 
 daemon_start
 check_eq "default_limit caps a client that asks for more" \
