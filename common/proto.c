@@ -21,18 +21,29 @@ struct msg_type {
 	uint16_t	type;
 	const char	*name;
 	size_t		size;
+	size_t		first;		/* its first size, before it grew at
+					   its end (proto.h, Versions) */
 	struct msg_string str[2];
 };
 
 #define STR(s, f)	{ offsetof(struct s, f), sizeof(((struct s *)0)->f) }
-#define T0(t)		{ GF_MSG_##t, #t, 0, { { 0, 0 }, { 0, 0 } } }
-#define T(t, s)		{ GF_MSG_##t, #t, sizeof(struct s), { { 0, 0 }, { 0, 0 } } }
-#define TS(t, s, f)	{ GF_MSG_##t, #t, sizeof(struct s), { STR(s, f), { 0, 0 } } }
-#define TS2(t, s, f, g)	{ GF_MSG_##t, #t, sizeof(struct s), { STR(s, f), STR(s, g) } }
+#define NOSTR		{ 0, 0 }
+#define T0(t)		{ GF_MSG_##t, #t, 0, 0, { NOSTR, NOSTR } }
+#define T(t, s)		{ GF_MSG_##t, #t, sizeof(struct s), sizeof(struct s), \
+			  { NOSTR, NOSTR } }
+#define TS(t, s, f)	{ GF_MSG_##t, #t, sizeof(struct s), sizeof(struct s), \
+			  { STR(s, f), NOSTR } }
+#define TS2(t, s, f, g)	{ GF_MSG_##t, #t, sizeof(struct s), sizeof(struct s), \
+			  { STR(s, f), STR(s, g) } }
+/* A type that grew: it was first sent without its fields from g on. */
+#define TG(t, s, g, f)	{ GF_MSG_##t, #t, sizeof(struct s), \
+			  offsetof(struct s, g), { STR(s, f), NOSTR } }
+#define TG2(t, s, g, f, h) { GF_MSG_##t, #t, sizeof(struct s), \
+			  offsetof(struct s, g), { STR(s, f), STR(s, h) } }
 
 /* Sorted by type. */
 static const struct msg_type types[] = {
-	T(HELLO, gf_hello),
+	TG(HELLO, gf_hello, version, version),
 	T(DEVICE_OPEN, gf_device_open),
 	T(RESERVE, gf_reserve),
 	T(COMMIT, gf_commit),
@@ -59,7 +70,7 @@ static const struct msg_type types[] = {
 	TS2(STATUS, gf_status, version, swap_reason),
 	TS(DEVICE_STATUS, gf_device_status, name),
 	T(DEVICE_END, gf_end),
-	TS(CLIENT, gf_client, group),
+	TG2(CLIENT, gf_client, version, group, version),
 	T(CLIENT_END, gf_end),
 	T(ALLOC, gf_alloc),
 	T(ALLOC_END, gf_end),
@@ -106,6 +117,27 @@ proto_type_name(uint16_t type)
 }
 
 /*
+ * What a packet of another protocol version may be: a HELLO, to be refused,
+ * or the ERROR that refuses it (proto.h, Versions).
+ */
+static int
+version_neutral(uint16_t type)
+{
+	return type == GF_MSG_HELLO || type == GF_MSG_ERROR;
+}
+
+/* The payload's size is the type's, or the type's first (shorter) size. */
+static int
+payload_size_check(const struct msg_type *t, size_t len, const char **why)
+{
+	if (len == t->size || len == t->first)
+		return 0;
+	*why = len < t->size ? "message too short for its type" :
+	    "message too long for its type";
+	return -1;
+}
+
+/*
  * Payload padding (the fields named "zero") carries no meaning: senders
  * zero it, receivers ignore it. The header's zero field is checked so that a
  * future version can give it a meaning.
@@ -115,13 +147,15 @@ proto_check(const struct gf_msg *m, size_t n, const char **why)
 {
 	const struct msg_type *t;
 	const char *p;
+	size_t len;
 	int i;
 
 	if (n < sizeof(m->hdr)) {
 		*why = "packet shorter than the header";
 		return -1;
 	}
-	if (m->hdr.version != GF_PROTO_VERSION) {
+	if (m->hdr.version != GF_PROTO_VERSION &&
+	    !version_neutral(m->hdr.type)) {
 		*why = "unsupported protocol version";
 		return -1;
 	}
@@ -133,24 +167,39 @@ proto_check(const struct gf_msg *m, size_t n, const char **why)
 		*why = "reserved header field is not zero";
 		return -1;
 	}
+	/* Another version's HELLO: its payload is that version's. */
+	if (m->hdr.version != GF_PROTO_VERSION && m->hdr.type == GF_MSG_HELLO)
+		return 0;
 	if ((t = type_find(m->hdr.type)) == NULL) {
 		*why = "unknown message type";
 		return -1;
 	}
-	if (n - sizeof(m->hdr) != t->size) {
-		*why = n - sizeof(m->hdr) < t->size ?
-		    "message too short for its type" :
-		    "message too long for its type";
+	len = n - sizeof(m->hdr);
+	if (payload_size_check(t, len, why) < 0)
 		return -1;
-	}
 	p = (const char *)m->u.raw;
+	/* A string the first size lacks is read as "" (proto_recv). */
 	for (i = 0; i < 2; i++)
-		if (t->str[i].len &&
+		if (t->str[i].len && t->str[i].off + t->str[i].len <= len &&
 		    memchr(p + t->str[i].off, '\0', t->str[i].len) == NULL) {
 			*why = "string field is not terminated";
 			return -1;
 		}
 	return 0;
+}
+
+/*
+ * The fields a shorter form of its type lacks, as zero: what a sender
+ * without them meant.
+ */
+static void
+payload_complete(struct gf_msg *m, size_t n)
+{
+	ssize_t size = proto_payload_size(m->hdr.type);
+	size_t len = n - sizeof(m->hdr);
+
+	if (size > 0 && len < (size_t)size)
+		memset(m->u.raw + len, 0, (size_t)size - len);
 }
 
 ssize_t
@@ -289,6 +338,7 @@ proto_recv_fd(int fd, struct gf_msg *m, int flags, const char **why,
 	}
 	if (passfd != NULL)
 		*passfd = got;
+	payload_complete(m, (size_t)n);
 	return 1;
 }
 

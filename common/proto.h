@@ -16,8 +16,11 @@ ssize_t	proto_payload_size(uint16_t type);
 
 /*
  * Validate a received packet of n bytes: version, length, known type, exact
- * payload size, zero padding, NUL-terminated strings. Returns 0, or -1 with
- * *why pointing at a static one-line reason.
+ * payload size (the type's, or its first size: include/gpufrac/proto.h,
+ * Versions), zero padding, NUL-terminated strings. A HELLO of another
+ * protocol version passes with its header checked alone (only the header
+ * may be read), an ERROR of another version as one of ours. Returns 0, or
+ * -1 with *why pointing at a static one-line reason.
  */
 int	proto_check(const struct gf_msg *m, size_t n, const char **why);
 
@@ -42,7 +45,8 @@ int	proto_send_fd(int fd, uint16_t type, uint32_t seq, const void *payload,
 	    int passfd);
 
 /*
- * Receive one packet into *m and validate it. Returns 1 on a valid message,
+ * Receive one packet into *m and validate it; a payload of its type's first,
+ * shorter size is completed with zeros. Returns 1 on a valid message,
  * 0 when the peer closed, -1 with errno set on a socket error, and -2 with
  * *why set when the packet is malformed (oversized packets included).
  * flags are recv(2) flags (MSG_DONTWAIT).

@@ -376,8 +376,10 @@ arbiter_start(struct arbiter *a, struct config *conf, const char *lib)
 		return -1;
 	}
 	reap_arm(a);
-	return control_listen(&a->control, a->conf.socket,
-	    a->conf.socket_mode);
+	if (control_listen(&a->control, a->conf.socket,
+	    a->conf.socket_mode) < 0)
+		return -1;
+	return metrics_start(a);
 }
 
 int
@@ -389,14 +391,18 @@ arbiter_reload(struct arbiter *a, struct conn *self, char *err,
 	struct config c;
 
 	config_init(&c);
+	/* Refused until applied: metrics_reload says otherwise. */
+	a->metrics.counts.reload_failed = 1;
 	if (arbiter_read_config(&c, a->conf_path, a->conf_optional,
 	    a->socket_arg, report_log, &rt) > 0) {
 		config_free(&c);
 		log_errx("keeping the configuration in force");
+		a->metrics.counts.reload_failures++;
 		return -1;
 	}
 	if (arbiter_apply(a, &c, &a->rt, &rt) < 0) {
 		log_errx("keeping the configuration in force");
+		a->metrics.counts.reload_failures++;
 		return -1;
 	}
 	/* The socket stays where it is until a restart. */
@@ -409,6 +415,7 @@ arbiter_reload(struct arbiter *a, struct conn *self, char *err,
 	}
 	if (a->conf.socket_mode != old_mode)
 		control_chmod(&a->control, a->conf.socket_mode);
+	metrics_reload(a);
 	log_info("configuration reloaded from '%s': %zu group%s besides "
 	    "'default'", a->conf_path, a->groups.n,
 	    a->groups.n == 1 ? "" : "s");
@@ -486,6 +493,7 @@ void
 arbiter_stop(struct arbiter *a)
 {
 	a->stopping = 1;
+	metrics_stop(a);
 	reap_free(a);
 	swap_free(a);
 	overhead_free(a);

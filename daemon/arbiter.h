@@ -14,6 +14,7 @@
 #include "events.h"
 #include "groups.h"
 #include "ledger.h"
+#include "metrics.h"
 #include "swap.h"
 #include "waitq.h"
 
@@ -46,6 +47,7 @@ struct arbiter {
 	int64_t		 activity_timer; /* the next look at activity pages */
 	int64_t		 reap_timer;	/* the next look for transient groups
 					   whose cgroups are gone (reap.h) */
+	struct metrics	 metrics;	/* counters, HTTP server (metrics.h) */
 };
 
 /*

@@ -19,6 +19,7 @@
 #include "config.h"
 #include "config_parse.h"
 #include "log.h"
+#include "metrics_addr.h"
 #include "names.h"
 #include "proto.h"
 #include "units.h"
@@ -570,6 +571,18 @@ key_client_may_raise(struct parse *p, const char *key, const char *v)
 }
 
 static void
+key_metrics_listen(struct parse *p, const char *key, const char *v)
+{
+	char why[METRICS_ADDR_ERR_LEN];
+
+	if (metrics_addr_parse(v, NULL, why, sizeof(why)) < 0)
+		parse_error(p, "bad address for '%s': '%s' (%s)", key, v, why);
+	else
+		proto_strlcpy(p->conf->metrics_listen, v,
+		    sizeof(p->conf->metrics_listen));
+}
+
+static void
 key_reserve(struct parse *p, const char *key, const char *v)
 {
 	struct config_device *d = &p->conf->devices[p->device];
@@ -609,6 +622,7 @@ static const struct key keys[] = {
 	{ SEC_DAEMON, "lend_guarantees", key_lend_guarantees },
 	{ SEC_DAEMON, "swap_min_idle", key_swap_min_idle },
 	{ SEC_DAEMON, "lease_idle", key_lease_idle },
+	{ SEC_DAEMON, "metrics_listen", key_metrics_listen },
 	{ SEC_DEVICE, "reserve", key_reserve },
 	{ SEC_GROUP, "match", key_match },
 	{ SEC_GROUP, "limit", key_limit },

@@ -16,6 +16,7 @@
 
 #include "gpufrac/proto.h"
 #include "match.h"
+#include "metrics_addr.h"
 #include "policy.h"
 
 #define CONFIG_PATH_DEFAULT	"/etc/gpufrac/gpufrac.conf"
@@ -70,6 +71,7 @@ struct config {
 						   been idle this long */
 	uint64_t	lease_idle_ms;		/* a lease not drawn from this long
 						   is taken back */
+	char		metrics_listen[METRICS_LISTEN_LEN]; /* "": no metrics */
 	struct config_device *devices;
 	size_t		ndevices;
 	struct config_group *groups;	/* in order of first appearance */

@@ -84,6 +84,7 @@ control_adopt(struct control *ctl, int fd)
 	}
 	TAILQ_INSERT_TAIL(&ctl->conns, c, entry);
 	ctl->nconns++;
+	ctl->arb->metrics.counts.connections++;
 	log_debug("connection from pid %u (uid %u, gid %u, cgroup '%s')",
 	    c->pid, c->uid, c->gid, c->cgroup);
 	return c;
@@ -314,6 +315,7 @@ conn_read(struct conn *c)
 	return 0;
 
 out_close:
+	c->ctl->arb->metrics.counts.protocol_errors++;
 	control_close(c, why);
 	return -1;
 }

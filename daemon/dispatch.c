@@ -44,6 +44,62 @@ enum {
 typedef int	handler_fn(struct arbiter *, struct conn *,
 		    const struct gf_msg *, char *, size_t);
 
+/*
+ * A shim of another protocol version asks again twice a second: a refusal
+ * is a warning at most once a minute, a debug line otherwise.
+ */
+static void
+hello_refused_log(uint32_t pid, unsigned version)
+{
+	static uint64_t quiet_until;
+	static unsigned quieted;
+	uint64_t now = event_now_ms();
+
+	if (quiet_until != 0 && now < quiet_until) {
+		quieted++;
+		log_debug("refused pid %u: protocol %u", pid, version);
+		return;
+	}
+	log_warnx("refused pid %u: it speaks protocol %u, gpufracd %s speaks "
+	    "%u%s", pid, version, GPUFRAC_VERSION, GF_PROTO_VERSION,
+	    quieted ? " (with others refused since the last warning)" : "");
+	quiet_until = now + 60000;
+	quieted = 0;
+}
+
+/*
+ * A HELLO of a protocol version not spoken here: the ERROR that says so
+ * (include/gpufrac/proto.h, Versions), then the connection closes.
+ */
+static int
+hello_refuse(struct conn *c, const struct gf_msg *m, char *why,
+    size_t whylen)
+{
+	char msg[GF_ERRMSG_LEN];
+
+	snprintf(msg, sizeof(msg), "gpufracd %s speaks protocol %u only: use "
+	    "the libgpufrac.so installed with it", GPUFRAC_VERSION,
+	    GF_PROTO_VERSION);
+	if (conn_reply_error(c, m->hdr.seq, GF_ERR_VERSION, msg, why,
+	    whylen) < 0)
+		return -1;
+	hello_refused_log(c->pid, m->hdr.version);
+	control_close_later(c, NULL);
+	return 0;
+}
+
+/* A client's version as it is logged and shown: no control characters. */
+static void
+version_keep(char dst[GF_VERSION_LEN], const char *src)
+{
+	size_t i;
+
+	proto_strlcpy(dst, src, GF_VERSION_LEN);
+	for (i = 0; dst[i] != '\0'; i++)
+		if ((unsigned char)dst[i] < 0x20 || dst[i] == 0x7f)
+			dst[i] = '?';
+}
+
 static int
 on_hello(struct arbiter *a, struct conn *c, const struct gf_msg *m,
     char *why, size_t whylen)
@@ -51,6 +107,8 @@ on_hello(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	const struct gf_hello *h = &m->u.hello;
 	struct gf_hello_ok ok;
 
+	if (m->hdr.version != GF_PROTO_VERSION)
+		return hello_refuse(c, m, why, whylen);
 	if (h->resolver != GF_UNSET && h->resolver > GF_RESOLVER_SWAP) {
 		snprintf(why, whylen, "bad resolver %u in HELLO", h->resolver);
 		return -1;
@@ -70,8 +128,10 @@ on_hello(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	}
 	ledger_client_group(&a->ledger, c->client, groups_match(&a->groups,
 	    c->cgroup, c->uid, c->gid));
-	log_info("client pid %u (uid %u) connected, cgroup '%s', group '%s'",
-	    c->pid, c->uid, c->cgroup,
+	version_keep(c->client->version, h->version);
+	log_info("client pid %u (uid %u, libgpufrac %s) connected, cgroup "
+	    "'%s', group '%s'", c->pid, c->uid, c->client->version[0] ?
+	    c->client->version : "unknown", c->cgroup,
 	    a->ledger.groups[c->client->group].pol.name);
 	swap_hello(a, c->client, c->rx_fd);
 	c->rx_fd = -1;
@@ -501,6 +561,7 @@ ps_record(const struct arbiter *a, struct conn *c, uint32_t seq,
 		r.guarantee = g->share[dev].guarantee;
 	}
 	r.idle_ms = activity_idle_ms(lc);
+	proto_strlcpy(r.version, lc->version, sizeof(r.version));
 	return conn_reply(c, GF_MSG_CLIENT, seq, &r, why, whylen);
 }
 

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,8 +28,15 @@ static void __attribute__((noreturn))
 usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-	    "usage: gpufracd [-fhn] [-c file] [-s socket]\n");
+	    "usage: gpufracd [-fhnV] [-c file] [-s socket]\n");
 	exit(status);
+}
+
+static void __attribute__((noreturn))
+version(void)
+{
+	printf("gpufracd %s\n", GPUFRAC_VERSION);
+	exit(fflush(stdout) == EOF || ferror(stdout) ? 1 : 0);
 }
 
 static void
@@ -154,6 +162,11 @@ signal_event(struct event_loop *loop, int fd, int mask, void *arg)
 int
 main(int argc, char *argv[])
 {
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
 	static struct arbiter arb;
 	char sockbuf[PATH_MAX];
 	struct config conf;
@@ -166,7 +179,8 @@ main(int argc, char *argv[])
 	log_init("gpufracd", LOG_LVL_INFO, 0);
 	arb.conf_path = CONFIG_PATH_DEFAULT;
 	arb.conf_optional = 1;
-	while ((ch = getopt(argc, argv, "c:fhns:")) != -1) {
+	while ((ch = getopt_long(argc, argv, "c:fhns:V", longopts,
+	    NULL)) != -1) {
 		switch (ch) {
 		case 'c':
 			arb.conf_path = optarg;
@@ -184,6 +198,8 @@ main(int argc, char *argv[])
 			arb.socket_arg = socket_absolute(optarg, sockbuf,
 			    sizeof(sockbuf));
 			break;
+		case 'V':
+			version();
 		default:
 			usage(2);
 		}

@@ -145,7 +145,8 @@ pump_todo(struct arbiter *a, int *started)
 		*started = swap_start_out(a, op) == 0;
 		return 0;
 	}
-	if (lc->swap != SWAP_OUT || !ledger_swap_in_fits(&a->ledger, lc)) {
+	/* Others' unused leases give way, as they do to a RESERVE. */
+	if (lc->swap != SWAP_OUT || !swap_fits_back(a, lc)) {
 		snprintf(msg, sizeof(msg), "its %llu bytes do not fit the "
 		    "device now", (unsigned long long)swap_footprint(a, lc));
 		swap_asks_settle(a, lc, GF_SWAP_IN, lc->swap == SWAP_NONE, msg);

@@ -17,10 +17,19 @@
 #include "gpufrac/proto.h"
 #include "lease.h"
 #include "log.h"
+#include "proto.h"
 #include "shim.h"
 #include "sock.h"
 
+#ifndef GPUFRAC_VERSION
+#define GPUFRAC_VERSION	"unknown"	/* the Makefile defines it */
+#endif
+
+/* client_hello: the daemon refused this libgpufrac (why says so). */
+#define CLIENT_REFUSED	(-2)
+
 int client_tried;
+static int said_refused;
 
 struct client_rereg {
 	int		fd;
@@ -63,8 +72,44 @@ client_lease_restore(int fd, int dev, char *why, size_t whylen)
 }
 
 /*
+ * The daemon's ERROR to HELLO, when it refuses this libgpufrac: its header
+ * is in the daemon's protocol version, which may not be ours (include/
+ * gpufrac/proto.h, Versions). CLIENT_REFUSED with why saying so, or -1.
+ */
+static int
+client_refused(const struct gf_msg *m, char *why, size_t whylen)
+{
+	if (m->hdr.version != GF_PROTO_VERSION)
+		snprintf(why, whylen, "speaks protocol %u, this libgpufrac %s "
+		    "speaks %u: %s", m->hdr.version, GPUFRAC_VERSION,
+		    GF_PROTO_VERSION, m->u.error.msg);
+	else if (m->u.error.code == GF_ERR_VERSION)
+		snprintf(why, whylen, "refused this libgpufrac %s: %s",
+		    GPUFRAC_VERSION, m->u.error.msg);
+	else
+		return -1;
+	return CLIENT_REFUSED;
+}
+
+/*
+ * At error level once per process, as an unreachable daemon is: nothing
+ * changes until one of the two is replaced.
+ */
+static void
+client_say_refused(const char *why)
+{
+	if (shim_once(&said_refused)) {
+		(void)shim_once(&client_said_unreachable);
+		log_errx("daemon at '%s' %s; enforcing the last known limit "
+		    "locally", shim_env.socket, why);
+	} else
+		log_debug("daemon at '%s' %s", shim_env.socket, why);
+}
+
+/*
  * Introduce the process on a new connection (non-blocking from now on).
- * Needs no lock: the connection is not shared yet.
+ * Needs no lock: the connection is not shared yet. Returns 0, -1, or
+ * CLIENT_REFUSED.
  */
 static int
 client_hello(int fd, char *why, size_t whylen)
@@ -82,10 +127,14 @@ client_hello(int fd, char *why, size_t whylen)
 	h.priority = shim_env.priority;
 	h.resolver = shim_env.resolver;
 	h.wait_timeout_ms = shim_env.wait_timeout_ms;
+	proto_strlcpy(h.version, GPUFRAC_VERSION, sizeof(h.version));
 	/* The activity page goes with it: the daemon sees our GPU use. */
 	if (client_exchange(fd, GF_MSG_HELLO, &h, activity_fd(), &m, 0, why,
 	    whylen) < 0)
 		return -1;
+	if (m.hdr.type == GF_MSG_ERROR &&
+	    client_refused(&m, why, whylen) == CLIENT_REFUSED)
+		return CLIENT_REFUSED;
 	if (m.hdr.type != GF_MSG_HELLO_OK) {
 		client_unexpected(&m, GF_MSG_HELLO, why, whylen);
 		return -1;
@@ -133,19 +182,21 @@ client_start(void)
 {
 	char why[CLIENT_WHY_LEN];
 	unsigned n;
-	int fd;
+	int fd, r = 0;
 
 	if (client_tried)
 		return;
 	client_tried = 1;
 	if ((fd = sock_connect(shim_env.socket, why, sizeof(why))) < 0)
 		snprintf(why, sizeof(why), "%s", strerror(errno));
-	else if (client_hello(fd, why, sizeof(why)) < 0 ||
+	else if ((r = client_hello(fd, why, sizeof(why))) < 0 ||
 	    client_register(fd, &n, why, sizeof(why)) < 0) {
 		close(fd);
 		fd = -1;
 	}
-	if (fd < 0)
+	if (r == CLIENT_REFUSED)
+		client_say_refused(why);
+	else if (fd < 0)
 		client_say_unreachable(why);
 	else
 		log_info("connected to gpufracd at '%s'", shim_env.socket);
@@ -158,7 +209,7 @@ client_reconnect(void)
 {
 	char why[CLIENT_WHY_LEN];
 	unsigned n;
-	int fd;
+	int fd, r;
 
 	/*
 	 * connect() (it blocks while the backlog is full) and HELLO outside
@@ -169,8 +220,11 @@ client_reconnect(void)
 		log_debug("%s", why);
 		return -1;
 	}
-	if (client_hello(fd, why, sizeof(why)) < 0)
+	if ((r = client_hello(fd, why, sizeof(why))) < 0) {
+		if (r == CLIENT_REFUSED)
+			client_say_refused(why);
 		goto out_close;
+	}
 	pthread_mutex_lock(&client_lock);
 	if (client_register(fd, &n, why, sizeof(why)) < 0) {
 		pthread_mutex_unlock(&client_lock);

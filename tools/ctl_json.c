@@ -172,6 +172,12 @@ json_client(FILE *fp, const struct gf_client *clients, size_t n)
 		fputs("null", fp);
 	else
 		fprintf(fp, "%" PRIu64, c->idle_ms);
+	/* its libgpufrac's release; null: one too old to say */
+	fputs(",\"version\":", fp);
+	if (c->version[0] == '\0')
+		fputs("null", fp);
+	else
+		ctl_json_string(fp, c->version, sizeof(c->version));
 	fputs(",\"devices\":[", fp);
 	for (i = 0; i < n; i++) {
 		c = &clients[i];

@@ -66,9 +66,8 @@ ctl_text_width(const char *s)
 	return n;
 }
 
-/* An age or an uptime, short: "250ms", "1.2s", "3m4s", "2h5m", "3d4h". */
-static char *
-duration_format(uint64_t ms, char *buf, size_t size)
+char *
+ctl_duration_format(uint64_t ms, char *buf, size_t size)
 {
 	unsigned long long s = ms / 1000;
 
@@ -175,7 +174,7 @@ status_groups(FILE *fp, const struct ctl_status *st)
 }
 
 void
-ctl_print_status(FILE *fp, const struct ctl_status *st)
+ctl_print_daemon(FILE *fp, const struct ctl_status *st)
 {
 	const struct gf_status *d = &st->daemon;
 	char version[GF_VERSION_LEN], up[32], reason[GF_REASON_LEN];
@@ -183,14 +182,21 @@ ctl_print_status(FILE *fp, const struct ctl_status *st)
 	fprintf(fp, "gpufracd %s, pid %" PRIu32 ", up %s, %" PRIu32
 	    " client%s\n",
 	    ctl_printable(d->version, sizeof(d->version), version,
-	    sizeof(version)), d->pid, duration_format(d->uptime_ms, up,
+	    sizeof(version)), d->pid, ctl_duration_format(d->uptime_ms, up,
 	    sizeof(up)), d->nclients, d->nclients == 1 ? "" : "s");
 	if (d->swap_available)
-		fputs("host swap: available\n\n", fp);
+		fputs("host swap: available\n", fp);
 	else
-		fprintf(fp, "host swap: unavailable: %s\n\n",
+		fprintf(fp, "host swap: unavailable: %s\n",
 		    ctl_printable(d->swap_reason, sizeof(d->swap_reason), reason,
 		    sizeof(reason)));
+}
+
+void
+ctl_print_status(FILE *fp, const struct ctl_status *st)
+{
+	ctl_print_daemon(fp, st);
+	fputc('\n', fp);
 	status_devices(fp, st);
 	fputc('\n', fp);
 	status_groups(fp, st);
@@ -203,7 +209,7 @@ ctl_print_ps(FILE *fp, const struct gf_client *clients, size_t n)
 		{ "PID", 1 }, { "UID", 1 }, { "GROUP", 0 },
 		{ "PRIORITY", 1 }, { "DEVICE", 0 }, { "USED", 1 },
 		{ "LEASED", 1 }, { "LIMIT", 1 }, { "GUARANTEE", 1 }, { "HOST", 1 },
-		{ "IDLE", 1 }, { "STATE", 0 },
+		{ "IDLE", 1 }, { "STATE", 0 }, { "VERSION", 0 },
 	};
 	struct ctl_table t;
 	size_t i;
@@ -213,10 +219,10 @@ ctl_print_ps(FILE *fp, const struct gf_client *clients, size_t n)
 		const struct gf_client *c = &clients[i];
 		char pid[16], uid[16], group[GF_GROUP_LEN], priority[16];
 		char uuid[UUID_STR_LEN], used[32], limit[32], guarantee[32];
-		char host[32], idle[32], leased[32];
+		char host[32], idle[32], leased[32], version[GF_VERSION_LEN];
 		const char *row[] = { pid, uid, group, priority, uuid, used,
 		    leased, limit, guarantee, host, idle,
-		    name_state(c->state) };
+		    name_state(c->state), version };
 
 		snprintf(pid, sizeof(pid), "%" PRIu32, c->pid);
 		snprintf(uid, sizeof(uid), "%" PRIu32, c->uid);
@@ -245,7 +251,11 @@ ctl_print_ps(FILE *fp, const struct gf_client *clients, size_t n)
 		if (c->idle_ms == UINT64_MAX)
 			strcpy(idle, "-");
 		else
-			duration_format(c->idle_ms, idle, sizeof(idle));
+			ctl_duration_format(c->idle_ms, idle, sizeof(idle));
+		ctl_printable(c->version, sizeof(c->version), version,
+		    sizeof(version));
+		if (version[0] == '\0')
+			strcpy(version, "-");
 		ctl_table_add(&t, row, NITEMS(row));
 	}
 	ctl_table_print(&t, fp);
@@ -275,7 +285,7 @@ ctl_print_allocs(FILE *fp, const struct gf_alloc *allocs, size_t n)
 			strcpy(uuid, "-");
 		else
 			uuid_format(a->uuid, uuid, sizeof(uuid));
-		duration_format(a->age_ms, age, sizeof(age));
+		ctl_duration_format(a->age_ms, age, sizeof(age));
 		ctl_table_add(&t, row, NITEMS(row));
 	}
 	ctl_table_print(&t, fp);

@@ -14,6 +14,8 @@
 
 /* The device table (with each device's guarantees), then the groups. */
 void	ctl_print_status(FILE *fp, const struct ctl_status *st);
+/* Its first lines: the daemon's release, pid, uptime, clients, host swap. */
+void	ctl_print_daemon(FILE *fp, const struct ctl_status *st);
 /* clients sorted by pid, as ctl_query_ps returns them */
 void	ctl_print_ps(FILE *fp, const struct gf_client *clients, size_t n);
 void	ctl_print_allocs(FILE *fp, const struct gf_alloc *allocs, size_t n);
@@ -31,6 +33,8 @@ void	ctl_print_event(struct ctl_table *t, const struct gf_event *ev);
 /* The sum of the guarantees of the groups on device uuid. */
 uint64_t ctl_status_guaranteed(const struct ctl_status *st,
 	    const uint8_t uuid[GF_UUID_LEN]);
+/* An age or an uptime, short: "250ms", "1.2s", "3m4s", "2h5m", "3d4h". */
+char	*ctl_duration_format(uint64_t ms, char *buf, size_t size);
 /* limit - used, or 0 when used is over the limit. */
 uint64_t ctl_free_bytes(uint64_t limit, uint64_t used);
 

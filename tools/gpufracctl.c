@@ -19,8 +19,13 @@
 #include "ctl_print.h"
 #include "ctl_query.h"
 #include "ctl_table.h"
+#include "ctl_top.h"
 #include "log.h"
 #include "sock.h"
+
+#ifndef GPUFRAC_VERSION
+#define GPUFRAC_VERSION	"unknown"	/* the Makefile defines it */
+#endif
 
 enum {
 	EXIT_OK = 0,
@@ -57,6 +62,7 @@ static int	cmd_status(const struct args *);
 static int	cmd_ps(const struct args *);
 static int	cmd_allocs(const struct args *);
 static int	cmd_events(const struct args *);
+static int	cmd_top(const struct args *);
 static int	cmd_reload(const struct args *);
 static int	cmd_swap(const struct args *);
 static int	cmd_group(const struct args *);
@@ -75,6 +81,9 @@ static const struct cmd cmds[] = {
 	{ "events", "[--follow]", CMD_FOLLOW,
 	  "show recent decisions; with --follow, also new ones",
 	  cmd_events },
+	{ "top", CTL_TOP_SYNOPSIS, CMD_REST,
+	  "a live view of devices, groups, processes and decisions",
+	  cmd_top },
 	{ "reload", "", 0, "make the daemon re-read its configuration",
 	  cmd_reload },
 	{ "swap", "out|in pid", CMD_ARG2,
@@ -101,7 +110,7 @@ usage(FILE *fp)
 	char name[256];
 	size_t i;
 
-	fputs("usage: gpufracctl [-s socket] command [--json]\n"
+	fputs("usage: gpufracctl [-V] [-s socket] command [--json]\n"
 	    "commands:\n", fp);
 	for (i = 0; i < NCMDS; i++) {
 		snprintf(name, sizeof(name), "%s%s%s", cmds[i].name,
@@ -253,6 +262,16 @@ cmd_events(const struct args *a)
 }
 
 static int
+cmd_top(const struct args *a)
+{
+	if (a->json) {
+		log_errx("'top' has no option '--json'");
+		return usage_error();
+	}
+	return ctl_top(a->path, a->argc, a->argv);
+}
+
+static int
 cmd_reload(const struct args *a)
 {
 	if (ctl_query_reload(a->path) < 0)
@@ -381,35 +400,33 @@ finish(int rc)
 	return rc;
 }
 
-int
-main(int argc, char *argv[])
+/* The options before the command: -1 to go on, or the exit status. */
+static int
+options_parse(int argc, char *argv[], struct args *a)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct args a = { NULL, NULL, NULL, 0, 0, 0, NULL };
-	const struct cmd *cmd;
-	int ch, nargs;
+	int ch;
 
-	log_init("gpufracctl", LOG_LVL_ERROR, 0);
-	if (stdfds_hold() < 0) {
-		log_err("cannot write the output");
-		return EXIT_NO;
-	}
 	opterr = 0;
 	/* "+": options end at the command */
-	while ((ch = getopt_long(argc, argv, "+:hs:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+:hs:V", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'h':
 			usage(stdout);
 			return EXIT_OK;
+		case 'V':
+			printf("gpufracctl %s\n", GPUFRAC_VERSION);
+			return finish(EXIT_OK);
 		case 'j':
-			a.json = 1;
+			a->json = 1;
 			break;
 		case 's':
-			a.path = optarg;
+			a->path = optarg;
 			break;
 		case ':':
 			log_errx("option '-%c' needs an argument", optopt);
@@ -423,6 +440,23 @@ main(int argc, char *argv[])
 			return usage_error();
 		}
 	}
+	return -1;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct args a = { NULL, NULL, NULL, 0, 0, 0, NULL };
+	const struct cmd *cmd;
+	int nargs, rc;
+
+	log_init("gpufracctl", LOG_LVL_ERROR, 0);
+	if (stdfds_hold() < 0) {
+		log_err("cannot write the output");
+		return EXIT_NO;
+	}
+	if ((rc = options_parse(argc, argv, &a)) >= 0)
+		return rc;
 	if (optind == argc) {
 		log_errx("no command given");
 		return usage_error();

@@ -10,7 +10,7 @@
  * fails closes that one connection.
  *
  * Conversation of a CUDA process (the shim), after connect:
- *   HELLO            -> HELLO_OK                 once per connection
+ *   HELLO            -> HELLO_OK | ERROR         once per connection
  *   DEVICE_OPEN      -> DEVICE_INFO | ERROR      once per device it uses
  *   RESERVE          -> [WAIT] GRANT | DENY      before each driver allocation
  *   COMMIT                                       after the driver call succeeded
@@ -55,6 +55,24 @@
  *
  * Replies echo the request's seq. Identity (pid, uid, gid, cgroup) is taken
  * from the kernel (SO_PEERCRED), never from a message.
+ *
+ * Versions. hdr.version is GF_PROTO_VERSION, which changes only with a
+ * change that is not compatible. A compatible change keeps it: a new
+ * message type, or a payload that grows at its end by fields whose zero
+ * means what senders without them meant. A receiver takes a type's first,
+ * shorter size as well as its current one, and proto_recv() reads the
+ * missing fields as zero: a daemon serves the shims of earlier releases
+ * that speak its protocol version. A shim or gpufracctl newer than its
+ * daemon may send what the daemon cannot read: upgrade the daemon first.
+ * (HELLO and CLIENT grew so, by a version string each: their first sizes
+ * were 16 and 120 bytes.)
+ * Across protocol versions, three things never change, so that any two
+ * ends can tell each other that they cannot talk: the header, the numbers
+ * of HELLO and ERROR, and ERROR's payload. A daemon answers a HELLO of a
+ * version it does not speak with ERROR GF_ERR_VERSION in its own version,
+ * saying which it speaks, and hangs up; proto_check() accepts a HELLO of
+ * any version (of which only the header may be read) and an ERROR of any
+ * version for that.
  */
 #ifndef GPUFRAC_PROTO_H
 #define GPUFRAC_PROTO_H
@@ -176,6 +194,8 @@ enum {
 	GF_ERR_SWAP,		/* a swap could not be done */
 	GF_ERR_GROUP,		/* a group change was refused */
 	GF_ERR_NO_SUCH_GROUP,	/* GROUP_RM: no such run-time group */
+	GF_ERR_VERSION,		/* HELLO of a protocol version not spoken:
+				   the header says the daemon's */
 };
 
 /* SWAP_REQ's direction. */
@@ -222,6 +242,8 @@ struct gf_hello {
 	uint32_t	resolver;	/* GF_RESOLVER_*, or GF_UNSET */
 	uint32_t	wait_timeout_ms; /* or GF_UNSET */
 	uint32_t	zero;
+	char		version[GF_VERSION_LEN];	/* the shim's release,
+					   "1.2.3"; "": a shim too old to say */
 };
 
 struct gf_hello_ok {
@@ -346,6 +368,8 @@ struct gf_client {
 	uint64_t	idle_ms;	/* since its last driver call; or
 					   UINT64_MAX: unknown */
 	uint64_t	leased;		/* of used, leased and not allocated */
+	char		version[GF_VERSION_LEN];	/* its shim's release
+					   (HELLO's), or "" */
 };
 
 struct gf_alloc {
@@ -497,7 +521,7 @@ struct gf_msg {
 };
 
 _Static_assert(sizeof(struct gf_hdr) == 16, "gf_hdr layout");
-_Static_assert(sizeof(struct gf_hello) == 16, "gf_hello layout");
+_Static_assert(sizeof(struct gf_hello) == 32, "gf_hello layout");
 _Static_assert(sizeof(struct gf_device_open) == 32, "gf_device_open layout");
 _Static_assert(sizeof(struct gf_device_info) == 64, "gf_device_info layout");
 _Static_assert(sizeof(struct gf_reserve) == 32, "gf_reserve layout");
@@ -508,7 +532,7 @@ _Static_assert(sizeof(struct gf_commit) == 48, "gf_commit layout");
 _Static_assert(sizeof(struct gf_rollback) == 24, "gf_rollback layout");
 _Static_assert(sizeof(struct gf_status) == 136, "gf_status layout");
 _Static_assert(sizeof(struct gf_device_status) == 152, "gf_device_status layout");
-_Static_assert(sizeof(struct gf_client) == 120, "gf_client layout");
+_Static_assert(sizeof(struct gf_client) == 136, "gf_client layout");
 _Static_assert(sizeof(struct gf_group_status) == 104, "gf_group_status layout");
 _Static_assert(sizeof(struct gf_event) == 176, "gf_event layout");
 _Static_assert(sizeof(struct gf_swap_req) == 8, "gf_swap_req layout");

@@ -2,7 +2,7 @@
 
 Usage:
   fake_gpufracd.py SOCKET [--limit N] [--capacity N] [--wait-from N]
-                   [--wait-ms MS] [--grant-after SECONDS]
+                   [--wait-ms MS] [--grant-after SECONDS] [--proto V]
   fake_gpufracd.py --ctl SOCKET COMMAND...
 
 The first form serves the shim's side of the conversation on SOCKET
@@ -10,8 +10,10 @@ The first form serves the shim's side of the conversation on SOCKET
 device exists, with the given limit and capacity), RESERVE -> GRANT, or,
 for a request of at least --wait-from bytes, WAIT{--wait-ms} and then GRANT
 when told to (or by itself --grant-after seconds later); COMMIT, ROLLBACK
-and FREE are only logged. It logs one line per event on stdout ("ready"
-once it listens) and exits 0 on SIGTERM.
+and FREE are only logged. With --proto V, a daemon of another protocol
+version: every HELLO gets an ERROR (GF_ERR_VERSION) whose header carries
+V, and the connection is closed. It logs one line per event on stdout
+("ready" once it listens) and exits 0 on SIGTERM.
 
 The second form sends it one command on SOCKET.ctl and returns when it has
 been carried out:
@@ -35,11 +37,14 @@ import time
 VERSION = 1
 HDR = struct.Struct("<HHIII")          # version, type, len, seq, zero
 HELLO, DEVICE_OPEN, RESERVE, COMMIT, ROLLBACK, FREE = 1, 2, 3, 4, 5, 6
-HELLO_OK, DEVICE_INFO, GRANT, DENY, WAIT, OK = 64, 65, 66, 67, 76, 81
+HELLO_OK, DEVICE_INFO, GRANT, DENY, ERROR, WAIT, OK = \
+    64, 65, 66, 67, 68, 76, 81
 NAMES = {HELLO: "HELLO", DEVICE_OPEN: "DEVICE_OPEN", RESERVE: "RESERVE",
          COMMIT: "COMMIT", ROLLBACK: "ROLLBACK", FREE: "FREE"}
-PAYLOAD = {HELLO: 16, DEVICE_OPEN: 32, RESERVE: 32, COMMIT: 48,
-           ROLLBACK: 24, FREE: 8}
+# Sizes each type may have: HELLO's first, then with the shim's release.
+PAYLOAD = {HELLO: (16, 32), DEVICE_OPEN: (32,), RESERVE: (32,),
+           COMMIT: (48,), ROLLBACK: (24,), FREE: (8,)}
+ERR_VERSION = 9
 OOM = 2                                 # CUDA_ERROR_OUT_OF_MEMORY
 DENY_DEVICE_FULL = 2
 UNITS = {"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40}
@@ -88,6 +93,7 @@ class Fake:
         self.wait_from = opts["wait_from"]
         self.wait_ms = opts["wait_ms"]
         self.grant_after = opts["grant_after"]
+        self.proto = int(opts["proto"])
         self.clients = {}               # socket -> Client
         self.queued = []                # (Client, seq, size, deadline)
         self.sel = selectors.DefaultSelector()
@@ -144,13 +150,21 @@ class Fake:
         version, type_, length, seq, zero = HDR.unpack_from(data)
         body = data[HDR.size:]
         if (version != VERSION or length != len(data) or zero != 0 or
-                PAYLOAD.get(type_) != len(body)):
+                len(body) not in PAYLOAD.get(type_, ())):
             log("bad packet from pid=%d" % c.pid)
             self.drop(c)
             return
         getattr(self, "on_" + NAMES[type_].lower())(c, seq, body)
 
     def on_hello(self, c, seq, body):
+        if self.proto != VERSION:
+            msg = b"fake gpufracd speaks protocol %d only" % self.proto
+            c.sock.send(packet(ERROR, seq, struct.pack("<I", ERR_VERSION) +
+                               msg.ljust(224, b"\0") + bytes(4),
+                               version=self.proto))
+            log("HELLO pid=%d refused" % c.pid)
+            self.drop(c)
+            return
         log("HELLO pid=%d" % c.pid)
         c.send(HELLO_OK, seq, struct.pack("<II", c.pid, 0))
 
@@ -247,7 +261,7 @@ def main(argv):
     if not argv:
         sys.exit(__doc__)
     opts = {"limit": 2 << 30, "capacity": 4 << 30, "wait_from": None,
-            "wait_ms": 30000, "grant_after": None}
+            "wait_ms": 30000, "grant_after": None, "proto": VERSION}
     args = iter(argv[1:])
     for a in args:
         key = a.lstrip("-").replace("-", "_")

@@ -162,7 +162,7 @@ expect_nothing(int peer)
 static struct conn *
 client(struct fixture *f, int *peer)
 {
-	struct gf_hello h = { INT32_MIN, GF_UNSET, GF_UNSET, 0 };
+	struct gf_hello h = { INT32_MIN, GF_UNSET, GF_UNSET, 0, "" };
 	struct conn *c = connect_pair(f, peer);
 	struct gf_msg m;
 
@@ -242,7 +242,7 @@ test_before_hello(void **state)
 static void
 test_hello_twice(void **state)
 {
-	struct gf_hello h = { INT32_MIN, GF_UNSET, GF_UNSET, 0 };
+	struct gf_hello h = { INT32_MIN, GF_UNSET, GF_UNSET, 0, "" };
 	struct fixture *f = *state;
 	struct gf_msg m;
 	struct conn *c;
@@ -863,7 +863,7 @@ static void
 test_departing_reconnects(void **state)
 {
 	struct fixture *f = *state;
-	struct gf_hello h = { INT32_MIN, GF_UNSET, GF_UNSET, 0 };
+	struct gf_hello h = { INT32_MIN, GF_UNSET, GF_UNSET, 0, "" };
 	struct gf_msg m;
 	struct conn *c;
 	int pa, pb, wfd;

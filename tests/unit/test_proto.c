@@ -40,16 +40,23 @@ struct type_case {
 	uint16_t		 type;
 	const char		*name;
 	size_t			 size;
+	size_t			 first;		/* before it grew; or size */
 	struct type_string	 str[2];
 };
 
 #define STR(s, f)	{ offsetof(struct s, f), sizeof(((struct s *)0)->f), #f }
 #define NOSTR		{ 0, 0, NULL }
-#define T0(t)		{ GF_MSG_##t, #t, 0, { NOSTR, NOSTR } }
-#define T(t, s)		{ GF_MSG_##t, #t, sizeof(struct s), { NOSTR, NOSTR } }
-#define TS(t, s, f)	{ GF_MSG_##t, #t, sizeof(struct s), \
+#define T0(t)		{ GF_MSG_##t, #t, 0, 0, { NOSTR, NOSTR } }
+#define T(t, s)		{ GF_MSG_##t, #t, sizeof(struct s), sizeof(struct s), \
+			  { NOSTR, NOSTR } }
+#define TS(t, s, f)	{ GF_MSG_##t, #t, sizeof(struct s), sizeof(struct s), \
 			  { STR(s, f), NOSTR } }
-#define TS2(t, s, f, g)	{ GF_MSG_##t, #t, sizeof(struct s), \
+#define TS2(t, s, f, g)	{ GF_MSG_##t, #t, sizeof(struct s), sizeof(struct s), \
+			  { STR(s, f), STR(s, g) } }
+/* Types that grew at their end (proto.h, Versions): their first sizes. */
+#define TG(t, s, n, f)	{ GF_MSG_##t, #t, sizeof(struct s), n, \
+			  { STR(s, f), NOSTR } }
+#define TG2(t, s, n, f, g) { GF_MSG_##t, #t, sizeof(struct s), n, \
 			  { STR(s, f), STR(s, g) } }
 
 /*
@@ -57,7 +64,7 @@ struct type_case {
  * that a type the codec forgets or sizes wrongly shows up here.
  */
 static const struct type_case types[] = {
-	T(HELLO, gf_hello),
+	TG(HELLO, gf_hello, 16, version),
 	T(DEVICE_OPEN, gf_device_open),
 	T(RESERVE, gf_reserve),
 	T(COMMIT, gf_commit),
@@ -84,7 +91,7 @@ static const struct type_case types[] = {
 	TS2(STATUS, gf_status, version, swap_reason),
 	TS(DEVICE_STATUS, gf_device_status, name),
 	T(DEVICE_END, gf_end),
-	TS(CLIENT, gf_client, group),
+	TG2(CLIENT, gf_client, 120, group, version),
 	T(CLIENT_END, gf_end),
 	T(ALLOC, gf_alloc),
 	T(ALLOC_END, gf_end),
@@ -198,6 +205,7 @@ test_every_type_one_byte_long(void **state)
 	}
 }
 
+/* Of another protocol version, only HELLO and ERROR pass (the next test). */
 static void
 test_every_type_wrong_version(void **state)
 {
@@ -207,12 +215,90 @@ test_every_type_wrong_version(void **state)
 
 	(void)state;
 	for (i = 0; i < NITEMS(types); i++) {
+		if (types[i].type == GF_MSG_HELLO ||
+		    types[i].type == GF_MSG_ERROR)
+			continue;
 		for (j = 0; j < NITEMS(versions); j++) {
 			n = packet_make(&m, &types[i], types[i].size);
 			m.hdr.version = versions[j];
 			check_fails(&m, n, WHY_VERSION, types[i].name);
 		}
 	}
+}
+
+/*
+ * Any two versions can say they cannot talk: a HELLO of another version
+ * passes whatever its payload (only its header is read), the ERROR that
+ * refuses it passes as ours does; their headers are checked still.
+ */
+static void
+test_version_neutral(void **state)
+{
+	static const size_t hello_sizes[] = { 0, 1, 16, 32, 33,
+	    GF_MSG_MAX - sizeof(struct gf_hdr) };
+	const struct type_case *hello = type_case_find(GF_MSG_HELLO);
+	const struct type_case *error = type_case_find(GF_MSG_ERROR);
+	const char *why = NULL;
+	struct gf_msg m;
+	size_t i, n;
+
+	(void)state;
+	for (i = 0; i < NITEMS(hello_sizes); i++) {
+		n = packet_make(&m, hello, hello_sizes[i]);
+		m.hdr.version = GF_PROTO_VERSION + 1;
+		if (proto_check(&m, n, &why) != 0)
+			fail_msg("HELLO of version %u, %zu bytes: rejected: %s",
+			    m.hdr.version, hello_sizes[i], why);
+	}
+	n = packet_make(&m, hello, 40);
+	m.hdr.version = 0xffff;
+	m.hdr.len = (uint32_t)n + 1;
+	check_fails(&m, n, WHY_LEN, "foreign HELLO, length mismatch");
+	m.hdr.len = (uint32_t)n;
+	m.hdr.zero = 1;
+	check_fails(&m, n, WHY_HDR_ZERO, "foreign HELLO, header zero set");
+
+	n = packet_make(&m, error, error->size);
+	m.hdr.version = GF_PROTO_VERSION + 1;
+	assert_int_equal(proto_check(&m, n, &why), 0);
+	n = packet_make(&m, error, error->size + 1);
+	m.hdr.version = GF_PROTO_VERSION + 1;
+	check_fails(&m, n, WHY_LONG, "foreign ERROR, one byte long");
+	n = packet_make(&m, error, error->size);
+	m.hdr.version = GF_PROTO_VERSION + 1;
+	memset(m.u.error.msg, 'x', sizeof(m.u.error.msg));
+	check_fails(&m, n, WHY_STRING, "foreign ERROR, unterminated");
+}
+
+/*
+ * A type that grew passes at its first size too, its new strings
+ * unchecked there (proto_recv reads them as ""), and at no size between.
+ */
+static void
+test_first_sizes(void **state)
+{
+	const char *why = NULL;
+	struct gf_msg m;
+	size_t i, n, grown = 0;
+
+	(void)state;
+	for (i = 0; i < NITEMS(types); i++) {
+		const struct type_case *tc = &types[i];
+
+		if (tc->first == tc->size)
+			continue;
+		grown++;
+		n = packet_make(&m, tc, tc->first);
+		memset(m.u.raw + tc->first, 'x', tc->size - tc->first);
+		if (proto_check(&m, n, &why) != 0)
+			fail_msg("%s at its first size: rejected: %s",
+			    tc->name, why);
+		n = packet_make(&m, tc, tc->first - 1);
+		check_fails(&m, n, WHY_SHORT, tc->name);
+		n = packet_make(&m, tc, tc->first + 1);
+		check_fails(&m, n, WHY_SHORT, tc->name);
+	}
+	assert_int_equal(grown, 2);	/* HELLO and CLIENT */
 }
 
 static void
@@ -344,11 +430,11 @@ test_unterminated_strings(void **state)
 		}
 	}
 	/*
-	 * ERROR msg, STATUS version and swap_reason, DEVICE_STATUS name,
-	 * CLIENT group, GROUP_STATUS name, EVENT group and reason, GROUP_RULE
-	 * rule, GROUP_SET and GROUP_RM name
+	 * HELLO version, ERROR msg, STATUS version and swap_reason,
+	 * DEVICE_STATUS name, CLIENT group and version, GROUP_STATUS name,
+	 * EVENT group and reason, GROUP_RULE rule, GROUP_SET and GROUP_RM name
 	 */
-	assert_int_equal(nstr, 11);
+	assert_int_equal(nstr, 13);
 }
 
 /* Both strings of EVENT unterminated, and each alone at full length. */
@@ -627,6 +713,26 @@ test_recv_oversized(void **state)
 	assert_string_equal(why, WHY_LONG);
 }
 
+/* A HELLO of its first size arrives with the version it lacks as "". */
+static void
+test_recv_first_size(void **state)
+{
+	static const char none[GF_VERSION_LEN];
+	int *sv = *state;
+	struct gf_msg m;
+	const char *why = NULL;
+	size_t n;
+
+	n = packet_make(&m, type_case_find(GF_MSG_HELLO), 16);
+	m.u.hello.priority = 5;
+	assert_int_equal(send(sv[0], &m, n, 0), (ssize_t)n);
+	memset(&m, 0xee, sizeof(m));
+	assert_int_equal(proto_recv(sv[1], &m, 0, &why), 1);
+	assert_int_equal(m.hdr.len, n);
+	assert_int_equal(m.u.hello.priority, 5);
+	assert_memory_equal(m.u.hello.version, none, GF_VERSION_LEN);
+}
+
 static void
 test_recv_malformed(void **state)
 {
@@ -699,6 +805,8 @@ main(void)
 		cmocka_unit_test(test_every_type_one_byte_short),
 		cmocka_unit_test(test_every_type_one_byte_long),
 		cmocka_unit_test(test_every_type_wrong_version),
+		cmocka_unit_test(test_version_neutral),
+		cmocka_unit_test(test_first_sizes),
 		cmocka_unit_test(test_every_type_header_len_mismatch),
 		cmocka_unit_test(test_every_type_header_zero_field),
 		cmocka_unit_test(test_unknown_type),
@@ -717,6 +825,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_recv_oversized,
 		    pair_setup, pair_teardown),
 		cmocka_unit_test_setup_teardown(test_pass_fd,
+		    pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(test_recv_first_size,
 		    pair_setup, pair_teardown),
 		cmocka_unit_test_setup_teardown(test_recv_malformed,
 		    pair_setup, pair_teardown),

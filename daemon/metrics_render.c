@@ -1,0 +1,441 @@
+/*
+ * The ledger's figures as gauges: the daemon, each device, each group on
+ * each device, each process on each device it opened. Each figure comes
+ * from where dispatch.c's STATUS and PS answers take it.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "activity.h"
+#include "arbiter.h"
+#include "lease.h"
+#include "metrics_render.h"
+#include "metrics_render_counts.h"
+#include "metrics_text.h"
+#include "names.h"
+#include "swap.h"
+#include "uuid.h"
+
+#define NITEMS(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* One scrape: the text, and what is worked out once for all rows. */
+struct render {
+	const struct arbiter *a;
+	const struct ledger *l;
+	struct metrics_text t;
+	uint64_t	*borrowed;	/* [dev * ngroups + group] */
+	char		(*uuid)[UUID_STR_LEN];	/* per device */
+	char		(*index)[16];
+};
+
+/* --- devices: {uuid, index} ------------------------------------------- */
+
+typedef uint64_t device_fn(const struct render *, size_t);
+
+static uint64_t
+dev_total(const struct render *r, size_t d)
+{
+	return r->l->devices[d].total;
+}
+
+static uint64_t
+dev_reserve(const struct render *r, size_t d)
+{
+	return r->l->devices[d].reserve;
+}
+
+static uint64_t
+dev_capacity(const struct render *r, size_t d)
+{
+	return r->l->devices[d].capacity;
+}
+
+static uint64_t
+dev_used(const struct render *r, size_t d)
+{
+	return r->l->devices[d].used;
+}
+
+/* The unused part of every lease on d (STATUS's "leased"). */
+static uint64_t
+dev_leased(const struct render *r, size_t d)
+{
+	const struct ledger_client *lc;
+	uint64_t n = 0;
+
+	TAILQ_FOREACH(lc, &r->l->clients, entry)
+		n += lease_unused(lc, d);
+	return n;
+}
+
+static uint64_t
+dev_host(const struct render *r, size_t d)
+{
+	return r->l->devices[d].host;
+}
+
+/* The groups' guarantees on d, as gpufracctl adds them up. */
+static uint64_t
+dev_guaranteed(const struct render *r, size_t d)
+{
+	uint64_t sum = 0, g;
+	size_t i;
+
+	for (i = 0; i < r->l->ngroups; i++) {
+		g = r->l->groups[i].share[d].guarantee;
+		sum = g > UINT64_MAX - sum ? UINT64_MAX : sum + g;
+	}
+	return sum;
+}
+
+static uint64_t
+dev_lent(const struct render *r, size_t d)
+{
+	return ledger_lent(r->l, d);
+}
+
+static uint64_t
+dev_clients(const struct render *r, size_t d)
+{
+	return r->l->devices[d].nclients;
+}
+
+static const struct {
+	const char	*name;
+	const char	*help;
+	device_fn	*get;
+} device_gauges[] = {
+	{ "gpufrac_device_total_bytes",
+	  "Device memory, as the driver reports it.", dev_total },
+	{ "gpufrac_device_reserve_bytes",
+	  "Device memory kept back from sharing (reserve).", dev_reserve },
+	{ "gpufrac_device_capacity_bytes",
+	  "Shareable device memory: total less reserve.", dev_capacity },
+	{ "gpufrac_device_used_bytes",
+	  "Device memory charged to processes, leases included.", dev_used },
+	{ "gpufrac_device_leased_bytes",
+	  "Of the used bytes, leased to processes and not allocated yet.",
+	  dev_leased },
+	{ "gpufrac_device_host_bytes",
+	  "Processes' device memory swapped out to host memory.", dev_host },
+	{ "gpufrac_device_guaranteed_bytes",
+	  "The groups' guarantees on the device, added up.", dev_guaranteed },
+	{ "gpufrac_device_lent_bytes",
+	  "Unused guaranteed memory lent to other groups.", dev_lent },
+	{ "gpufrac_device_clients",
+	  "Processes that opened the device.", dev_clients },
+};
+
+static void
+render_devices(struct render *r)
+{
+	struct metrics_label lb[3];
+	size_t i, d;
+
+	for (i = 0; i < NITEMS(device_gauges); i++) {
+		metrics_text_family(&r->t, device_gauges[i].name, "gauge",
+		    device_gauges[i].help);
+		for (d = 0; d < r->l->ndevices; d++) {
+			lb[0] = (struct metrics_label){ "uuid", r->uuid[d] };
+			lb[1] = (struct metrics_label){ "index", r->index[d] };
+			metrics_text_u64(&r->t, device_gauges[i].name, lb, 2,
+			    device_gauges[i].get(r, d));
+		}
+	}
+	metrics_text_family(&r->t, "gpufrac_device_info", "gauge",
+	    "Each device, with its name: always 1.");
+	for (d = 0; d < r->l->ndevices; d++) {
+		lb[0] = (struct metrics_label){ "uuid", r->uuid[d] };
+		lb[1] = (struct metrics_label){ "index", r->index[d] };
+		lb[2] = (struct metrics_label){ "name", r->l->devices[d].name };
+		metrics_text_u64(&r->t, "gpufrac_device_info", lb, 3, 1);
+	}
+}
+
+/* --- groups: {group, uuid} ---------------------------------------------- */
+
+typedef uint64_t group_fn(const struct render *, size_t, size_t);
+
+static uint64_t
+grp_limit(const struct render *r, size_t g, size_t d)
+{
+	return r->l->groups[g].share[d].limit;
+}
+
+static uint64_t
+grp_guarantee(const struct render *r, size_t g, size_t d)
+{
+	return r->l->groups[g].share[d].guarantee;
+}
+
+static uint64_t
+grp_used(const struct render *r, size_t g, size_t d)
+{
+	return r->l->groups[g].share[d].used;
+}
+
+static uint64_t
+grp_host(const struct render *r, size_t g, size_t d)
+{
+	return r->l->groups[g].share[d].host;
+}
+
+static uint64_t
+grp_borrowed(const struct render *r, size_t g, size_t d)
+{
+	return r->borrowed[d * r->l->ngroups + g];
+}
+
+static uint64_t
+grp_clients(const struct render *r, size_t g, size_t d)
+{
+	return r->l->groups[g].share[d].nclients;
+}
+
+static const struct {
+	const char	*name;
+	const char	*help;
+	group_fn	*get;
+} group_gauges[] = {
+	{ "gpufrac_group_limit_bytes", "The group's limit on the device "
+	  "(group default: each process's).", grp_limit },
+	{ "gpufrac_group_guarantee_bytes",
+	  "Memory guaranteed to the group on the device.", grp_guarantee },
+	{ "gpufrac_group_used_bytes",
+	  "Device memory charged to the group's processes.", grp_used },
+	{ "gpufrac_group_host_bytes",
+	  "The group's memory swapped out to host memory.", grp_host },
+	{ "gpufrac_group_borrowed_bytes",
+	  "Other groups' unused guarantees the group holds.", grp_borrowed },
+	{ "gpufrac_group_clients",
+	  "The group's processes that opened the device.", grp_clients },
+};
+
+static void
+render_groups(struct render *r)
+{
+	struct metrics_label lb[2];
+	size_t i, g, d;
+
+	for (i = 0; i < NITEMS(group_gauges); i++) {
+		metrics_text_family(&r->t, group_gauges[i].name, "gauge",
+		    group_gauges[i].help);
+		for (g = 0; g < r->l->ngroups; g++)
+			for (d = 0; d < r->l->ndevices; d++) {
+				lb[0] = (struct metrics_label){ "group",
+				    r->l->groups[g].pol.name };
+				lb[1] = (struct metrics_label){ "uuid",
+				    r->uuid[d] };
+				metrics_text_u64(&r->t, group_gauges[i].name,
+				    lb, 2, group_gauges[i].get(r, g, d));
+			}
+	}
+}
+
+/* --- processes: {pid, group, uuid} -------------------------------------- */
+
+typedef uint64_t client_fn(const struct ledger_client *, size_t);
+
+static uint64_t
+cl_used(const struct ledger_client *lc, size_t d)
+{
+	return lc->usage[d].used;
+}
+
+static uint64_t
+cl_leased(const struct ledger_client *lc, size_t d)
+{
+	return lease_unused(lc, d);
+}
+
+static uint64_t
+cl_limit(const struct ledger_client *lc, size_t d)
+{
+	return lc->usage[d].limit;
+}
+
+static uint64_t
+cl_host(const struct ledger_client *lc, size_t d)
+{
+	return lc->usage[d].host;
+}
+
+static const struct {
+	const char	*name;
+	const char	*help;
+	client_fn	*get;
+} client_gauges[] = {
+	{ "gpufrac_process_used_bytes", "Device memory charged to the "
+	  "process, its lease included (gpufracctl ps USED).", cl_used },
+	{ "gpufrac_process_leased_bytes",
+	  "Of the used bytes, leased and not allocated yet.", cl_leased },
+	{ "gpufrac_process_limit_bytes",
+	  "The process's limit on the device.", cl_limit },
+	{ "gpufrac_process_host_bytes",
+	  "The process's memory swapped out to host memory.", cl_host },
+};
+
+static void
+render_client_devices(struct render *r)
+{
+	const struct ledger_client *lc;
+	struct metrics_label lb[3];
+	char pid[16];
+	size_t i, d;
+
+	for (i = 0; i < NITEMS(client_gauges); i++) {
+		metrics_text_family(&r->t, client_gauges[i].name, "gauge",
+		    client_gauges[i].help);
+		TAILQ_FOREACH(lc, &r->l->clients, entry) {
+			snprintf(pid, sizeof(pid), "%" PRIu32, lc->pid);
+			lb[0] = (struct metrics_label){ "pid", pid };
+			lb[1] = (struct metrics_label){ "group",
+			    r->l->groups[lc->group].pol.name };
+			for (d = 0; d < r->l->ndevices; d++) {
+				if (!lc->usage[d].opened)
+					continue;
+				lb[2] = (struct metrics_label){ "uuid",
+				    r->uuid[d] };
+				metrics_text_u64(&r->t, client_gauges[i].name,
+				    lb, 3, client_gauges[i].get(lc, d));
+			}
+		}
+	}
+}
+
+static const uint32_t states[] = {
+	GF_STATE_RUNNING, GF_STATE_WAITING, GF_STATE_SWAPPED,
+};
+
+/* Per process, whatever it opened: its state (1 for the one it is in). */
+static void
+render_client_states(struct render *r)
+{
+	const struct ledger_client *lc;
+	struct metrics_label lb[3];
+	uint64_t idle;
+	char pid[16];
+	size_t i;
+
+	metrics_text_family(&r->t, "gpufrac_process_state", "gauge",
+	    "1 for the state the process is in (running, waiting, swapped).");
+	TAILQ_FOREACH(lc, &r->l->clients, entry) {
+		snprintf(pid, sizeof(pid), "%" PRIu32, lc->pid);
+		lb[0] = (struct metrics_label){ "pid", pid };
+		lb[1] = (struct metrics_label){ "group",
+		    r->l->groups[lc->group].pol.name };
+		for (i = 0; i < NITEMS(states); i++) {
+			lb[2] = (struct metrics_label){ "state",
+			    name_state(states[i]) };
+			metrics_text_u64(&r->t, "gpufrac_process_state", lb, 3,
+			    lc->state == states[i]);
+		}
+	}
+	metrics_text_family(&r->t, "gpufrac_process_idle_seconds", "gauge",
+	    "Time since the process's last driver call (where known).");
+	TAILQ_FOREACH(lc, &r->l->clients, entry) {
+		if ((idle = activity_idle_ms(lc)) == UINT64_MAX)
+			continue;
+		snprintf(pid, sizeof(pid), "%" PRIu32, lc->pid);
+		lb[0] = (struct metrics_label){ "pid", pid };
+		lb[1] = (struct metrics_label){ "group",
+		    r->l->groups[lc->group].pol.name };
+		metrics_text_ms(&r->t, "gpufrac_process_idle_seconds", lb, 2,
+		    idle);
+	}
+}
+
+/* --- the daemon --------------------------------------------------------- */
+
+static void
+render_processes_by_state(struct render *r)
+{
+	const struct ledger_client *lc;
+	struct metrics_label lb;
+	uint64_t n;
+	size_t i;
+
+	metrics_text_family(&r->t, "gpufrac_processes", "gauge",
+	    "Processes known to the daemon, by state.");
+	for (i = 0; i < NITEMS(states); i++) {
+		n = 0;
+		TAILQ_FOREACH(lc, &r->l->clients, entry)
+			n += lc->state == states[i];
+		lb = (struct metrics_label){ "state", name_state(states[i]) };
+		metrics_text_u64(&r->t, "gpufrac_processes", &lb, 1, n);
+	}
+}
+
+static void
+render_daemon(struct render *r)
+{
+	const struct arbiter *a = r->a;
+	struct metrics_label lb = { "version", GPUFRAC_VERSION };
+
+	metrics_text_family(&r->t, "gpufrac_build_info", "gauge",
+	    "The daemon's version: always 1.");
+	metrics_text_u64(&r->t, "gpufrac_build_info", &lb, 1, 1);
+	metrics_text_family(&r->t, "gpufrac_start_time_seconds", "gauge",
+	    "When the daemon started, in seconds since the epoch.");
+	metrics_text_ms(&r->t, "gpufrac_start_time_seconds", NULL, 0,
+	    a->metrics.start_wall_ms);
+	metrics_text_family(&r->t, "gpufrac_swap_available", "gauge",
+	    "1 if host swap is available (the driver's checkpoint API).");
+	metrics_text_u64(&r->t, "gpufrac_swap_available", NULL, 0,
+	    a->swap.available != 0);
+	metrics_text_family(&r->t, "gpufrac_connections", "gauge",
+	    "Control socket connections open now.");
+	metrics_text_u64(&r->t, "gpufrac_connections", NULL, 0,
+	    a->control.nconns);
+	render_processes_by_state(r);
+}
+
+/* The per-device strings and the borrowed table: 0, or -1 (ENOMEM). */
+static int
+render_prepare(struct render *r)
+{
+	const struct ledger *l = r->l;
+	size_t d, nd = l->ndevices ? l->ndevices : 1;
+
+	r->uuid = calloc(nd, sizeof(*r->uuid));
+	r->index = calloc(nd, sizeof(*r->index));
+	r->borrowed = calloc(nd * (l->ngroups ? l->ngroups : 1),
+	    sizeof(*r->borrowed));
+	if (r->uuid == NULL || r->index == NULL || r->borrowed == NULL)
+		return -1;
+	for (d = 0; d < l->ndevices; d++) {
+		uuid_format(l->devices[d].uuid, r->uuid[d], sizeof(r->uuid[d]));
+		snprintf(r->index[d], sizeof(r->index[d]), "%" PRIu32,
+		    l->devices[d].index);
+		ledger_borrowed(l, d, &r->borrowed[d * l->ngroups]);
+	}
+	return 0;
+}
+
+char *
+metrics_render(const struct arbiter *a, size_t *len)
+{
+	struct render r;
+	char *text = NULL;
+
+	memset(&r, 0, sizeof(r));
+	r.a = a;
+	r.l = &a->ledger;
+	metrics_text_init(&r.t);
+	if (render_prepare(&r) == 0) {
+		render_daemon(&r);
+		render_devices(&r);
+		render_groups(&r);
+		render_client_devices(&r);
+		render_client_states(&r);
+		metrics_render_counts(&r.t, &a->metrics.counts);
+		text = metrics_text_take(&r.t, len);
+	}
+	metrics_text_free(&r.t);
+	free(r.uuid);
+	free(r.index);
+	free(r.borrowed);
+	return text;
+}

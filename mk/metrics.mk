@@ -1,0 +1,6 @@
+# Prometheus metrics from gpufracd (daemon/metrics*.c): the HTTP server is
+# libmicrohttpd; tests/integration/metrics.sh checks the output with
+# promtool and scrapes it with a Prometheus server of its own (Debian's
+# prometheus package has both).
+DAEMON_LIBS += -lmicrohttpd
+DEPS        += libmicrohttpd-dev prometheus curl
