@@ -10,6 +10,7 @@
 #include "adminctl.h"
 #include "arbiter.h"
 #include "control.h"
+#include "conversation.h"
 #include "dispatch.h"
 #include "lease.h"
 #include "ledger.h"
@@ -51,7 +52,7 @@ answer(struct conn *c, const struct gf_msg *m, int rc, uint32_t code,
 	return conn_reply(c, GF_MSG_OK, m->hdr.seq, NULL, why, whylen);
 }
 
-int
+static int
 adminctl_reload(struct arbiter *a, struct conn *c, const struct gf_msg *m,
     char *why, size_t whylen)
 {
@@ -65,7 +66,7 @@ adminctl_reload(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	return answer(c, m, rc, GF_ERR_CONFIG, msg, why, whylen);
 }
 
-int
+static int
 adminctl_swap(struct arbiter *a, struct conn *c, const struct gf_msg *m,
     char *why, size_t whylen)
 {
@@ -77,7 +78,7 @@ adminctl_swap(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	    whylen);
 }
 
-int
+static int
 adminctl_group_rule(struct arbiter *a, struct conn *c,
     const struct gf_msg *m, char *why, size_t whylen)
 {
@@ -122,7 +123,7 @@ group_set(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	return answer(c, m, rc, GF_ERR_GROUP, msg, why, whylen);
 }
 
-int
+static int
 adminctl_group_set(struct arbiter *a, struct conn *c,
     const struct gf_msg *m, char *why, size_t whylen)
 {
@@ -134,7 +135,7 @@ adminctl_group_set(struct arbiter *a, struct conn *c,
 	return rc;
 }
 
-int
+static int
 adminctl_group_rm(struct arbiter *a, struct conn *c, const struct gf_msg *m,
     char *why, size_t whylen)
 {
@@ -222,7 +223,7 @@ limit_client(struct arbiter *a, struct ledger_client *lc,
 	return -1;
 }
 
-int
+static int
 adminctl_limit(struct arbiter *a, struct conn *c, const struct gf_msg *m,
     char *why, size_t whylen)
 {
@@ -256,8 +257,31 @@ adminctl_limit(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	if (rc == 0) {
 		log_info("pid %u (uid %u) set the limit of pid %u", c->pid,
 		    c->uid, r->pid);
-		dispatch_limits_notify(a, c);
+		conversation_limits_notify(a, c);
 		resolve_serve(a);
 	}
 	return answer(c, m, rc, GF_ERR_STATE, msg, why, whylen);
+}
+
+void
+adminctl_conn_gone(struct conn *c)
+{
+	free(c->rules);
+	c->rules = NULL;
+	c->nrules = 0;
+}
+
+static const struct dispatch_handler handlers[] = {
+	{ GF_MSG_RELOAD_REQ, DISPATCH_ANY, adminctl_reload },
+	{ GF_MSG_SWAP_REQ, DISPATCH_ANY, adminctl_swap },
+	{ GF_MSG_GROUP_RULE, DISPATCH_ANY, adminctl_group_rule },
+	{ GF_MSG_GROUP_SET, DISPATCH_ANY, adminctl_group_set },
+	{ GF_MSG_GROUP_RM, DISPATCH_ANY, adminctl_group_rm },
+	{ GF_MSG_LIMIT_REQ, DISPATCH_ANY, adminctl_limit },
+};
+
+int
+adminctl_register(struct dispatch *d)
+{
+	return dispatch_add(d, handlers, sizeof(handlers) / sizeof(handlers[0]));
 }

@@ -10,13 +10,14 @@
 
 #include "activity.h"
 #include "arbiter.h"
-#include "overhead.h"
+#include "conversation.h"
+#include "depart.h"
 #include "devices.h"
-#include "dispatch.h"
 #include "event.h"
 #include "groups.h"
 #include "lease.h"
 #include "log.h"
+#include "overhead.h"
 #include "path.h"
 #include "proto.h"
 #include "reap.h"
@@ -317,7 +318,7 @@ arbiter_settle(struct arbiter *a, struct conn *self)
 {
 	/* Leases were sized for the old limits. */
 	lease_reclaim_all(a);
-	dispatch_limits_notify(a, self);
+	conversation_limits_notify(a, self);
 	/* Capacity or guarantees may have changed for the waiters. */
 	resolve_serve(a);
 }
@@ -350,7 +351,11 @@ arbiter_start(struct arbiter *a, struct config *conf, const char *lib)
 		config_free(conf);
 		return -1;
 	}
-	control_init(&a->control, a->loop, a);
+	TAILQ_INIT(&a->departs);
+	if (arbiter_wire(a) < 0) {
+		config_free(conf);
+		return -1;
+	}
 	a->start_ms = event_now_ms();
 	if (resolve_init(a) < 0 || ledger_init(&a->ledger) < 0 ||
 	    (n = devices_discover(lib, &devs)) < 0) {
@@ -500,6 +505,7 @@ arbiter_stop(struct arbiter *a)
 	lease_free(a);
 	activity_stop(a);
 	control_shutdown(&a->control);
+	depart_free(a);
 	resolve_free(a);
 	ledger_free(&a->ledger);
 	groups_free(&a->groups);

@@ -11,6 +11,8 @@
 
 #include "config.h"
 #include "control.h"
+#include "depart.h"
+#include "dispatch.h"
 #include "events.h"
 #include "groups.h"
 #include "ledger.h"
@@ -28,6 +30,12 @@ struct arbiter {
 	char		 state_path[CONFIG_SOCKET_LEN + sizeof(RTGROUPS_FILE)];
 	struct ledger	 ledger;
 	struct control	 control;
+	struct control_ops control_ops;	/* the connections' calls up */
+	struct dispatch	 dispatch;	/* the message handlers */
+	/* Tell clients of limits that changed (conversation_limits_notify),
+	   for the policy below the messages: set by arbiter_wire. */
+	void		(*tell_limits)(struct arbiter *a, struct conn *self);
+	struct departs	 departs;	/* closed, process not yet exited */
 	struct event_loop *loop;
 	const char	*conf_path;	/* -c, or the default */
 	int		 conf_optional;	/* the default: absent = built-in */
@@ -63,6 +71,12 @@ void	arbiter_event_timed(struct arbiter *a, uint32_t kind,
 	    const struct ledger_client *lc, uint64_t bytes,
 	    uint32_t duration_ms, const char *fmt, ...)
 	    __attribute__((format(printf, 6, 7)));
+
+/*
+ * Join the layers (arbiter_wire.c): the control socket's callbacks and
+ * every part's message handlers. 0, or -1 (a programming error, logged).
+ */
+int	arbiter_wire(struct arbiter *a);
 
 /*
  * Read the configuration (path, its drop-ins, then socket_arg over

@@ -1,7 +1,8 @@
 /*
  * The listener and its connections: accept (pausing when descriptors run
- * out), peer identity, bounded non-blocking reads into dispatch, and
- * per-connection output queues flushed as the socket drains.
+ * out), peer identity, bounded non-blocking reads handed to the layer
+ * above (ops->packet), and per-connection output queues flushed as the
+ * socket drains.
  */
 #include <errno.h>
 #include <limits.h>
@@ -12,17 +13,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "arbiter.h"
 #include "cgroup.h"
 #include "control.h"
-#include "depart.h"
-#include "dispatch.h"
 #include "event.h"
-#include "ledger.h"
 #include "log.h"
 #include "path.h"
 #include "proto.h"
-#include "resolve.h"
 #include "sock.h"
 #include "units.h"
 
@@ -35,21 +31,19 @@ static void conn_event(struct event_loop *, int, int, void *);
 
 void
 control_init(struct control *ctl, struct event_loop *loop,
-    struct arbiter *arb)
+    const struct control_ops *ops)
 {
 	memset(ctl, 0, sizeof(*ctl));
 	ctl->fd = -1;
 	ctl->loop = loop;
-	ctl->arb = arb;
+	ctl->ops = ops;
 	TAILQ_INIT(&ctl->conns);
-	TAILQ_INIT(&ctl->departs);
 }
 
 static void
 conn_free(struct conn *c)
 {
 	free(c->cgroup);
-	free(c->rules);
 	free(c->out);
 	free(c);
 }
@@ -84,7 +78,7 @@ control_adopt(struct control *ctl, int fd)
 	}
 	TAILQ_INSERT_TAIL(&ctl->conns, c, entry);
 	ctl->nconns++;
-	ctl->arb->metrics.counts.connections++;
+	ctl->accepted++;
 	log_debug("connection from pid %u (uid %u, gid %u, cgroup '%s')",
 	    c->pid, c->uid, c->gid, c->cgroup);
 	return c;
@@ -146,21 +140,20 @@ void
 control_close(struct conn *c, const char *why)
 {
 	struct control *ctl = c->ctl;
-	struct arbiter *a = ctl->arb;
+	int client = c->client != NULL, kept;
 	const char *when;
+	uint64_t held;
 	char sbuf[32];
-	int client = c->client != NULL;
 
 	if (c->out_len > c->out_head && !c->gone)
 		(void)conn_flush(c);	/* e.g. the ERROR that explains why */
 	if (c->gone)
 		why = NULL;		/* it left: nothing to warn about */
-	if (client)
-		size_format(ledger_client_used(&a->ledger, c->client), sbuf,
-		    sizeof(sbuf));
 	if (c->close_timer > 0)
 		event_timer_cancel(ctl->loop, c->close_timer);
-	when = dispatch_conn_closing(a, c) ? " when it exits" : "";
+	kept = ctl->ops->closing(ctl->ops->arg, c, &held);
+	size_format(held, sbuf, sizeof(sbuf));
+	when = kept ? " when it exits" : "";
 	/* One line per departure, whatever the reason. */
 	if (why != NULL && client)
 		log_warnx("closing the connection of pid %u: %s; %s returned%s",
@@ -177,8 +170,7 @@ control_close(struct conn *c, const char *why)
 	TAILQ_REMOVE(&ctl->conns, c, entry);
 	ctl->nconns--;
 	conn_free(c);
-	/* What it held may be what a waiter needs. */
-	resolve_serve(a);
+	ctl->ops->closed(ctl->ops->arg);
 }
 
 static void
@@ -287,7 +279,8 @@ conn_read(struct conn *c)
 	for (i = 0; i < READ_BATCH; i++) {
 		r = proto_recv_fd(c->fd, &m, MSG_DONTWAIT, &bad, &c->rx_fd);
 		if (r == 1) {
-			r = dispatch_msg(c->ctl->arb, c, &m, why, sizeof(why));
+			r = c->ctl->ops->packet(c->ctl->ops->arg, c, &m, why,
+			    sizeof(why));
 			/* A descriptor no handler took is not kept. */
 			if (c->rx_fd >= 0)
 				close(c->rx_fd);
@@ -315,7 +308,7 @@ conn_read(struct conn *c)
 	return 0;
 
 out_close:
-	c->ctl->arb->metrics.counts.protocol_errors++;
+	c->ctl->errors++;
 	control_close(c, why);
 	return -1;
 }
@@ -449,7 +442,6 @@ control_shutdown(struct control *ctl)
 
 	while ((c = TAILQ_FIRST(&ctl->conns)) != NULL)
 		control_close(c, NULL);
-	depart_free(ctl->arb);
 	if (ctl->pause_timer > 0)
 		event_timer_cancel(ctl->loop, ctl->pause_timer);
 	ctl->pause_timer = 0;

@@ -1,7 +1,9 @@
 /*
  * The control socket: the SOCK_SEQPACKET listener, one struct conn per
- * accepted peer (its kernel-given identity, its ledger client, its output
- * queue), reading packets into dispatch and closing misbehaving peers.
+ * accepted peer (its kernel-given identity, its output queue), reading
+ * packets and closing misbehaving peers. It knows nothing of messages,
+ * clients or the ledger: what a packet means, and what a closing
+ * connection leaves behind, are the layer above's (struct control_ops).
  */
 #ifndef GF_DAEMON_CONTROL_H
 #define GF_DAEMON_CONTROL_H
@@ -12,13 +14,33 @@
 
 #include "config.h"
 #include "gpufrac/proto.h"
-#include "depart.h"
 
 #define CONTROL_OUTQ_MAX	(32u << 20)	/* a peer that lags more is dropped */
 
-struct arbiter;
+struct conn;
 struct event_loop;
+struct gf_group_rule;
 struct ledger_client;
+
+/* What the layer above does with connections, given to control_init. */
+struct control_ops {
+	/*
+	 * A valid packet (proto_check passed) from c: 0, or -1 with a
+	 * one-line reason in why when c must be closed.
+	 */
+	int	(*packet)(void *arg, struct conn *c, const struct gf_msg *m,
+		    char *why, size_t whylen);
+	/*
+	 * c is closing: forget it, and free what the layer above hung on it
+	 * (c->client, c->rules are NULL afterwards). *held: the bytes its
+	 * client held (0: none). Returns 1 when they are returned only once
+	 * its process has exited, else 0.
+	 */
+	int	(*closing)(void *arg, struct conn *c, uint64_t *held);
+	/* A connection has gone: what it held may be what another needs. */
+	void	(*closed)(void *arg);
+	void	*arg;
+};
 
 struct conn {
 	TAILQ_ENTRY(conn) entry;
@@ -28,6 +50,7 @@ struct conn {
 	uint32_t	 uid;
 	uint32_t	 gid;
 	char		*cgroup;	/* /proc/PID/cgroup, "" if unknown */
+	/* the layers above's: control only keeps them with the peer */
 	struct ledger_client *client;	/* after HELLO, else NULL */
 	uint8_t		*out;		/* queued packets, back to back */
 	size_t		 out_head;	/* first unsent byte */
@@ -51,15 +74,18 @@ struct control {
 	int		 fd;		/* the listener, -1 if none */
 	char		 path[CONFIG_SOCKET_LEN];
 	struct event_loop *loop;
-	struct arbiter	*arb;
+	const struct control_ops *ops;
 	struct conns	 conns;
 	size_t		 nconns;
 	int64_t		 pause_timer;	/* accept paused (fd exhaustion) */
-	struct departs	 departs;	/* closed, process not yet exited */
+	uint64_t	 accepted;	/* connections ever accepted */
+	uint64_t	 errors;	/* connections closed for an error: a
+					   bad or refused message, a failed
+					   send or receive */
 };
 
 void	control_init(struct control *ctl, struct event_loop *loop,
-	    struct arbiter *arb);
+	    const struct control_ops *ops);
 
 /*
  * Listen on path with mode (creating its directory, 0755, if missing).
@@ -79,10 +105,10 @@ void	control_shutdown(struct control *ctl);
 struct conn *control_adopt(struct control *ctl, int fd);
 
 /*
- * Close a connection; its client's charge is returned now, or when its
- * process has exited if it has not yet (depart.h). With why, one log
- * line names the peer and the reason; without, the peer simply left.
- * Whatever is queued is sent if the socket takes it now, never waited for.
+ * Close a connection, telling the layer above (ops->closing, then
+ * ops->closed). With why, one log line names the peer and the reason;
+ * without, the peer simply left. Whatever is queued is sent if the socket
+ * takes it now, never waited for.
  */
 void	control_close(struct conn *c, const char *why);
 

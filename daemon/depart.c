@@ -64,7 +64,7 @@ depart_end(struct arbiter *a, struct depart *d)
 {
 	event_set(a->loop, d->pidfd, 0, NULL, NULL);
 	close(d->pidfd);
-	TAILQ_REMOVE(&a->control.departs, d, entry);
+	TAILQ_REMOVE(&a->departs, d, entry);
 	client_gone(a, d->lc);
 	free(d);
 }
@@ -139,7 +139,7 @@ depart_begin(struct arbiter *a, struct ledger_client *lc)
 		goto out_close;
 	}
 	lc->departing = 1;
-	TAILQ_INSERT_TAIL(&a->control.departs, d, entry);
+	TAILQ_INSERT_TAIL(&a->departs, d, entry);
 	return 1;
 
 out_close:
@@ -155,7 +155,7 @@ depart_cancel(struct arbiter *a, uint32_t pid)
 	struct depart *d, *next;
 	int n = 0;
 
-	for (d = TAILQ_FIRST(&a->control.departs); d != NULL; d = next) {
+	for (d = TAILQ_FIRST(&a->departs); d != NULL; d = next) {
 		next = TAILQ_NEXT(d, entry);
 		if (d->lc->pid != pid)
 			continue;
@@ -171,6 +171,6 @@ depart_free(struct arbiter *a)
 {
 	struct depart *d;
 
-	while ((d = TAILQ_FIRST(&a->control.departs)) != NULL)
+	while ((d = TAILQ_FIRST(&a->departs)) != NULL)
 		depart_end(a, d);
 }

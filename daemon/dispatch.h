@@ -1,44 +1,58 @@
 /*
- * What the daemon does with each message: the shim's conversation (HELLO,
- * DEVICE_OPEN, RESERVE, COMMIT, ROLLBACK, FREE) against the ledger, the
- * queries (STATUS, PS, ALLOCS) from anyone, and admin commands (RELOAD)
- * from root and admin_group. Replies go to the connection's output queue
- * (conn_send).
+ * Message routing: which handler takes which message, in which state of
+ * its connection. The handlers are the layers above's (conversation.c,
+ * queries.c, adminctl.c), each adding its table at start; dispatch knows
+ * none of them and nothing of what they do.
  */
 #ifndef GF_DAEMON_DISPATCH_H
 #define GF_DAEMON_DISPATCH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "gpufrac/proto.h"
+
+#define DISPATCH_MAX	32	/* handlers in all */
 
 struct arbiter;
 struct conn;
 
+/* In which states of its connection a message is valid. */
+enum {
+	DISPATCH_ANY,		/* queries: before or after HELLO */
+	DISPATCH_FRESH,		/* only before HELLO */
+	DISPATCH_CLIENT,	/* only after HELLO */
+};
+
+/* A handler: 0, or -1 with a one-line reason in why when c must go. */
+typedef int	dispatch_fn(struct arbiter *a, struct conn *c,
+		    const struct gf_msg *m, char *why, size_t whylen);
+
+struct dispatch_handler {
+	uint16_t	 type;		/* GF_MSG_* */
+	int		 state;		/* DISPATCH_* */
+	dispatch_fn	*fn;
+};
+
+struct dispatch {
+	const struct dispatch_handler *h[DISPATCH_MAX];
+	size_t		 n;
+};
+
+/*
+ * Add n handlers (kept by reference: a static table). A type handled
+ * already, or no room, is a programming error: -1, logged.
+ */
+int	dispatch_add(struct dispatch *d, const struct dispatch_handler *h,
+	    size_t n);
+
 /*
  * Handle one valid packet (proto_check passed) from c. Returns 0, or -1
  * with a one-line reason in why when the connection must be closed: a
- * message invalid in its state (a state error is first answered with
- * ERROR GF_ERR_STATE), a bad field, or a failed send.
+ * message no handler takes (one only the daemon sends), one invalid in
+ * its state (first answered with ERROR GF_ERR_STATE), or the handler's.
  */
-int	dispatch_msg(struct arbiter *a, struct conn *c, const struct gf_msg *m,
-	    char *why, size_t whylen);
-
-/*
- * After a reload: send each client an unsolicited DEVICE_INFO (seq 0) for
- * every open device whose limit or capacity is no longer what it was last
- * told. A connection that cannot take it is closed, except self (the one
- * whose message is being handled, or NULL), which its handler closes.
- */
-void	dispatch_limits_notify(struct arbiter *a, struct conn *self);
-
-/*
- * c is closing: it stops following events, its waiters end, and its
- * client leaves the ledger now or, if its process has not exited yet,
- * once it has (depart.h; its preemption goes on meanwhile). c->client is
- * NULL afterwards. Returns 1 when the client's charge waits for the exit,
- * else 0. The caller serves the wait queue once c is gone (resolve_serve).
- */
-int	dispatch_conn_closing(struct arbiter *a, struct conn *c);
+int	dispatch_msg(const struct dispatch *d, struct arbiter *a,
+	    struct conn *c, const struct gf_msg *m, char *why, size_t whylen);
 
 #endif

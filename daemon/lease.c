@@ -54,6 +54,18 @@ lease_unused(const struct ledger_client *lc, size_t dev)
 }
 
 uint64_t
+leases_unused(const struct ledger *l, size_t group, size_t dev)
+{
+	const struct ledger_client *lc;
+	uint64_t n = 0;
+
+	TAILQ_FOREACH(lc, &l->clients, entry)
+		if (group == SIZE_MAX || lc->group == group)
+			n += lease_unused(lc, dev);
+	return n;
+}
+
+uint64_t
 lease_take(struct arbiter *a, struct ledger_client *lc, size_t dev)
 {
 	struct gf_lease_slot *s = slot_of(lc, dev);

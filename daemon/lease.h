@@ -24,6 +24,7 @@
 #define LEASE_QUICK_MS	1000	/* leases asked for this often grow */
 
 struct arbiter;
+struct ledger;
 struct ledger_client;
 
 /* lc opened dev as its ordinal: the slot of its lease there. */
@@ -32,6 +33,8 @@ void	lease_open(struct arbiter *a, struct ledger_client *lc, size_t dev,
 
 /* Of lc's lease on dev, the bytes not allocated (what its page says). */
 uint64_t lease_unused(const struct ledger_client *lc, size_t dev);
+/* The same summed over group's clients (SIZE_MAX: every client). */
+uint64_t leases_unused(const struct ledger *l, size_t group, size_t dev);
 
 /* Take lc's unused lease on dev back, closing it; the bytes taken. */
 uint64_t lease_take(struct arbiter *a, struct ledger_client *lc, size_t dev);

@@ -2,8 +2,8 @@
  * The metrics' counters: what the decision log tells a follower (every
  * grant, denial, wait, wake-up, timeout, preemption, kill and swap), per
  * group, with how long each wait lasted; and the few counts that are no
- * events (connections, protocol errors, reloads), which their owners
- * increment. Pure: no I/O, no clock (the caller passes the time).
+ * events (reloads, which arbiter.c counts; connections and protocol
+ * errors, which control.c does). Pure: no I/O, no clock (the caller passes the time).
  *
  * Contract:
  *  - Counters only grow, from the daemon's start; nothing is reset on a
@@ -61,9 +61,10 @@ struct metrics_wait {
 typedef int	metrics_alive_fn(const char *name, void *arg);
 
 struct metrics_counts {
-	/* incremented by their owners */
-	uint64_t	connections;		/* accepted (control.c) */
+	/* control.c's own counts, copied in as a page is rendered */
+	uint64_t	connections;		/* accepted */
 	uint64_t	protocol_errors;	/* connections closed for one */
+	/* incremented by their owners */
 	uint64_t	reloads;		/* applied (arbiter.c) */
 	uint64_t	reload_failures;	/* refused, old one kept */
 	int		reload_failed;		/* the last one was refused */

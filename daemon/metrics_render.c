@@ -417,12 +417,16 @@ render_prepare(struct render *r)
 char *
 metrics_render(const struct arbiter *a, size_t *len)
 {
+	struct metrics_counts counts;
 	struct render r;
 	char *text = NULL;
 
 	memset(&r, 0, sizeof(r));
 	r.a = a;
 	r.l = &a->ledger;
+	counts = a->metrics.counts;
+	counts.connections = a->control.accepted;
+	counts.protocol_errors = a->control.errors;
 	metrics_text_init(&r.t);
 	if (render_prepare(&r) == 0) {
 		render_daemon(&r);
@@ -430,7 +434,7 @@ metrics_render(const struct arbiter *a, size_t *len)
 		render_groups(&r);
 		render_client_devices(&r);
 		render_client_states(&r);
-		metrics_render_counts(&r.t, &a->metrics.counts);
+		metrics_render_counts(&r.t, &counts);
 		text = metrics_text_take(&r.t, len);
 	}
 	metrics_text_free(&r.t);

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "arbiter.h"
-#include "dispatch.h"
 #include "event.h"
 #include "lease.h"
 #include "ledger.h"
@@ -115,7 +114,7 @@ overhead_fire(struct event_loop *loop, void *arg)
 	for (d = 0; d < a->ledger.ndevices; d++)
 		changed |= reconcile_dev(a, d, NULL, &shrank);
 	if (changed)
-		dispatch_limits_notify(a, NULL);
+		a->tell_limits(a, NULL);
 	if (shrank)
 		resolve_serve(a);
 	overhead_arm(a);

@@ -1,10 +1,11 @@
 /*
- * daemon/dispatch.c and control.c over socketpairs: which messages each
- * connection state accepts, the replies of the shim's conversation and of
- * the queries, groups in them, RELOAD_REQ and the limit updates it pushes,
- * and (through the event loop) that a bad peer is closed, a departing
- * client's charge returned once its process has exited (not merely closed
- * its connection), and a slow reader's queue bounded.
+ * The message layers (dispatch, conversation, queries, adminctl) and
+ * control.c over socketpairs: which messages each connection state
+ * accepts, the replies of the shim's conversation and of the queries,
+ * groups in them, RELOAD_REQ and the limit updates it pushes, and
+ * (through the event loop) that a bad peer is closed, a departing
+ * client's charge returned once its process has exited (not merely
+ * closed its connection), and a slow reader's queue bounded.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -46,7 +47,8 @@ setup(void **state)
 	assert_int_equal(ledger_init(&f->a.ledger), 0);
 	f->a.loop = event_loop_new();
 	assert_non_null(f->a.loop);
-	control_init(&f->a.control, f->a.loop, &f->a);
+	TAILQ_INIT(&f->a.departs);
+	assert_int_equal(arbiter_wire(&f->a), 0);
 	assert_int_equal(resolve_init(&f->a), 0);
 	f->a.start_ms = event_now_ms();
 	for (i = 0; i < 2; i++) {
@@ -128,7 +130,7 @@ feed(struct fixture *f, struct conn *c, uint16_t type, const void *payload)
 
 	assert_true(proto_pack(&m, type, 7, payload) > 0);
 	why[0] = '\0';
-	rc = dispatch_msg(&f->a, c, &m, why, sizeof(why));
+	rc = dispatch_msg(&f->a.dispatch, &f->a, c, &m, why, sizeof(why));
 	if (rc < 0)
 		assert_true(why[0] != '\0');
 	return rc;

@@ -1,0 +1,484 @@
+/*
+ * The shim's conversation with the daemon (DESIGN.md §3): HELLO, devices
+ * opened, RESERVE answered against the ledger (collisions handed to the
+ * resolvers), COMMIT, ROLLBACK and FREE, leases given back and restored,
+ * a swapped-out process asking back in; and what the daemon tells a
+ * client unasked (its limits after a reload) or does when its connection
+ * closes.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "arbiter.h"
+#include "control.h"
+#include "conversation.h"
+#include "depart.h"
+#include "dispatch.h"
+#include "event.h"
+#include "groups.h"
+#include "ledger.h"
+#include "lease.h"
+#include "log.h"
+#include "overhead.h"
+#include "proto.h"
+#include "resolve.h"
+#include "swap.h"
+#include "units.h"
+#include "uuid.h"
+
+#ifndef GPUFRAC_VERSION
+#define GPUFRAC_VERSION	"unknown"	/* the Makefile defines it */
+#endif
+
+#define CUDA_ERROR_OUT_OF_MEMORY	2	/* cuda.h's CUresult */
+
+/*
+ * A shim of another protocol version asks again twice a second: a refusal
+ * is a warning at most once a minute, a debug line otherwise.
+ */
+static void
+hello_refused_log(uint32_t pid, unsigned version)
+{
+	static uint64_t quiet_until;
+	static unsigned quieted;
+	uint64_t now = event_now_ms();
+
+	if (quiet_until != 0 && now < quiet_until) {
+		quieted++;
+		log_debug("refused pid %u: protocol %u", pid, version);
+		return;
+	}
+	log_warnx("refused pid %u: it speaks protocol %u, gpufracd %s speaks "
+	    "%u%s", pid, version, GPUFRAC_VERSION, GF_PROTO_VERSION,
+	    quieted ? " (with others refused since the last warning)" : "");
+	quiet_until = now + 60000;
+	quieted = 0;
+}
+
+/*
+ * A HELLO of a protocol version not spoken here: the ERROR that says so
+ * (include/gpufrac/proto.h, Versions), then the connection closes.
+ */
+static int
+hello_refuse(struct conn *c, const struct gf_msg *m, char *why,
+    size_t whylen)
+{
+	char msg[GF_ERRMSG_LEN];
+
+	snprintf(msg, sizeof(msg), "gpufracd %s speaks protocol %u only: use "
+	    "the libgpufrac.so installed with it", GPUFRAC_VERSION,
+	    GF_PROTO_VERSION);
+	if (conn_reply_error(c, m->hdr.seq, GF_ERR_VERSION, msg, why,
+	    whylen) < 0)
+		return -1;
+	hello_refused_log(c->pid, m->hdr.version);
+	control_close_later(c, NULL);
+	return 0;
+}
+
+/* A client's version as it is logged and shown: no control characters. */
+static void
+version_keep(char dst[GF_VERSION_LEN], const char *src)
+{
+	size_t i;
+
+	proto_strlcpy(dst, src, GF_VERSION_LEN);
+	for (i = 0; dst[i] != '\0'; i++)
+		if ((unsigned char)dst[i] < 0x20 || dst[i] == 0x7f)
+			dst[i] = '?';
+}
+
+static int
+on_hello(struct arbiter *a, struct conn *c, const struct gf_msg *m,
+    char *why, size_t whylen)
+{
+	const struct gf_hello *h = &m->u.hello;
+	struct gf_hello_ok ok;
+
+	if (m->hdr.version != GF_PROTO_VERSION)
+		return hello_refuse(c, m, why, whylen);
+	if (h->resolver != GF_UNSET && h->resolver > GF_RESOLVER_SWAP) {
+		snprintf(why, whylen, "bad resolver %u in HELLO", h->resolver);
+		return -1;
+	}
+	/*
+	 * The same process again, its old connection closed: it re-registers
+	 * every live allocation, so its old charge goes now, not at its exit.
+	 */
+	if (depart_cancel(a, c->pid) > 0)
+		resolve_serve(a);
+	/* Requests for priority, resolver and timeout: none is granted yet. */
+	c->client = ledger_client_new(&a->ledger, c->pid, c->uid, c->gid,
+	    c->cgroup);
+	if (c->client == NULL) {
+		snprintf(why, whylen, "out of memory for a new client");
+		return -1;
+	}
+	ledger_client_group(&a->ledger, c->client, groups_match(&a->groups,
+	    c->cgroup, c->uid, c->gid));
+	version_keep(c->client->version, h->version);
+	log_info("client pid %u (uid %u, libgpufrac %s) connected, cgroup "
+	    "'%s', group '%s'", c->pid, c->uid, c->client->version[0] ?
+	    c->client->version : "unknown", c->cgroup,
+	    a->ledger.groups[c->client->group].pol.name);
+	swap_hello(a, c->client, c->rx_fd);
+	c->rx_fd = -1;
+	memset(&ok, 0, sizeof(ok));
+	ok.pid = c->pid;
+	return conn_reply(c, GF_MSG_HELLO_OK, m->hdr.seq, &ok, why, whylen);
+}
+
+/*
+ * What a client is told of dev: DEVICE_INFO, now its last word. Its use
+ * and its group's are of what is allocated: a lease not drawn from yet
+ * is there for the taking.
+ */
+static void
+device_info(const struct arbiter *a, struct ledger_client *lc, size_t dev,
+    struct gf_device_info *info)
+{
+	const struct ledger_share *sh = &a->ledger.groups[lc->group].share[dev];
+
+	memset(info, 0, sizeof(*info));
+	memcpy(info->uuid, a->ledger.devices[dev].uuid, GF_UUID_LEN);
+	info->limit = lc->usage[dev].limit;
+	info->capacity = a->ledger.devices[dev].capacity;
+	info->used = lc->usage[dev].used - lease_unused(lc, dev);
+	info->overhead = overhead_of(lc, dev);
+	if (a->ledger.groups[lc->group].pol.per_process) {
+		info->group_limit = info->limit;
+		info->group_used = info->used;
+	} else {
+		info->group_limit = sh->limit;
+		info->group_used = sh->used - leases_unused(&a->ledger,
+		    lc->group, dev);
+	}
+	lc->usage[dev].limit_sent = info->limit;
+	lc->usage[dev].capacity_sent = info->capacity;
+	lc->usage[dev].overhead_sent = info->overhead;
+}
+
+static int
+on_device_open(struct arbiter *a, struct conn *c, const struct gf_msg *m,
+    char *why, size_t whylen)
+{
+	const struct gf_device_open *o = &m->u.device_open;
+	struct gf_device_info info;
+	char ubuf[UUID_STR_LEN], msg[GF_ERRMSG_LEN];
+	int dev;
+
+	if (o->limit_kind > GF_LIMIT_PERCENT || (o->limit_kind ==
+	    GF_LIMIT_PERCENT && (o->limit_value == 0 ||
+	    o->limit_value > 10000))) {
+		snprintf(why, whylen, "bad limit (kind %u, value %llu) in "
+		    "DEVICE_OPEN", o->limit_kind,
+		    (unsigned long long)o->limit_value);
+		return -1;
+	}
+	uuid_format(o->uuid, ubuf, sizeof(ubuf));
+	if ((dev = ledger_device_find(&a->ledger, o->uuid)) < 0) {
+		log_debug("pid %u opens unknown device %s", c->pid, ubuf);
+		snprintf(msg, sizeof(msg), "no device %s", ubuf);
+		return conn_reply_error(c, m->hdr.seq, GF_ERR_UNKNOWN_DEVICE, msg,
+		    why, whylen);
+	}
+	ledger_open(&a->ledger, c->client, (size_t)dev, o->limit_kind,
+	    o->limit_value);
+	lease_open(a, c->client, (size_t)dev, o->ordinal);
+	/* Its context is there already: charged before it reserves. */
+	overhead_client(a, c->client, (size_t)dev);
+	device_info(a, c->client, (size_t)dev, &info);
+	log_debug("pid %u opens %s as ordinal %u: limit %llu", c->pid, ubuf,
+	    o->ordinal, (unsigned long long)info.limit);
+	return conn_reply(c, GF_MSG_DEVICE_INFO, m->hdr.seq, &info, why, whylen);
+}
+
+/* Deny a RESERVE for its limits or device, with an event. */
+static int
+reserve_deny(struct arbiter *a, struct conn *c, uint32_t seq, int dev,
+    uint64_t size, uint32_t reason, const char *evreason, char *why,
+    size_t whylen)
+{
+	struct gf_deny deny;
+
+	arbiter_event(a, GF_EV_DENY, c->client, dev, size, "%s", evreason);
+	memset(&deny, 0, sizeof(deny));
+	deny.cuda_error = CUDA_ERROR_OUT_OF_MEMORY;
+	deny.reason = reason;
+	if (dev >= 0) {
+		deny.used = c->client->usage[dev].used;
+		deny.limit = c->client->usage[dev].limit;
+	}
+	log_debug("pid %u: reserve of %llu bytes denied (%s)", c->pid,
+	    (unsigned long long)size, evreason);
+	return conn_reply(c, GF_MSG_DENY, seq, &deny, why, whylen);
+}
+
+/* Whether size fits lc on dev now, behind any waiter of higher priority. */
+static int
+reserve_admit(struct arbiter *a, struct ledger_client *lc, size_t dev,
+    uint64_t size)
+{
+	int rc = ledger_admit(&a->ledger, lc, dev, size);
+
+	/*
+	 * What is free now may be owed to a waiter of higher priority;
+	 * not what the group is guaranteed, which no waiter could take.
+	 */
+	if (rc == LEDGER_GRANT &&
+	    !ledger_within_guarantee(&a->ledger, lc, dev, size) &&
+	    resolve_queued_above(a, dev,
+	    a->ledger.groups[lc->group].pol.priority))
+		rc = LEDGER_COLLISION;
+	return rc;
+}
+
+static int
+on_reserve(struct arbiter *a, struct conn *c, const struct gf_msg *m,
+    char *why, size_t whylen)
+{
+	const struct gf_reserve *r = &m->u.reserve;
+	struct ledger_client *lc = c->client;
+	struct gf_grant grant;
+	uint64_t lent;
+	int dev, rc;
+
+	if (r->flags & ~GF_RESERVE_LEASE) {
+		snprintf(why, whylen, "unknown flags 0x%x in RESERVE",
+		    r->flags);
+		return -1;
+	}
+	if ((dev = ledger_device_find(&a->ledger, r->uuid)) < 0)
+		return reserve_deny(a, c, m->hdr.seq, -1, r->size,
+		    GF_DENY_UNKNOWN_DEVICE, "unknown device", why, whylen);
+	/* Asking for a lease again: what is left of the old one comes back. */
+	if (r->flags & GF_RESERVE_LEASE)
+		(void)lease_take(a, lc, (size_t)dev);
+	rc = reserve_admit(a, lc, (size_t)dev, r->size);
+	/* Unused leases never stand in the way of a request. */
+	if (rc != LEDGER_GRANT && rc != LEDGER_NOT_OPEN &&
+	    lease_reclaim(a, lc, (size_t)dev, rc) > 0)
+		rc = reserve_admit(a, lc, (size_t)dev, r->size);
+	/* Only while lending may a grant borrow: no sum to take otherwise. */
+	lent = a->ledger.lend ? ledger_lent(&a->ledger, (size_t)dev) : 0;
+	if (rc == LEDGER_GRANT)
+		rc = ledger_reserve(&a->ledger, lc, (size_t)dev, r->size);
+	switch (rc) {
+	case LEDGER_GRANT:
+		arbiter_event(a, GF_EV_GRANT, lc, dev, r->size, "fits");
+		memset(&grant, 0, sizeof(grant));
+		if (r->flags & GF_RESERVE_LEASE)
+			grant.lease = lease_grant(a, lc, (size_t)dev);
+		resolve_lent(a, lc, (size_t)dev, lent);
+		grant.used = lc->usage[dev].used;
+		grant.limit = lc->usage[dev].limit;
+		return conn_reply(c, GF_MSG_GRANT, m->hdr.seq, &grant, why,
+		    whylen);
+	case LEDGER_LIMIT:
+		return reserve_deny(a, c, m->hdr.seq, dev, r->size,
+		    GF_DENY_LIMIT, "own limit", why, whylen);
+	case LEDGER_GROUP_LIMIT:
+		return resolve_group_limit(a, c, m->hdr.seq, (size_t)dev,
+		    r->size, why, whylen);
+	case LEDGER_COLLISION:
+		return resolve_collision(a, c, m->hdr.seq, (size_t)dev,
+		    r->size, why, whylen);
+	default:
+		return reserve_deny(a, c, m->hdr.seq, dev, r->size,
+		    GF_DENY_UNKNOWN_DEVICE, "device not open", why, whylen);
+	}
+}
+
+static int
+on_commit(struct arbiter *a, struct conn *c, const struct gf_msg *m,
+    char *why, size_t whylen)
+{
+	const struct gf_commit *cm = &m->u.commit;
+	char ubuf[UUID_STR_LEN];
+	int dev;
+
+	/* The context records are the daemon's to set, not the client's. */
+	if (overhead_key_is(cm->ptr)) {
+		snprintf(why, whylen, "COMMIT of 0x%llx, a record the daemon "
+		    "keeps", (unsigned long long)cm->ptr);
+		return -1;
+	}
+	dev = ledger_device_find(&a->ledger, cm->uuid);
+	if (dev >= 0 && c->client->usage[dev].opened) {
+		/* ENOMEM is logged by the ledger; the charge stands. */
+		(void)ledger_commit(&a->ledger, c->client, (size_t)dev,
+		    cm->ptr, cm->reserved, cm->size, cm->kind, event_now_ms());
+		if (cm->size < cm->reserved)
+			resolve_serve(a);
+		return 0;
+	}
+	log_warnx("pid %u commits 0x%llx on %s, which it has not opened; "
+	    "ignored", c->pid, (unsigned long long)cm->ptr,
+	    uuid_format(cm->uuid, ubuf, sizeof(ubuf)));
+	return 0;
+}
+
+static int
+on_rollback(struct arbiter *a, struct conn *c, const struct gf_msg *m,
+    char *why, size_t whylen)
+{
+	const struct gf_rollback *rb = &m->u.rollback;
+	char ubuf[UUID_STR_LEN];
+	int dev;
+
+	(void)why;
+	(void)whylen;
+	dev = ledger_device_find(&a->ledger, rb->uuid);
+	if (dev < 0 || ledger_rollback(&a->ledger, c->client, (size_t)dev,
+	    rb->size) < 0)
+		log_warnx("pid %u rolls back a reserve on %s, which it has "
+		    "not opened; ignored", c->pid,
+		    uuid_format(rb->uuid, ubuf, sizeof(ubuf)));
+	else
+		resolve_serve(a);
+	return 0;
+}
+
+static int
+on_free(struct arbiter *a, struct conn *c, const struct gf_msg *m,
+    char *why, size_t whylen)
+{
+	if (overhead_key_is(m->u.free.ptr)) {
+		snprintf(why, whylen, "FREE of 0x%llx, a record the daemon "
+		    "keeps", (unsigned long long)m->u.free.ptr);
+		return -1;
+	}
+	if (ledger_release(&a->ledger, c->client, m->u.free.ptr) < 0)
+		log_debug("pid %u frees 0x%llx, which it never committed; "
+		    "ignored", c->pid, (unsigned long long)m->u.free.ptr);
+	else
+		resolve_serve(a);
+	return 0;
+}
+
+/* The device a LEASE_RETURN or LEASE_RESTORE names, opened; or -1. */
+static int
+lease_device(struct arbiter *a, struct conn *c, const struct gf_msg *m)
+{
+	char ubuf[UUID_STR_LEN];
+	int dev = ledger_device_find(&a->ledger, m->u.lease.uuid);
+
+	if (dev >= 0 && c->client->usage[dev].opened)
+		return dev;
+	log_warnx("pid %u sends %s for %s, which it has not opened; ignored",
+	    c->pid, proto_type_name(m->hdr.type),
+	    uuid_format(m->u.lease.uuid, ubuf, sizeof(ubuf)));
+	return -1;
+}
+
+static int
+on_lease_return(struct arbiter *a, struct conn *c, const struct gf_msg *m,
+    char *why, size_t whylen)
+{
+	int dev;
+
+	(void)why;
+	(void)whylen;
+	if ((dev = lease_device(a, c, m)) < 0)
+		return 0;
+	if (ledger_lease_shrink(&a->ledger, c->client, (size_t)dev,
+	    m->u.lease.size) > 0)
+		resolve_serve(a);
+	return 0;
+}
+
+static int
+on_lease_restore(struct arbiter *a, struct conn *c, const struct gf_msg *m,
+    char *why, size_t whylen)
+{
+	int dev;
+
+	if ((dev = lease_device(a, c, m)) < 0)
+		return 0;
+	if (lease_restore(a, c->client, (size_t)dev, m->u.lease.size) < 0) {
+		snprintf(why, whylen, "LEASE_RESTORE of a lease it holds");
+		return -1;
+	}
+	return 0;
+}
+
+static int
+on_swap_in(struct arbiter *a, struct conn *c, const struct gf_msg *m,
+    char *why, size_t whylen)
+{
+	return swap_on_swap_in(a, c, m->hdr.seq, why, whylen);
+}
+
+/*
+ * Tell c of every open device whose limit (or shareable capacity, which
+ * bounds what cuMemGetInfo shows) changed since it was told.
+ */
+static int
+notify_one(struct arbiter *a, struct conn *c)
+{
+	struct gf_device_info info;
+	struct ledger_usage *u;
+	char lbuf[32], cbuf[32], obuf[32];
+	size_t i;
+
+	for (i = 0; i < a->ledger.ndevices; i++) {
+		u = &c->client->usage[i];
+		if (!u->opened || (u->limit == u->limit_sent &&
+		    a->ledger.devices[i].capacity == u->capacity_sent &&
+		    overhead_of(c->client, i) == u->overhead_sent))
+			continue;
+		log_info("pid %u: device %u: limit %s, capacity %s, context "
+		    "%s", c->pid, a->ledger.devices[i].index,
+		    size_format(u->limit, lbuf, sizeof(lbuf)),
+		    size_format(a->ledger.devices[i].capacity, cbuf,
+		    sizeof(cbuf)), size_format(overhead_of(c->client, i), obuf,
+		    sizeof(obuf)));
+		device_info(a, c->client, i, &info);
+		if (conn_send(c, GF_MSG_DEVICE_INFO, 0, &info) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+void
+conversation_limits_notify(struct arbiter *a, struct conn *self)
+{
+	struct conn *c, *next;
+
+	for (c = TAILQ_FIRST(&a->control.conns); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		if (c->client == NULL || notify_one(a, c) == 0 || c == self)
+			continue;
+		control_close(c, c->err);
+	}
+}
+
+int
+conversation_closing(struct arbiter *a, struct conn *c)
+{
+	int kept = 0;
+
+	resolve_conn_gone(a, c);
+	if (c->client != NULL)
+		kept = depart_begin(a, c->client);
+	c->client = NULL;
+	return kept;
+}
+
+static const struct dispatch_handler handlers[] = {
+	{ GF_MSG_HELLO, DISPATCH_FRESH, on_hello },
+	{ GF_MSG_DEVICE_OPEN, DISPATCH_CLIENT, on_device_open },
+	{ GF_MSG_RESERVE, DISPATCH_CLIENT, on_reserve },
+	{ GF_MSG_COMMIT, DISPATCH_CLIENT, on_commit },
+	{ GF_MSG_ROLLBACK, DISPATCH_CLIENT, on_rollback },
+	{ GF_MSG_FREE, DISPATCH_CLIENT, on_free },
+	{ GF_MSG_SWAP_IN, DISPATCH_CLIENT, on_swap_in },
+	{ GF_MSG_LEASE_RETURN, DISPATCH_CLIENT, on_lease_return },
+	{ GF_MSG_LEASE_RESTORE, DISPATCH_CLIENT, on_lease_restore },
+};
+
+int
+conversation_register(struct dispatch *d)
+{
+	return dispatch_add(d, handlers, sizeof(handlers) / sizeof(handlers[0]));
+}
