@@ -304,6 +304,12 @@ on_commit(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		return -1;
 	}
 	dev = ledger_device_find(&a->ledger, cm->uuid);
+	if (dev >= 0 && c->client->usage[dev].opened &&
+	    !ledger_countable(&a->ledger, (size_t)dev, cm->size)) {
+		snprintf(why, whylen, "COMMIT of %llu bytes, more than the "
+		    "ledger can count", (unsigned long long)cm->size);
+		return -1;
+	}
 	if (dev >= 0 && c->client->usage[dev].opened) {
 		/* ENOMEM is logged by the ledger; the charge stands. */
 		(void)ledger_commit(&a->ledger, c->client, (size_t)dev,
@@ -395,6 +401,12 @@ on_lease_restore(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 
 	if ((dev = lease_device(a, c, m)) < 0)
 		return 0;
+	if (!ledger_countable(&a->ledger, (size_t)dev, m->u.lease.size)) {
+		snprintf(why, whylen, "LEASE_RESTORE of %llu bytes, more than "
+		    "the ledger can count",
+		    (unsigned long long)m->u.lease.size);
+		return -1;
+	}
 	if (lease_restore(a, c->client, (size_t)dev, m->u.lease.size) < 0) {
 		snprintf(why, whylen, "LEASE_RESTORE of a lease it holds");
 		return -1;

@@ -562,6 +562,15 @@ ledger_lease_shrink(struct ledger *l, struct ledger_client *c, size_t dev,
 }
 
 int
+ledger_countable(const struct ledger *l, size_t dev, uint64_t n)
+{
+	const struct ledger_device *d = &l->devices[dev];
+
+	/* used + host cannot overflow: every charge asked first. */
+	return n <= UINT64_MAX - (d->used + d->host);
+}
+
+int
 ledger_reserve(struct ledger *l, struct ledger_client *c, size_t dev,
     uint64_t size)
 {

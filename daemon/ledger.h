@@ -324,6 +324,16 @@ uint64_t ledger_headroom(const struct ledger *l, const struct ledger_client *c,
 	    size_t dev);
 
 /*
+ * Whether n more bytes charged on dev can be counted: what the device
+ * holds (on it and out to host) stays below 2^64, and so does every
+ * group's and client's part of it. A charge made whatever the limits (a
+ * COMMIT or LEASE_RESTORE re-registering what a process holds) must ask
+ * first: no real device holds that much, and a total that saturated
+ * would no longer be the sum of its parts.
+ */
+int	ledger_countable(const struct ledger *l, size_t dev, uint64_t n);
+
+/*
  * Charge n more to c's lease on dev, whatever the limits (the caller has
  * checked ledger_headroom, or the lease is held already); or return up to
  * n of it, and how much that was.

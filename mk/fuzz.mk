@@ -1,0 +1,64 @@
+# The fuzzer of gpufracd's message handling (fuzz/README).
+#   make fuzz [FUZZ_SECONDS=60]   build it with clang and libFuzzer, run it
+#                                 on a scratch copy of fuzz/corpus; its last
+#                                 line is {"execs":N,"crashes":M}
+#   make fuzz-seeds               write fuzz/corpus again (fuzz/seeds.c)
+# make check replays fuzz/corpus and fuzz/regress with $(FUZZ_REPLAY): the
+# same harness built with $(CC), the build's sanitizer, and no libFuzzer.
+
+FUZZ_SECONDS ?= 60
+FUZZ_CC      ?= clang
+FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+		-fno-omit-frame-pointer
+FUZZ_CFLAGS   = -std=c11 $(WARNINGS) -g -O1 -MMD -MP $(FUZZ_SAN)
+FUZZ_SRC      = fuzz/harness.c fuzz/peers.c fuzz/fakes.c fuzz/configs.c \
+		fuzz/invariants.c
+# The machine under the daemon: what fuzz/fakes.c stands in for.
+FUZZ_WRAP     = $(addprefix -Wl$(FUZZ_COMMA)--wrap=,clock_gettime kill \
+		devices_discover devices_checkpoint_api nvml_open nvml_ready \
+		nvml_procs nvml_close log_errx)
+FUZZ_COMMA   := ,
+
+# libFuzzer's build: the daemon and common/ again with clang, coverage
+# and ASan; the harness with ASan only (its own branches are not what the
+# fuzzer should chase).
+FUZZ_LF       = $(O)/fuzz/lf
+FUZZ_LF_OBJ   = $(patsubst %.c,$(FUZZ_LF)/%.o,$(filter-out daemon/gpufracd.c,\
+		$(wildcard daemon/*.c)) $(wildcard common/*.c))
+FUZZ_LF_HOBJ  = $(patsubst %.c,$(FUZZ_LF)/%.o,$(FUZZ_SRC))
+FUZZER        = $(O)/fuzz/gpufracd-fuzz
+FUZZ_REPLAY   = $(O)/fuzz/replay
+FUZZ_REPLAY_OBJ = $(patsubst %.c,$(O)/%.o,$(FUZZ_SRC) fuzz/replay.c)
+FUZZ_SEEDS    = $(O)/fuzz/seeds
+
+# clang's libFuzzer and sanitizer runtimes are libclang-rt-14-dev, only
+# recommended by clang's own packages; llvm-14 has llvm-symbolizer.
+DEPS         += clang libclang-rt-14-dev llvm-14
+CHECK_DEPS   += $(FUZZ_REPLAY)
+PHONY        += fuzz fuzz-seeds
+
+$(FUZZ_LF)/fuzz/%.o: fuzz/%.c $(FLAGS_STAMP) mk/fuzz.mk
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -c $< -o $@
+$(FUZZ_LF)/%.o: %.c $(FLAGS_STAMP) mk/fuzz.mk
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link \
+	    -c $< -o $@
+
+$(FUZZER): $(FUZZ_LF_HOBJ) $(FUZZ_LF_OBJ)
+	$(FUZZ_CC) -o $@ $^ -fsanitize=fuzzer $(FUZZ_SAN) $(FUZZ_WRAP) \
+	    $(DAEMON_LIBS) -lpthread
+
+$(FUZZ_REPLAY): $(FUZZ_REPLAY_OBJ) $(DAEMON_OBJ) $(COMMON_LIB)
+	$(CC) -o $@ $^ $(ALL_LDFLAGS) $(FUZZ_WRAP) $(DAEMON_LIBS) -lpthread
+
+$(FUZZ_SEEDS): $(O)/fuzz/seeds.o $(COMMON_LIB)
+	$(CC) -o $@ $^ $(ALL_LDFLAGS)
+
+fuzz: $(FUZZER)
+	fuzz/run.sh $(FUZZER) $(FUZZ_SECONDS) $(O)/fuzz/run
+
+fuzz-seeds: $(FUZZ_SEEDS)
+	$(FUZZ_SEEDS) fuzz/corpus
+
+-include $(wildcard $(FUZZ_LF)/*/*.d)
