@@ -45,7 +45,9 @@ endif
 endif
 
 # Rebuild everything when the flags change (a sanitizer build, say): the
-# stamp is rewritten only when its content would differ.
+# stamp is rewritten only when its content would differ. Flags added for
+# some objects only are `private`: a prerequisite (the stamp) must not
+# see them, or it would change with whichever object reached it first.
 FLAGS_STAMP = $(O)/.build-flags
 BUILD_FLAGS = $(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS)
 $(FLAGS_STAMP): FORCE
@@ -113,7 +115,7 @@ $(COMMON_LIB): $(COMMON_OBJ)
 # inlines its fast path across files (hook, table, lease). Fat objects: the
 # unit tests and the benchmark link some of them without it.
 SHIM_LTO = -flto=auto -ffat-lto-objects
-$(SHIM_OBJ): ALL_CFLAGS += $(SHIM_LTO)
+$(SHIM_OBJ): private ALL_CFLAGS += $(SHIM_LTO)
 $(SHIM): $(SHIM_OBJ) $(COMMON_LIB) shim/libgpufrac.map
 	$(CC) -shared -o $@ $(SHIM_OBJ) $(COMMON_LIB) $(ALL_LDFLAGS) $(SHIM_LTO) \
 	    -Wl,--version-script=shim/libgpufrac.map -Wl,-z,defs -Wl,-z,now \
@@ -163,7 +165,7 @@ $(BENCH): $(BENCH_OBJ) $(O)/bench/harness.o $(O)/shim/alloc_table.o \
 
 # The sharing benchmark asks the daemon as gpufracctl does (tools/ctl_*);
 # its tenants find the driver with dlopen, as numba does.
-$(SHARE_OBJ): CPPFLAGS += -Itools
+$(SHARE_OBJ): private CPPFLAGS += -Itools
 $(O)/bench/share: $(SHARE_OBJ) $(O)/bench/harness.o $(O)/tools/ctl_query.o \
     $(O)/tools/ctl_print.o $(O)/tools/ctl_table.o $(COMMON_LIB)
 	$(CC) -o $@ $^ $(ALL_LDFLAGS) -lm
@@ -171,7 +173,7 @@ $(O)/bench/share_tenant: $(O)/bench/share_tenant.o $(O)/bench/harness.o $(COMMON
 	$(CC) -o $@ $^ $(ALL_LDFLAGS) -ldl
 
 # The simulated driver exports the real driver's names, unversioned.
-$(SIM_OBJ): ALL_CFLAGS += -fvisibility=default
+$(SIM_OBJ): private ALL_CFLAGS += -fvisibility=default
 $(SIM): $(SIM_OBJ) $(COMMON_LIB) tests/simcuda/libcuda.map
 	$(CC) -shared -o $@ $(SIM_OBJ) $(COMMON_LIB) $(ALL_LDFLAGS) \
 	    -Wl,-soname,libcuda.so.1 -Wl,--version-script=tests/simcuda/libcuda.map \
@@ -181,7 +183,7 @@ $(SIM): $(SIM_OBJ) $(COMMON_LIB) tests/simcuda/libcuda.map
 # The simulated NVML reads the same machine with the same code: it links
 # the simulator's objects (one copy of them per library, each hidden by
 # its version script) and exports the nvml* names only.
-$(NVML_OBJ): ALL_CFLAGS += -fvisibility=default
+$(NVML_OBJ): private ALL_CFLAGS += -fvisibility=default
 $(NVML): $(NVML_OBJ) $(SIM_OBJ) $(COMMON_LIB) tests/simcuda/libnvidia-ml.map
 	$(CC) -shared -o $@ $(NVML_OBJ) $(SIM_OBJ) $(COMMON_LIB) $(ALL_LDFLAGS) \
 	    -Wl,-soname,libnvidia-ml.so.1 \
