@@ -221,23 +221,16 @@ proto_pack(struct gf_msg *m, uint16_t type, uint32_t seq, const void *payload)
 	return (ssize_t)m->hdr.len;
 }
 
-int
-proto_send_fd(int fd, uint16_t type, uint32_t seq, const void *payload,
-    int passfd)
+ssize_t
+proto_sendmsg(int fd, const void *pkt, size_t len, int passfd, int flags)
 {
 	union {
 		struct cmsghdr	hdr;
 		char		buf[CMSG_SPACE(sizeof(int))];
 	} cm;
-	struct gf_msg m;
-	struct iovec iov;
+	struct iovec iov = { .iov_base = (void *)pkt, .iov_len = len };
 	struct msghdr mh;
-	ssize_t n;
 
-	if (proto_pack(&m, type, seq, payload) < 0)
-		return -1;
-	iov.iov_base = &m;
-	iov.iov_len = m.hdr.len;
 	memset(&mh, 0, sizeof(mh));
 	mh.msg_iov = &iov;
 	mh.msg_iovlen = 1;
@@ -250,8 +243,20 @@ proto_send_fd(int fd, uint16_t type, uint32_t seq, const void *payload,
 		cm.hdr.cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(&cm.hdr), &passfd, sizeof(int));
 	}
+	return sendmsg(fd, &mh, flags | MSG_NOSIGNAL);
+}
+
+int
+proto_send_fd(int fd, uint16_t type, uint32_t seq, const void *payload,
+    int passfd)
+{
+	struct gf_msg m;
+	ssize_t n;
+
+	if (proto_pack(&m, type, seq, payload) < 0)
+		return -1;
 	do
-		n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+		n = proto_sendmsg(fd, &m, m.hdr.len, passfd, 0);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -1;

@@ -43,6 +43,13 @@ int	proto_send(int fd, uint16_t type, uint32_t seq, const void *payload);
 /* The same, passing descriptor passfd (SCM_RIGHTS) with it; -1: none. */
 int	proto_send_fd(int fd, uint16_t type, uint32_t seq, const void *payload,
 	    int passfd);
+/*
+ * One sendmsg of the len bytes at pkt, as they are (packed or not), with
+ * passfd as proto_send_fd; flags are sendmsg's (MSG_NOSIGNAL is added).
+ * Returns what sendmsg does.
+ */
+ssize_t	proto_sendmsg(int fd, const void *pkt, size_t len, int passfd,
+	    int flags);
 
 /*
  * Receive one packet into *m and validate it; a payload of its type's first,

@@ -29,41 +29,56 @@ port_parse(const char *s, in_port_t *out, char *why, size_t whylen)
 	return 0;
 }
 
+/*
+ * The numeric address of family at s (len bytes, not terminated) into
+ * out, with that port; -1 with why.
+ */
+static int
+host_parse(const char *s, size_t len, int family, const char *port,
+    struct metrics_addr *out, char *why, size_t whylen)
+{
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&out->ss;
+	struct sockaddr_in *sin = (struct sockaddr_in *)&out->ss;
+	char host[INET6_ADDRSTRLEN];
+
+	if (len >= sizeof(host))
+		goto out_bad;
+	memcpy(host, s, len);
+	host[len] = '\0';
+	if (inet_pton(family, host, family == AF_INET6 ?
+	    (void *)&sin6->sin6_addr : (void *)&sin->sin_addr) != 1)
+		goto out_bad;
+	out->ss.ss_family = (sa_family_t)family;
+	out->len = family == AF_INET6 ? sizeof(*sin6) : sizeof(*sin);
+	return port_parse(port, family == AF_INET6 ? &sin6->sin6_port :
+	    &sin->sin_port, why, whylen);
+
+out_bad:
+	/* s is a configuration value: METRICS_LISTEN_LEN at most. */
+	snprintf(why, whylen, "'%.*s' is not a numeric %s address", (int)len,
+	    s, family == AF_INET6 ? "IPv6" : "IPv4");
+	return -1;
+}
+
 /* "[v6]:PORT" */
 static int
 parse_v6(const char *s, struct metrics_addr *out, char *why, size_t whylen)
 {
-	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&out->ss;
 	const char *end = strchr(s, ']');
-	char host[INET6_ADDRSTRLEN];
 
 	if (end == NULL || end[1] != ':') {
 		snprintf(why, whylen, "expected [IPv6 address]:port");
 		return -1;
 	}
-	if ((size_t)(end - s - 1) >= sizeof(host))
-		goto out_bad;
-	memcpy(host, s + 1, (size_t)(end - s - 1));
-	host[end - s - 1] = '\0';
-	if (inet_pton(AF_INET6, host, &sin6->sin6_addr) != 1)
-		goto out_bad;
-	sin6->sin6_family = AF_INET6;
-	out->len = sizeof(*sin6);
-	return port_parse(end + 2, &sin6->sin6_port, why, whylen);
-
-out_bad:
-	snprintf(why, whylen, "'%.*s' is not an IPv6 address",
-	    (int)(end - s - 1), s + 1);
-	return -1;
+	return host_parse(s + 1, (size_t)(end - s - 1), AF_INET6, end + 2,
+	    out, why, whylen);
 }
 
 /* "A.B.C.D:PORT" */
 static int
 parse_v4(const char *s, struct metrics_addr *out, char *why, size_t whylen)
 {
-	struct sockaddr_in *sin = (struct sockaddr_in *)&out->ss;
 	const char *colon = strrchr(s, ':');
-	char host[INET_ADDRSTRLEN];
 
 	if (colon == NULL || colon == s) {
 		snprintf(why, whylen, "expected address:port, e.g. "
@@ -75,20 +90,8 @@ parse_v4(const char *s, struct metrics_addr *out, char *why, size_t whylen)
 		    "[::1]:9477");
 		return -1;
 	}
-	if ((size_t)(colon - s) >= sizeof(host))
-		goto out_bad;
-	memcpy(host, s, (size_t)(colon - s));
-	host[colon - s] = '\0';
-	if (inet_pton(AF_INET, host, &sin->sin_addr) != 1)
-		goto out_bad;
-	sin->sin_family = AF_INET;
-	out->len = sizeof(*sin);
-	return port_parse(colon + 1, &sin->sin_port, why, whylen);
-
-out_bad:
-	snprintf(why, whylen, "'%.*s' is not a numeric IPv4 address",
-	    (int)(colon - s), s);
-	return -1;
+	return host_parse(s, (size_t)(colon - s), AF_INET, colon + 1, out,
+	    why, whylen);
 }
 
 int

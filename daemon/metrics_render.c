@@ -4,6 +4,7 @@
  * from where dispatch.c's STATUS and PS answers take it.
  */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,46 +35,11 @@ struct render {
 
 typedef uint64_t device_fn(const struct render *, size_t);
 
-static uint64_t
-dev_total(const struct render *r, size_t d)
-{
-	return r->l->devices[d].total;
-}
-
-static uint64_t
-dev_reserve(const struct render *r, size_t d)
-{
-	return r->l->devices[d].reserve;
-}
-
-static uint64_t
-dev_capacity(const struct render *r, size_t d)
-{
-	return r->l->devices[d].capacity;
-}
-
-static uint64_t
-dev_used(const struct render *r, size_t d)
-{
-	return r->l->devices[d].used;
-}
-
 /* The unused part of every lease on d (STATUS's "leased"). */
 static uint64_t
 dev_leased(const struct render *r, size_t d)
 {
-	const struct ledger_client *lc;
-	uint64_t n = 0;
-
-	TAILQ_FOREACH(lc, &r->l->clients, entry)
-		n += lease_unused(lc, d);
-	return n;
-}
-
-static uint64_t
-dev_host(const struct render *r, size_t d)
-{
-	return r->l->devices[d].host;
+	return leases_unused(r->l, SIZE_MAX, d);
 }
 
 /* The groups' guarantees on d, as gpufracctl adds them up. */
@@ -102,31 +68,50 @@ dev_clients(const struct render *r, size_t d)
 	return r->l->devices[d].nclients;
 }
 
+/* A ledger_device's own figure: its offset, and no get. */
+#define DEV_FIELD(f)	offsetof(struct ledger_device, f), NULL
+#define DEV_GET(fn)	0, fn
+
 static const struct {
 	const char	*name;
 	const char	*help;
+	size_t		 off;
 	device_fn	*get;
 } device_gauges[] = {
 	{ "gpufrac_device_total_bytes",
-	  "Device memory, as the driver reports it.", dev_total },
+	  "Device memory, as the driver reports it.", DEV_FIELD(total) },
 	{ "gpufrac_device_reserve_bytes",
-	  "Device memory kept back from sharing (reserve).", dev_reserve },
+	  "Device memory kept back from sharing (reserve).",
+	  DEV_FIELD(reserve) },
 	{ "gpufrac_device_capacity_bytes",
-	  "Shareable device memory: total less reserve.", dev_capacity },
+	  "Shareable device memory: total less reserve.",
+	  DEV_FIELD(capacity) },
 	{ "gpufrac_device_used_bytes",
-	  "Device memory charged to processes, leases included.", dev_used },
+	  "Device memory charged to processes, leases included.",
+	  DEV_FIELD(used) },
 	{ "gpufrac_device_leased_bytes",
 	  "Of the used bytes, leased to processes and not allocated yet.",
-	  dev_leased },
+	  DEV_GET(dev_leased) },
 	{ "gpufrac_device_host_bytes",
-	  "Processes' device memory swapped out to host memory.", dev_host },
+	  "Processes' device memory swapped out to host memory.",
+	  DEV_FIELD(host) },
 	{ "gpufrac_device_guaranteed_bytes",
-	  "The groups' guarantees on the device, added up.", dev_guaranteed },
+	  "The groups' guarantees on the device, added up.",
+	  DEV_GET(dev_guaranteed) },
 	{ "gpufrac_device_lent_bytes",
-	  "Unused guaranteed memory lent to other groups.", dev_lent },
+	  "Unused guaranteed memory lent to other groups.", DEV_GET(dev_lent) },
 	{ "gpufrac_device_clients",
-	  "Processes that opened the device.", dev_clients },
+	  "Processes that opened the device.", DEV_GET(dev_clients) },
 };
+
+static uint64_t
+device_gauge(const struct render *r, size_t i, size_t d)
+{
+	if (device_gauges[i].get != NULL)
+		return device_gauges[i].get(r, d);
+	return *(const uint64_t *)(const void *)((const char *)
+	    &r->l->devices[d] + device_gauges[i].off);
+}
 
 static void
 render_devices(struct render *r)
@@ -141,7 +126,7 @@ render_devices(struct render *r)
 			lb[0] = (struct metrics_label){ "uuid", r->uuid[d] };
 			lb[1] = (struct metrics_label){ "index", r->index[d] };
 			metrics_text_u64(&r->t, device_gauges[i].name, lb, 2,
-			    device_gauges[i].get(r, d));
+			    device_gauge(r, i, d));
 		}
 	}
 	metrics_text_family(&r->t, "gpufrac_device_info", "gauge",

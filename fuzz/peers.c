@@ -222,31 +222,6 @@ seq_sent(const struct fz_slot *s, uint32_t seq)
 	return 0;
 }
 
-static ssize_t
-send_once(int fd, const void *pkt, size_t len, int passfd)
-{
-	union {
-		struct cmsghdr	hdr;
-		char		buf[CMSG_SPACE(sizeof(int))];
-	} cm;
-	struct iovec iov = { .iov_base = (void *)pkt, .iov_len = len };
-	struct msghdr mh;
-
-	memset(&mh, 0, sizeof(mh));
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	if (passfd >= 0) {
-		memset(&cm, 0, sizeof(cm));
-		mh.msg_control = cm.buf;
-		mh.msg_controllen = sizeof(cm.buf);
-		cm.hdr.cmsg_level = SOL_SOCKET;
-		cm.hdr.cmsg_type = SCM_RIGHTS;
-		cm.hdr.cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(&cm.hdr), &passfd, sizeof(int));
-	}
-	return sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
-}
-
 /*
  * Send one packet on s (connecting it first), with passfd (-1: none).
  * A daemon that does not read is given a few rounds; one that hung up
@@ -270,7 +245,7 @@ fz_slot_send(struct fz_slot *s, const void *pkt, size_t len, int passfd)
 		s->lastlen = len;
 	}
 	for (i = 0; i < SEND_TRIES; i++) {
-		if (send_once(s->fd, pkt, len, passfd) >= 0) {
+		if (proto_sendmsg(s->fd, pkt, len, passfd, MSG_DONTWAIT) >= 0) {
 			s->sent++;
 			return 0;
 		}

@@ -85,6 +85,19 @@ ctl_duration_format(uint64_t ms, char *buf, size_t size)
 	return buf;
 }
 
+void
+ctl_client_idle_version(const struct gf_client *c, char *idle,
+    size_t idlelen, char *version, size_t versionlen)
+{
+	if (c->idle_ms == UINT64_MAX)
+		snprintf(idle, idlelen, "-");
+	else
+		ctl_duration_format(c->idle_ms, idle, idlelen);
+	ctl_printable(c->version, sizeof(c->version), version, versionlen);
+	if (version[0] == '\0')
+		snprintf(version, versionlen, "-");
+}
+
 static void
 status_devices(FILE *fp, const struct ctl_status *st)
 {
@@ -248,14 +261,8 @@ ctl_print_ps(FILE *fp, const struct gf_client *clients, size_t n)
 			    sizeof(guarantee));
 			size_format(c->host, host, sizeof(host));
 		}
-		if (c->idle_ms == UINT64_MAX)
-			strcpy(idle, "-");
-		else
-			ctl_duration_format(c->idle_ms, idle, sizeof(idle));
-		ctl_printable(c->version, sizeof(c->version), version,
+		ctl_client_idle_version(c, idle, sizeof(idle), version,
 		    sizeof(version));
-		if (version[0] == '\0')
-			strcpy(version, "-");
 		ctl_table_add(&t, row, NITEMS(row));
 	}
 	ctl_table_print(&t, fp);

@@ -35,6 +35,9 @@ uint64_t ctl_status_guaranteed(const struct ctl_status *st,
 	    const uint8_t uuid[GF_UUID_LEN]);
 /* An age or an uptime, short: "250ms", "1.2s", "3m4s", "2h5m", "3d4h". */
 char	*ctl_duration_format(uint64_t ms, char *buf, size_t size);
+/* A ps row's IDLE ("-": never) and VERSION ("-": not sent) columns. */
+void	ctl_client_idle_version(const struct gf_client *c, char *idle,
+	    size_t idlelen, char *version, size_t versionlen);
 /* limit - used, or 0 when used is over the limit. */
 uint64_t ctl_free_bytes(uint64_t limit, uint64_t used);
 

@@ -233,14 +233,8 @@ processes_table(struct top_text *t, const struct top_data *d)
 		    sizeof(group));
 		top_data_device(d, c->uuid, dev, sizeof(dev));
 		client_figures(c, bar, used, limit, leased, host);
-		if (c->idle_ms == UINT64_MAX)
-			strcpy(idle, "-");
-		else
-			ctl_duration_format(c->idle_ms, idle, sizeof(idle));
-		ctl_printable(c->version, sizeof(c->version), version,
+		ctl_client_idle_version(c, idle, sizeof(idle), version,
 		    sizeof(version));
-		if (version[0] == '\0')
-			strcpy(version, "-");
 		ctl_table_add(&tab, row, NITEMS(row));
 	}
 	text_table(t, &tab);

@@ -82,11 +82,11 @@ test_addr_parse(void **state)
 	bad("::1:80", "an IPv6 address goes in brackets, e.g. [::1]:9477");
 	bad("[::1]", "expected [IPv6 address]:port");
 	bad("[::1]80", "expected [IPv6 address]:port");
-	bad("[::g]:80", "'::g' is not an IPv6 address");
-	bad("[127.0.0.1]:80", "'127.0.0.1' is not an IPv6 address");
+	bad("[::g]:80", "'::g' is not a numeric IPv6 address");
+	bad("[127.0.0.1]:80", "'127.0.0.1' is not a numeric IPv6 address");
 	bad("[0000:0000:0000:0000:0000:0000:0000:0000:0000:0]:80",
-	    "'0000:0000:0000:0000:0000:0000:0000:0000:0000:0' is not an IPv6 "
-	    "address");
+	    "'0000:0000:0000:0000:0000:0000:0000:0000:0000:0' is not a numeric "
+	    "IPv6 address");
 	bad("1111111111111111111111111111111111111111111111111111111111:1",
 	    "'1111111111111111111111111111111111111111111111111111111111' is "
 	    "not a numeric IPv4 address");
