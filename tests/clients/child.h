@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static uint64_t
+static inline uint64_t
 free_bytes(void)
 {
 	size_t fr = 0, total = 0;
@@ -27,7 +27,7 @@ free_bytes(void)
  * environment; its stdin and stdout on pipes where in_fd and out_fd ask.
  * Returns its pid, or -1.
  */
-static pid_t
+static inline pid_t
 spawn(char *const argv[], const char *env, int *in_fd, int *out_fd)
 {
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 };
@@ -59,7 +59,7 @@ spawn(char *const argv[], const char *env, int *in_fd, int *out_fd)
 }
 
 /* Its exit status, 128 + the signal that killed it, or -1. */
-static int
+static inline int
 wait_status(pid_t pid)
 {
 	int status;
@@ -70,7 +70,7 @@ wait_status(pid_t pid)
 }
 
 /* Poll for up to 10 s: a killed process takes a moment to die. */
-static int
+static inline int
 wait_free(uint64_t want)
 {
 	int i;

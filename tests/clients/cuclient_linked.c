@@ -302,8 +302,8 @@ static CUarray arrays[64];
 static CUmipmappedArray mipmaps[64];
 static int narrays, nmipmaps;
 
-/* array W H, mipmap W H LEVELS: returns the words used. */
-static int
+/* array W H, mipmap W H LEVELS. */
+static void
 make_array(char **argv)
 {
 	CUDA_ARRAY3D_DESCRIPTOR d;
@@ -322,7 +322,7 @@ make_array(char **argv)
 		r = cuArrayCreate_v2(&arrays[narrays], &d2);
 		narrays += r == CUDA_SUCCESS;
 		report("array", r);
-		return 3;
+		return;
 	}
 	if (nmipmaps == 64)
 		die("too many mipmaps");
@@ -330,7 +330,6 @@ make_array(char **argv)
 	    (unsigned)size_arg(argv[3]));
 	nmipmaps += r == CUDA_SUCCESS;
 	report("mipmap", r);
-	return 4;
 }
 
 static void
@@ -449,8 +448,8 @@ current_pool(void)
 	return pool;
 }
 
-/* async, freeasync, threshold, trim; returns the words used. */
-static int
+/* async, freeasync, threshold, trim. */
+static void
 pool_cmd(char **argv)
 {
 	cuuint64_t v;
@@ -460,7 +459,7 @@ pool_cmd(char **argv)
 		if (nasyncs == 0)
 			die("nothing to free");
 		report("freeasync", cuMemFreeAsync(asyncs[--nasyncs], NULL));
-		return 1;
+		return;
 	}
 	if (argv[1] == NULL)
 		die("missing size");
@@ -476,11 +475,10 @@ pool_cmd(char **argv)
 		    CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &v));
 	else
 		report("trim", cuMemPoolTrimTo(current_pool(), v));
-	return 2;
 }
 
-/* many and repeat; returns the words used. */
-static int
+/* many and repeat. */
+static void
 series_cmd(char **argv)
 {
 	size_t n, size, i;
@@ -505,181 +503,259 @@ series_cmd(char **argv)
 		printf("many %zu\n", i);
 	else
 		printf("many %zu err=%d\n", i, (int)r);
-	return 3;
 }
 
-/* How many words a command takes, itself included. */
-static int
-arity(const char *cmd)
+static void
+cmd_dev(char **argv)
 {
-	if (strcmp(cmd, "pitch") == 0 || strcmp(cmd, "array") == 0)
-		return 3;
-	if (strcmp(cmd, "mipmap") == 0)
-		return 4;
-	if (strcmp(cmd, "many") == 0 || strcmp(cmd, "repeat") == 0)
-		return 3;
-	if (strcmp(cmd, "alloc") == 0 || strcmp(cmd, "managed") == 0 ||
-	    strcmp(cmd, "vmm") == 0 || strcmp(cmd, "async") == 0 ||
-	    strcmp(cmd, "threshold") == 0 || strcmp(cmd, "trim") == 0 ||
-	    strcmp(cmd, "dev") == 0)
-		return 2;
-	return 1;
+	use_device((int)size_arg(argv[1]));
 }
 
-/* Run the command at argv[0]; returns how many arguments it used. */
+/* alloc SIZE, managed SIZE. */
+static void
+cmd_alloc(char **argv)
+{
+	size_t size = size_arg(argv[1]);
+	CUdeviceptr p;
+	CUresult r;
+
+	r = argv[0][0] == 'a' ? api.alloc(&p, size) :
+	    api.managed(&p, size, CU_MEM_ATTACH_GLOBAL);
+	if (r == CUDA_SUCCESS)
+		remember(p, size);
+	report(argv[0], r);
+}
+
+static void
+cmd_pitch(char **argv)
+{
+	size_t w = size_arg(argv[1]), h = size_arg(argv[2]), pitch;
+	CUdeviceptr p;
+	CUresult r;
+
+	r = api.pitch(&p, &pitch, w, h, 4);
+	if (r == CUDA_SUCCESS) {
+		remember(p, pitch * h);
+		printf("pitch ok %zu\n", pitch);
+	} else
+		printf("pitch err=%d\n", (int)r);
+}
+
+static void
+cmd_free(void)
+{
+	if (nmems == 0)
+		die("nothing to free");
+	report("free", api.free(mems[--nmems].ptr));
+}
+
+static void
+cmd_freeall(void)
+{
+	CUresult r = CUDA_SUCCESS;
+
+	while (nmems > 0 && r == CUDA_SUCCESS)
+		r = api.free(mems[--nmems].ptr);
+	report("freeall", r);
+}
+
+static void
+cmd_info(void)
+{
+	size_t fr, total;
+	CUresult r;
+
+	r = api.info(&fr, &total);
+	if (r == CUDA_SUCCESS)
+		printf("info free=%zu total=%zu\n", fr, total);
+	else
+		printf("info err=%d\n", (int)r);
+}
+
+static void
+cmd_total(void)
+{
+	CUdevice dev;
+	size_t total;
+	CUresult r;
+
+	if (cuCtxGetDevice(&dev) != CUDA_SUCCESS)
+		die("no current device");
+	r = api.total(&total, dev);
+	if (r == CUDA_SUCCESS)
+		printf("total %zu\n", total);
+	else
+		printf("total err=%d\n", (int)r);
+}
+
+static void
+cmd_verify(void)
+{
+	printf("verify %s\n", verify() == 0 ? "ok" : "failed");
+}
+
+/* vmm SIZE, vmmshare SIZE. */
+static void
+cmd_vmm(char **argv)
+{
+	vmm_make(size_arg(argv[1]), argv[0][3] == 's');
+}
+
+static void
+cmd_vmmimport(char **argv)
+{
+	vmm_import(argv[1]);
+}
+
+static void
+cmd_vmmrelease(void)
+{
+	if (nreleased >= nvmms)
+		die("no handle to release");
+	report("vmmrelease", cuMemRelease(vmms[nvmms - 1 - nreleased++].h));
+}
+
+static void
+cmd_vmmunmap(void)
+{
+	CUresult r;
+
+	if (nvmms == 0)
+		die("no mapping");
+	nvmms--;
+	nreleased -= nreleased > 0;
+	r = cuMemUnmap(vmms[nvmms].va, vmms[nvmms].size);
+	if (r == CUDA_SUCCESS)
+		r = cuMemAddressFree(vmms[nvmms].va, vmms[nvmms].size);
+	report("vmmunmap", r);
+}
+
+static void
+cmd_sync(void)
+{
+	report("sync", cuCtxSynchronize());
+}
+
+static void
+cmd_busy(void)
+{
+	report("busy", cuLaunchHostFunc(NULL, hold_fn, NULL));
+}
+
+static void
+cmd_busy_unhooked(void)
+{
+	report("busy-unhooked", cuStreamAddCallback(NULL, hold_cb, NULL, 0));
+}
+
+static int	run(char **);
+
+/* fork CMD: the command CMD in a forked child, which this one waits for. */
+static void
+cmd_fork(char **argv)
+{
+	pid_t pid;
+	int status;
+
+	fflush(stdout);
+	if ((pid = fork()) < 0)
+		die("fork failed");
+	if (pid == 0) {
+		/* CUDA does not let a child use its parent's context: it
+		 * starts its own. */
+		if (cuInit(0) != CUDA_SUCCESS)
+			die("cuInit failed in the child");
+		use_device(0);
+		run(argv + 1);
+		fflush(stdout);
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+}
+
+/*
+ * The commands: the words each takes, itself included, and how many of
+ * its arguments must be there for it to be known at all (the others say
+ * what is missing themselves).
+ */
+static const struct command {
+	const char	*name;
+	int		 words;
+	int		 need;
+	void		(*run)(char **argv);
+	void		(*run_alone)(void);	/* one that takes none */
+} commands[] = {
+	{ "dev",		2, 1, cmd_dev, NULL },
+	{ "alloc",		2, 0, cmd_alloc, NULL },
+	{ "managed",		2, 0, cmd_alloc, NULL },
+	{ "pitch",		3, 0, cmd_pitch, NULL },
+	{ "many",		3, 0, series_cmd, NULL },
+	{ "repeat",		3, 0, series_cmd, NULL },
+	{ "free",		1, 0, NULL, cmd_free },
+	{ "freeall",		1, 0, NULL, cmd_freeall },
+	{ "info",		1, 0, NULL, cmd_info },
+	{ "total",		1, 0, NULL, cmd_total },
+	{ "verify",		1, 0, NULL, cmd_verify },
+	{ "hold",		1, 0, NULL, hold },
+	{ "fill",		1, 0, NULL, fill },
+	{ "check",		1, 0, NULL, check },
+	{ "array",		3, 2, make_array, NULL },
+	{ "mipmap",		4, 3, make_array, NULL },
+	{ "freearrays",		1, 0, NULL, free_arrays },
+	{ "async",		2, 0, pool_cmd, NULL },
+	{ "freeasync",		1, 0, pool_cmd, NULL },
+	{ "threshold",		2, 0, pool_cmd, NULL },
+	{ "trim",		2, 0, pool_cmd, NULL },
+	{ "vmm",		2, 1, cmd_vmm, NULL },
+	{ "vmmshare",		2, 1, cmd_vmm, NULL },
+	{ "vmmimport",		2, 1, cmd_vmmimport, NULL },
+	{ "vmmrelease",		1, 0, NULL, cmd_vmmrelease },
+	{ "vmmunmap",		1, 0, NULL, cmd_vmmunmap },
+	{ "sync",		1, 0, NULL, cmd_sync },
+	{ "busy",		1, 0, NULL, cmd_busy },
+	{ "busy-unhooked",	1, 0, NULL, cmd_busy_unhooked },
+	{ "fork",		1, 1, cmd_fork, NULL },
+};
+
+static const struct command *
+command_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+/* How many words the command named cmd takes, itself included. */
+static int
+words_of(const char *cmd)
+{
+	const struct command *c = command_find(cmd);
+
+	return c != NULL ? c->words : 1;
+}
+
+/* Run the command at argv[0]; returns how many words it used. */
 static int
 run(char **argv)
 {
-	const char *cmd = argv[0];
-	CUdeviceptr p;
-	size_t a, b, pitch;
-	CUresult r;
+	const struct command *c = command_find(argv[0]);
+	int i;
 
-	if (strcmp(cmd, "dev") == 0 && argv[1]) {
-		use_device((int)size_arg(argv[1]));
-		return 2;
-	}
-	if (strcmp(cmd, "alloc") == 0 || strcmp(cmd, "managed") == 0) {
-		a = size_arg(argv[1]);
-		r = cmd[0] == 'a' ? api.alloc(&p, a) :
-		    api.managed(&p, a, CU_MEM_ATTACH_GLOBAL);
-		if (r == CUDA_SUCCESS)
-			remember(p, a);
-		report(cmd, r);
-		return 2;
-	}
-	if (strcmp(cmd, "many") == 0 || strcmp(cmd, "repeat") == 0)
-		return series_cmd(argv);
-	if (strcmp(cmd, "pitch") == 0) {
-		a = size_arg(argv[1]);
-		b = size_arg(argv[2]);
-		r = api.pitch(&p, &pitch, a, b, 4);
-		if (r == CUDA_SUCCESS) {
-			remember(p, pitch * b);
-			printf("pitch ok %zu\n", pitch);
-		} else
-			printf("pitch err=%d\n", (int)r);
-		return 3;
-	}
-	if (strcmp(cmd, "free") == 0) {
-		if (nmems == 0)
-			die("nothing to free");
-		report("free", api.free(mems[--nmems].ptr));
-		return 1;
-	}
-	if (strcmp(cmd, "freeall") == 0) {
-		r = CUDA_SUCCESS;
-		while (nmems > 0 && r == CUDA_SUCCESS)
-			r = api.free(mems[--nmems].ptr);
-		report("freeall", r);
-		return 1;
-	}
-	if (strcmp(cmd, "info") == 0) {
-		r = api.info(&a, &b);
-		if (r == CUDA_SUCCESS)
-			printf("info free=%zu total=%zu\n", a, b);
-		else
-			printf("info err=%d\n", (int)r);
-		return 1;
-	}
-	if (strcmp(cmd, "total") == 0) {
-		CUdevice dev;
-
-		if (cuCtxGetDevice(&dev) != CUDA_SUCCESS)
-			die("no current device");
-		r = api.total(&a, dev);
-		if (r == CUDA_SUCCESS)
-			printf("total %zu\n", a);
-		else
-			printf("total err=%d\n", (int)r);
-		return 1;
-	}
-	if (strcmp(cmd, "verify") == 0) {
-		printf("verify %s\n", verify() == 0 ? "ok" : "failed");
-		return 1;
-	}
-	if (strcmp(cmd, "hold") == 0) {
-		hold();
-		return 1;
-	}
-	if (strcmp(cmd, "fill") == 0 || strcmp(cmd, "check") == 0) {
-		if (cmd[0] == 'f')
-			fill();
-		else
-			check();
-		return 1;
-	}
-	if ((strcmp(cmd, "array") == 0 && argv[1] && argv[2]) ||
-	    (strcmp(cmd, "mipmap") == 0 && argv[1] && argv[2] && argv[3]))
-		return make_array(argv);
-	if (strcmp(cmd, "async") == 0 || strcmp(cmd, "freeasync") == 0 ||
-	    strcmp(cmd, "threshold") == 0 || strcmp(cmd, "trim") == 0)
-		return pool_cmd(argv);
-	if ((strcmp(cmd, "vmm") == 0 || strcmp(cmd, "vmmshare") == 0) &&
-	    argv[1]) {
-		vmm_make(size_arg(argv[1]), cmd[3] == 's');
-		return 2;
-	}
-	if (strcmp(cmd, "vmmimport") == 0 && argv[1]) {
-		vmm_import(argv[1]);
-		return 2;
-	}
-	if (strcmp(cmd, "vmmrelease") == 0) {
-		if (nreleased >= nvmms)
-			die("no handle to release");
-		report("vmmrelease", cuMemRelease(vmms[nvmms - 1 - nreleased++].h));
-		return 1;
-	}
-	if (strcmp(cmd, "vmmunmap") == 0) {
-		if (nvmms == 0)
-			die("no mapping");
-		nvmms--;
-		nreleased -= nreleased > 0;
-		r = cuMemUnmap(vmms[nvmms].va, vmms[nvmms].size);
-		if (r == CUDA_SUCCESS)
-			r = cuMemAddressFree(vmms[nvmms].va, vmms[nvmms].size);
-		report("vmmunmap", r);
-		return 1;
-	}
-	if (strcmp(cmd, "freearrays") == 0) {
-		free_arrays();
-		return 1;
-	}
-	if (strcmp(cmd, "sync") == 0) {
-		report("sync", cuCtxSynchronize());
-		return 1;
-	}
-	if (strcmp(cmd, "busy") == 0) {
-		report("busy", cuLaunchHostFunc(NULL, hold_fn, NULL));
-		return 1;
-	}
-	if (strcmp(cmd, "busy-unhooked") == 0) {
-		report("busy-unhooked", cuStreamAddCallback(NULL, hold_cb, NULL,
-		    0));
-		return 1;
-	}
-	if (strcmp(cmd, "fork") == 0 && argv[1]) {
-		pid_t pid;
-		int status;
-
-		fflush(stdout);
-		if ((pid = fork()) < 0)
-			die("fork failed");
-		if (pid == 0) {
-			/* CUDA does not let a child use its parent's context:
-			 * it starts its own. */
-			if (cuInit(0) != CUDA_SUCCESS)
-				die("cuInit failed in the child");
-			use_device(0);
-			run(argv + 1);
-			fflush(stdout);
-			_exit(0);
-		}
-		waitpid(pid, &status, 0);
-		return 1 + arity(argv[1]);
-	}
-	die("unknown command");
-	return 0;
+	for (i = 1; c != NULL && i <= c->need; i++)
+		if (argv[i] == NULL)
+			c = NULL;
+	if (c == NULL)
+		die("unknown command");
+	if (c->run != NULL)
+		c->run(argv);
+	else
+		c->run_alone();
+	if (c->run == cmd_fork)		/* and the command the child ran */
+		return c->words + words_of(argv[1]);
+	return c->words;
 }
 
 int

@@ -27,6 +27,8 @@
 
 #include "check.h"
 #include "child.h"
+#include "lookup.h"
+#include "machine.h"
 
 #define GiB	(1ull << 30)
 #define MiB	(1ull << 20)
@@ -380,72 +382,58 @@ lookup(const char *name, int version, cuuint64_t flags, CUresult *rc,
 	return fn;
 }
 
+/* What cuGetProcAddress_v2 finds, by version and flags, and what not. */
+static const struct lookup_want lookups[] = {
+	{ "cuMemAlloc", 12000, 0, (void *)cuMemAlloc_v2 },
+	{ "cuMemAlloc", 3020, 0, (void *)cuMemAlloc_v2 },
+	{ "cuMemcpyHtoD", 12000, CU_GET_PROC_ADDRESS_LEGACY_STREAM,
+	    (void *)cuMemcpyHtoD_v2 },
+	{ "cuMemcpyHtoD", 12000,
+	    CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+	    (void *)cuMemcpyHtoD_v2_ptds },
+	{ "cuMemcpyHtoD", 6050,
+	    CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+	    (void *)cuMemcpyHtoD_v2 },
+	{ "cuMemsetD8Async", 12000,
+	    CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+	    (void *)cuMemsetD8Async_ptsz },
+	{ "cuStreamSynchronize", 12000,
+	    CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+	    (void *)cuStreamSynchronize_ptsz },
+	{ "cuMemAllocManaged", 12000, 0, (void *)cuMemAllocManaged },
+	{ "cuCtxCreate", 3000, 0, (void *)cuCtxCreate },
+	{ "cuCtxCreate", 11020, 0, (void *)cuCtxCreate_v2 },
+	{ "cuCtxCreate", 11040, 0, (void *)cuCtxCreate_v3 },
+	{ "cuCtxCreate", 12080, 0, (void *)cuCtxCreate_v4 },
+	{ "cuCtxDestroy", 12000, 0, (void *)cuCtxDestroy_v2 },
+	{ "cuDevicePrimaryCtxRelease", 10020, 0,
+	    (void *)cuDevicePrimaryCtxRelease },
+	{ "cuDevicePrimaryCtxRelease", 11000, 0,
+	    (void *)cuDevicePrimaryCtxRelease_v2 },
+	{ "cuEventElapsedTime", 12000, 0, (void *)cuEventElapsedTime },
+	{ "cuEventElapsedTime", 12080, 0, (void *)cuEventElapsedTime_v2 },
+	{ "cuGetProcAddress", 11030, 0, (void *)cuGetProcAddress },
+	{ "cuGetProcAddress", 12000, 0, (void *)cuGetProcAddress_v2 },
+	/* A newer caller gets the newest ABI there is. */
+	{ "cuMemGetInfo", 13000, 0, (void *)cuMemGetInfo_v2 },
+	/* Too new for the version asked for. */
+	{ "cuMemAllocManaged", 5050, 0, NULL },
+};
+
 static void
 check_procaddr(void)
 {
-	static const struct {
-		const char	*name;
-		int		version;
-		cuuint64_t	flags;
-		void		*want;
-	} found[] = {
-		{ "cuMemAlloc", 12000, 0, (void *)cuMemAlloc_v2 },
-		{ "cuMemAlloc", 3020, 0, (void *)cuMemAlloc_v2 },
-		{ "cuMemcpyHtoD", 12000, CU_GET_PROC_ADDRESS_LEGACY_STREAM,
-		    (void *)cuMemcpyHtoD_v2 },
-		{ "cuMemcpyHtoD", 12000,
-		    CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
-		    (void *)cuMemcpyHtoD_v2_ptds },
-		{ "cuMemcpyHtoD", 6050,
-		    CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
-		    (void *)cuMemcpyHtoD_v2 },
-		{ "cuMemsetD8Async", 12000,
-		    CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
-		    (void *)cuMemsetD8Async_ptsz },
-		{ "cuStreamSynchronize", 12000,
-		    CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
-		    (void *)cuStreamSynchronize_ptsz },
-		{ "cuMemAllocManaged", 12000, 0, (void *)cuMemAllocManaged },
-		{ "cuCtxCreate", 3000, 0, (void *)cuCtxCreate },
-		{ "cuCtxCreate", 11020, 0, (void *)cuCtxCreate_v2 },
-		{ "cuCtxCreate", 11040, 0, (void *)cuCtxCreate_v3 },
-		{ "cuCtxCreate", 12080, 0, (void *)cuCtxCreate_v4 },
-		{ "cuCtxDestroy", 12000, 0, (void *)cuCtxDestroy_v2 },
-		{ "cuDevicePrimaryCtxRelease", 10020, 0,
-		    (void *)cuDevicePrimaryCtxRelease },
-		{ "cuDevicePrimaryCtxRelease", 11000, 0,
-		    (void *)cuDevicePrimaryCtxRelease_v2 },
-		{ "cuEventElapsedTime", 12000, 0, (void *)cuEventElapsedTime },
-		{ "cuEventElapsedTime", 12080, 0, (void *)cuEventElapsedTime_v2 },
-		{ "cuGetProcAddress", 11030, 0, (void *)cuGetProcAddress },
-		{ "cuGetProcAddress", 12000, 0, (void *)cuGetProcAddress_v2 },
-		/* A newer caller gets the newest ABI there is. */
-		{ "cuMemGetInfo", 13000, 0, (void *)cuMemGetInfo_v2 },
-	};
 	CUdriverProcAddressQueryResult st;
 	void *legacy, *ptds, *fn = NULL;
 	CUresult rc;
-	size_t i;
 
-	for (i = 0; i < sizeof(found) / sizeof(found[0]); i++) {
-		st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-		fn = lookup(found[i].name, found[i].version, found[i].flags,
-		    &rc, &st);
-		CHECK(rc == CUDA_SUCCESS && st == CU_GET_PROC_ADDRESS_SUCCESS &&
-		    fn == found[i].want, "%s@%d flags %llu: %s, status %d",
-		    found[i].name, found[i].version,
-		    (unsigned long long)found[i].flags, err_name(rc), (int)st);
-	}
+	check_lookups(lookups, sizeof(lookups) / sizeof(lookups[0]));
 	legacy = lookup("cuMemsetD32", 12000, 0, &rc, &st);
 	ptds = lookup("cuMemsetD32", 12000,
 	    CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &rc, &st);
 	CHECK(legacy != ptds && legacy != NULL && ptds != NULL,
 	    "per-thread entry point not distinct");
 
-	fn = lookup("cuMemAllocManaged", 5050, 0, &rc, &st);
-	CHECK(rc == CUDA_ERROR_NOT_FOUND && fn == NULL &&
-	    st == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT,
-	    "too new: %s, status %d", err_name(rc), (int)st);
 	fn = lookup("cuNoSuchFunction", 12000, 0, &rc, &st);
 	CHECK(rc == CUDA_ERROR_NOT_FOUND && fn == NULL &&
 	    st == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND,
@@ -500,16 +488,18 @@ thread_main(void *p)
 	return NULL;
 }
 
-static void
-check_contexts(CUcontext primary)
+/*
+ * A context of device 1 made, current per thread, destroyed with its
+ * memory. Returns the free bytes of device 1 with no memory held.
+ */
+static uint64_t
+check_own_context(CUcontext primary)
 {
 	struct thread_arg t;
-	CUcontext c, c2, top = NULL;
+	CUcontext c, top = NULL;
 	CUdeviceptr p;
 	uint64_t before;
-	unsigned int flags = 9;
 	pthread_t th;
-	int active = 9;
 	CUdevice dev = -1;
 
 	/* A context of its own on device 1, pushed over the primary one. */
@@ -545,8 +535,18 @@ check_contexts(CUcontext primary)
 	OK(cuCtxCreate_v2(&c, 0, 1));
 	CHECK(free_bytes() == before, "a destroyed context kept its memory");
 	OK(cuCtxDestroy_v2(c));
+	return before;
+}
 
-	/* Primary contexts: counted retains, the last release frees. */
+/* Primary contexts: counted retains, the last release frees. */
+static void
+check_primary_context(uint64_t before)
+{
+	CUcontext c, c2;
+	CUdeviceptr p;
+	unsigned int flags = 9;
+	int active = 9;
+
 	OK(cuDevicePrimaryCtxRetain(&c, 1));
 	OK(cuDevicePrimaryCtxRetain(&c2, 1));
 	CHECK(c == c2, "two primary contexts for one device");
@@ -729,9 +729,6 @@ take(const char *bytes, const char *seconds)
 int
 main(int argc, char **argv)
 {
-	static char state[128];
-	const char *name = getenv("SIMCUDA_STATE");
-	char path[160];
 	CUcontext primary;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -747,17 +744,7 @@ main(int argc, char **argv)
 		return child_ctxbytes();
 
 	/* A fresh, named machine: the children must share it. */
-	if (name == NULL || *name == '\0') {
-		snprintf(state, sizeof(state), "simcheck-%d", (int)getpid());
-		name = state;
-		setenv("SIMCUDA_STATE", name, 1);
-	}
-	snprintf(path, sizeof(path), "/dev/shm/simcuda-%s", name);
-	unlink(path);
-	setenv("SIMCUDA_DEVICES", "4Gi,2Gi", 1);
-	unsetenv("CUDA_VISIBLE_DEVICES");
-	unsetenv("SIMCUDA_CONTEXT_BYTES");
-
+	machine_start("simcheck", "4Gi,2Gi");
 	check_before_init();
 	check_devices();
 	check_no_context();
@@ -772,11 +759,7 @@ main(int argc, char **argv)
 	check_events();
 	check_procaddr();
 	check_errors();
-	check_contexts(primary);
+	check_primary_context(check_own_context(primary));
 	check_processes();
-	OK(cuDevicePrimaryCtxRelease_v2(0));
-	unlink(path);
-	if (failures != 0)
-		printf("%d check(s) failed\n", failures);
-	return failures != 0;
+	return machine_end();
 }

@@ -4,7 +4,9 @@
 . "$(dirname "$0")/lib.sh"
 C=$CLIENTS/sim_mem_linked
 
-check "sim_mem_linked passes" "$C"
+for p in sim_arrays_linked sim_vmm_linked sim_pools_linked sim_mem_linked; do
+	check "$p passes" "$CLIENTS/$p"
+done
 
 export SIMCUDA_DEVICES=4Gi
 rm -f "/dev/shm/simcuda-$SIMCUDA_STATE"

@@ -3,7 +3,7 @@
  * process locks another by pid, releases its device memory, takes it
  * back and unlocks it. Device memory is the target's own host memory, so
  * Checkpoint copies nothing; it returns the capacity to the machine.
- * The shared state (state.c) holds each process's checkpoint state.
+ * The shared state (ckstate.c) holds each process's checkpoint state.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -14,6 +14,17 @@ is_device(const struct sim_alloc *a)
 }
 
 /*
+ * The ordinal of a's device. VMM memory has no context; a pool's may be
+ * another device's than the allocating context's.
+ */
+static int
+ordinal_of(const struct sim_alloc *a)
+{
+	return a->ctx != NULL && (a->phys < 0 || a->ctx->phys == a->phys) ?
+	    a->ctx->ordinal : device_ordinal(a->phys);
+}
+
+/*
  * One attribute of the allocation a holding ptr. Booleans are written as
  * unsigned int, as the real driver writes them. CUDA_ERROR_INVALID_VALUE
  * for an attribute this kind of memory does not have.
@@ -52,11 +63,7 @@ attribute_get(void *data, CUpointer_attribute attr, const struct sim_alloc *a,
 		*(unsigned int *)data = a->kind == SIM_MEM_MANAGED;
 		break;
 	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
-		/* VMM memory has no context; a pool's may be another
-		 * device's than the allocating context's. */
-		*(int *)data = a->ctx != NULL && (a->phys < 0 ||
-		    a->ctx->phys == a->phys) ? a->ctx->ordinal :
-		    device_ordinal(a->phys);
+		*(int *)data = ordinal_of(a);
 		break;
 	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
 	case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR:

@@ -48,13 +48,13 @@ void		state_meminfo(int phys, uint64_t *used, uint64_t *total);
 void		state_forget(void);
 void		state_join(void);	/* at cuInit: take this process's slot */
 /*
- * VMM allocations shared between processes (vmm.c), by the device and
- * inode of their memfd. open: the caller, which has charged bytes on phys,
- * exports them; the charge now stays until every holder has let go (or
- * died). join: the caller, not charged, holds them too. Both return the
- * share's index; open -1 when the table is full, join -1 when dev/ino is
- * no exported allocation and -2 when it is full. leave: the caller lets
- * go. Each takes the lock itself.
+ * share.c: VMM allocations shared between processes (vmm.c), by the
+ * device and inode of their memfd. open: the caller, which has charged
+ * bytes on phys, exports them; the charge now stays until every holder
+ * has let go (or died). join: the caller, not charged, holds them too.
+ * Both return the share's index; open -1 when the table is full, join -1
+ * when dev/ino is no exported allocation and -2 when it is full. leave:
+ * the caller lets go. Each takes the lock itself.
  */
 int		state_share_open(uint64_t dev, uint64_t ino, int phys,
 		    uint64_t bytes);
@@ -69,13 +69,14 @@ void		state_share_leave(int share);
 int		state_procs(int phys, pid_t *pids, uint64_t *bytes, int max);
 
 /*
- * The gate every driver call of a process passes (DESIGN.md §4 host
- * swap): SIM_GATE() first in an entry point counts the call in flight
- * until it returns, and waits first while another process holds the
- * process locked (cuCheckpointProcessLock). Calls made during a call (a
- * host callback's) are part of it. Not gated: cuInit, cuDriverGetVersion,
- * cuGetErrorName, cuGetErrorString, cuGetProcAddress, cuGetExportTable
- * and the cuCheckpointProcess* calls, which act on other processes.
+ * gate.c: the gate every driver call of a process passes (DESIGN.md §4
+ * host swap): SIM_GATE() first in an entry point counts the call in
+ * flight until it returns, and waits first while another process holds
+ * the process locked (cuCheckpointProcessLock). Calls made during a call
+ * (a host callback's) are part of it. Not gated: cuInit,
+ * cuDriverGetVersion, cuGetErrorName, cuGetErrorString, cuGetProcAddress,
+ * cuGetExportTable and the cuCheckpointProcess* calls, which act on other
+ * processes.
  */
 void		*gate_enter(void);
 void		gate_leave(void **entered);
@@ -84,8 +85,8 @@ void		gate_leave(void **entered);
 	    gate_enter()
 
 /*
- * The checkpoint operations on the initialised process pid, for
- * checkpoint.c: CUDA_ERROR_INVALID_VALUE if there is none,
+ * ckstate.c: the checkpoint operations on the initialised process pid,
+ * for checkpoint.c: CUDA_ERROR_INVALID_VALUE if there is none,
  * CUDA_ERROR_ILLEGAL_STATE if it is in the wrong state.
  */
 CUresult	state_ck_lock(pid_t pid, unsigned timeout_ms);

@@ -76,7 +76,7 @@ share_used(const struct vmm_phys *p)
 
 /*
  * Free p once neither a handle nor a mapping holds it. Shared memory is
- * given back by the last holder of all processes (state.c).
+ * given back by the last holder of all processes (share.c).
  */
 static void
 phys_put(struct vmm_phys *p)
@@ -574,7 +574,7 @@ cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr)
 /*
  * A POSIX file descriptor: a dup of the memfd, the caller's to close and
  * to pass on (SCM_RIGHTS, inheritance). The charge stays the creator's
- * for as long as any process holds the memory (state.c).
+ * for as long as any process holds the memory (share.c).
  */
 CUresult
 cuMemExportToShareableHandle(void *shareableHandle,

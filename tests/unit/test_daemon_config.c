@@ -297,156 +297,153 @@ test_bad_fixtures(void **state)
 }
 
 /* Values written inline: accepted ones and the struct they give. */
+static const struct good_value {
+	const char	*text;
+	size_t		 off;	/* field checked, in struct config */
+	int		 size;	/* 4 or 8 */
+	uint64_t	 want;
+} good_values[] = {
+#define F(f)	offsetof(struct config, f), (int)sizeof(((struct config *)0)->f)
+	{ "socket_mode = 666", F(socket_mode), 0666 },
+	{ "socket_mode = 0600", F(socket_mode), 0600 },
+	{ "socket_mode = 0", F(socket_mode), 0 },
+	{ "log_level = error", F(log_level), LOG_LVL_ERROR },
+	{ "log_level = warn", F(log_level), LOG_LVL_WARN },
+	{ "log_level = info", F(log_level), LOG_LVL_INFO },
+	{ "default_limit = 8Gi", F(default_limit_value), 8ull << 30 },
+	{ "default_limit = 8Gi", F(default_limit_kind), GF_LIMIT_BYTES },
+	{ "default_limit = 1.5G", F(default_limit_value), 1500000000ull },
+	{ "default_limit = 12.5%", F(default_limit_value), 1250 },
+	{ "default_limit = 100%", F(default_limit_kind), GF_LIMIT_PERCENT },
+	{ "wait_timeout = 250ms", F(wait_timeout_ms), 250 },
+	{ "wait_timeout = 2m", F(wait_timeout_ms), 120000 },
+	{ "wait_timeout = 0", F(wait_timeout_ms), 0 },
+	{ "wait_timeout = 45", F(wait_timeout_ms), 45000 },
+	{ "admin_group = 4242", F(admin_gid), 4242 },
+	{ "admin_group = 4242", F(admin_gid_valid), 1 },
+	{ "admin_group = no-such-group-here", F(admin_gid_valid), 0 },
+	{ "default_resolver = fail", F(default_resolver), GF_RESOLVER_FAIL },
+	{ "default_resolver = wait", F(default_resolver), GF_RESOLVER_WAIT },
+	{ "default_resolver = preempt", F(default_resolver),
+	    GF_RESOLVER_PREEMPT },
+	{ "client_may_raise = yes", F(client_may_raise), 1 },
+	{ "client_may_raise = no", F(client_may_raise), 0 },
+	{ "lend_guarantees = no", F(lend_guarantees), 0 },
+	{ "lend_guarantees = yes", F(lend_guarantees), 1 },
+	{ "swap_min_idle = 250ms", F(swap_min_idle_ms), 250 },
+	{ "swap_min_idle = 0", F(swap_min_idle_ms), 0 },
+#undef F
+};
+
 static void
 test_good_values(void **state)
 {
-	static const struct {
-		const char	*text;
-		size_t		 off;	/* field checked, in struct config */
-		int		 size;	/* 4 or 8 */
-		uint64_t	 want;
-	} cases[] = {
-#define F(f)	offsetof(struct config, f), (int)sizeof(((struct config *)0)->f)
-		{ "socket_mode = 666", F(socket_mode), 0666 },
-		{ "socket_mode = 0600", F(socket_mode), 0600 },
-		{ "socket_mode = 0", F(socket_mode), 0 },
-		{ "log_level = error", F(log_level), LOG_LVL_ERROR },
-		{ "log_level = warn", F(log_level), LOG_LVL_WARN },
-		{ "log_level = info", F(log_level), LOG_LVL_INFO },
-		{ "default_limit = 8Gi", F(default_limit_value), 8ull << 30 },
-		{ "default_limit = 8Gi", F(default_limit_kind),
-		    GF_LIMIT_BYTES },
-		{ "default_limit = 1.5G", F(default_limit_value),
-		    1500000000ull },
-		{ "default_limit = 12.5%", F(default_limit_value), 1250 },
-		{ "default_limit = 100%", F(default_limit_kind),
-		    GF_LIMIT_PERCENT },
-		{ "wait_timeout = 250ms", F(wait_timeout_ms), 250 },
-		{ "wait_timeout = 2m", F(wait_timeout_ms), 120000 },
-		{ "wait_timeout = 0", F(wait_timeout_ms), 0 },
-		{ "wait_timeout = 45", F(wait_timeout_ms), 45000 },
-		{ "admin_group = 4242", F(admin_gid), 4242 },
-		{ "admin_group = 4242", F(admin_gid_valid), 1 },
-		{ "admin_group = no-such-group-here", F(admin_gid_valid), 0 },
-		{ "default_resolver = fail", F(default_resolver),
-		    GF_RESOLVER_FAIL },
-		{ "default_resolver = wait", F(default_resolver),
-		    GF_RESOLVER_WAIT },
-		{ "default_resolver = preempt", F(default_resolver),
-		    GF_RESOLVER_PREEMPT },
-		{ "client_may_raise = yes", F(client_may_raise), 1 },
-		{ "client_may_raise = no", F(client_may_raise), 0 },
-		{ "lend_guarantees = no", F(lend_guarantees), 0 },
-		{ "lend_guarantees = yes", F(lend_guarantees), 1 },
-		{ "swap_min_idle = 250ms", F(swap_min_idle_ms), 250 },
-		{ "swap_min_idle = 0", F(swap_min_idle_ms), 0 },
-#undef F
-	};
+	const struct good_value *v;
 	char path[64], text[256];
 	struct config c;
 	struct errs e;
 	uint64_t got;
+	uint32_t got32;
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		snprintf(text, sizeof(text), "[daemon]\n%s\n", cases[i].text);
+	for (i = 0; i < sizeof(good_values) / sizeof(good_values[0]); i++) {
+		v = &good_values[i];
+		snprintf(text, sizeof(text), "[daemon]\n%s\n", v->text);
 		temp_conf(path, sizeof(path), text);
-		print_message("%s\n", cases[i].text);
+		print_message("%s\n", v->text);
 		assert_int_equal(load(&c, path, 0, &e), 0);
-		if (cases[i].size == 8)
-			memcpy(&got, (char *)&c + cases[i].off, 8);
+		if (v->size == 8)
+			memcpy(&got, (char *)&c + v->off, 8);
 		else {
-			uint32_t v;
-
-			memcpy(&v, (char *)&c + cases[i].off, 4);
-			got = v;
+			memcpy(&got32, (char *)&c + v->off, 4);
+			got = got32;
 		}
-		assert_int_equal(got, cases[i].want);
+		assert_int_equal(got, v->want);
 		config_free(&c);
 		unlink(path);
 	}
 }
 
 /* Values written inline: every key rejects garbage, at its line. */
+static const struct bad_value {
+	const char	*section;
+	const char	*key;
+	const char	*value;
+	const char	*message;
+} bad_values[] = {
+	{ "daemon", "socket", "", "bad path for 'socket': ''" },
+	{ "daemon", "socket", "gpufrac.sock", "must be absolute" },
+	{ "daemon", "socket_mode", "rw-rw-rw-", "bad mode" },
+	{ "daemon", "socket_mode", "01777", "bad mode" },
+	{ "daemon", "socket_mode", "-1", "bad mode" },
+	{ "daemon", "socket_mode", "0x1ff", "bad mode" },
+	{ "daemon", "admin_group", "a:b", "bad group" },
+	{ "daemon", "log_level", "INFO", "bad level" },
+	{ "daemon", "log_level", "3", "bad level" },
+	{ "daemon", "default_limit", "0%", "bad limit" },
+	{ "daemon", "default_limit", "-1Gi", "bad limit" },
+	{ "daemon", "default_limit", "12Q", "bad limit" },
+	{ "daemon", "default_limit", "99999999999999999999", "bad limit" },
+	{ "daemon", "default_resolver", "FAIL", "unknown resolver" },
+	{ "daemon", "wait_timeout", "30 s", "bad duration" },
+	{ "daemon", "wait_timeout", "-5s", "bad duration" },
+	{ "daemon", "wait_timeout", "50d", "bad duration" },
+	{ "daemon", "wait_timeout", "100000000s", "at most" },
+	{ "device 0", "reserve", "", "bad size for 'reserve': ''" },
+	{ "device 0", "reserve", "1 Gi", "bad size" },
+	{ "device 0", "reserve", "10%", "bad size" },
+	{ "device 0", "reserve", "1Pi", "bad size" },
+	{ "device GPU-00000000-0000-0000-0000-000000000001", "reserve",
+	    "lots", "bad size for 'reserve': 'lots'" },
+	{ "daemon", "client_may_raise", "true", "expected yes or no" },
+	{ "daemon", "lend_guarantees", "on", "expected yes or no" },
+	{ "daemon", "state_dir", "var/lib", "must be absolute" },
+	{ "group g", "match", "", "bad rules for 'match': '' (expected" },
+	{ "group g", "match", "uid:x", "bad rule 'uid:x'" },
+	{ "group g", "match", "pod:1234", "bad rule 'pod:1234'" },
+	{ "group g", "limit", "0%", "bad limit" },
+	{ "group g", "limit", "lots", "bad limit" },
+	{ "group g", "guarantee", "101%", "bad guarantee" },
+	{ "group g", "guarantee", "-1Gi", "bad guarantee" },
+	{ "group g", "priority", "", "bad priority" },
+	{ "group g", "priority", "1.5", "bad priority" },
+	{ "group g", "priority", "2147483648", "bad priority" },
+	{ "group g", "priority", "-2147483649", "bad priority" },
+	{ "group g", "priority", "0x10", "bad priority" },
+	{ "group g", "resolver", "never", "unknown resolver" },
+	{ "group g", "wait_timeout", "soon", "bad duration" },
+	{ "group g", "on_preempt", "KILL", "unknown action" },
+	{ "group g", "kill_grace", "1 s", "bad duration" },
+	{ "group g", "client_may_raise", "1", "expected yes or no" },
+	{ "group g", "transient", "yes", "for run-time groups only" },
+};
+
 static void
 test_bad_values(void **state)
 {
-	static const struct {
-		const char	*section;
-		const char	*key;
-		const char	*value;
-		const char	*message;
-	} cases[] = {
-		{ "daemon", "socket", "", "bad path for 'socket': ''" },
-		{ "daemon", "socket", "gpufrac.sock", "must be absolute" },
-		{ "daemon", "socket_mode", "rw-rw-rw-", "bad mode" },
-		{ "daemon", "socket_mode", "01777", "bad mode" },
-		{ "daemon", "socket_mode", "-1", "bad mode" },
-		{ "daemon", "socket_mode", "0x1ff", "bad mode" },
-		{ "daemon", "admin_group", "a:b", "bad group" },
-		{ "daemon", "log_level", "INFO", "bad level" },
-		{ "daemon", "log_level", "3", "bad level" },
-		{ "daemon", "default_limit", "0%", "bad limit" },
-		{ "daemon", "default_limit", "-1Gi", "bad limit" },
-		{ "daemon", "default_limit", "12Q", "bad limit" },
-		{ "daemon", "default_limit", "99999999999999999999",
-		    "bad limit" },
-		{ "daemon", "default_resolver", "FAIL", "unknown resolver" },
-		{ "daemon", "wait_timeout", "30 s", "bad duration" },
-		{ "daemon", "wait_timeout", "-5s", "bad duration" },
-		{ "daemon", "wait_timeout", "50d", "bad duration" },
-		{ "daemon", "wait_timeout", "100000000s", "at most" },
-		{ "device 0", "reserve", "", "bad size for 'reserve': ''" },
-		{ "device 0", "reserve", "1 Gi", "bad size" },
-		{ "device 0", "reserve", "10%", "bad size" },
-		{ "device 0", "reserve", "1Pi", "bad size" },
-		{ "device GPU-00000000-0000-0000-0000-000000000001", "reserve",
-		    "lots", "bad size for 'reserve': 'lots'" },
-		{ "daemon", "client_may_raise", "true", "expected yes or no" },
-		{ "daemon", "lend_guarantees", "on", "expected yes or no" },
-		{ "daemon", "state_dir", "var/lib", "must be absolute" },
-		{ "group g", "match", "", "bad rules for 'match': '' (expected" },
-		{ "group g", "match", "uid:x", "bad rule 'uid:x'" },
-		{ "group g", "match", "pod:1234", "bad rule 'pod:1234'" },
-		{ "group g", "limit", "0%", "bad limit" },
-		{ "group g", "limit", "lots", "bad limit" },
-		{ "group g", "guarantee", "101%", "bad guarantee" },
-		{ "group g", "guarantee", "-1Gi", "bad guarantee" },
-		{ "group g", "priority", "", "bad priority" },
-		{ "group g", "priority", "1.5", "bad priority" },
-		{ "group g", "priority", "2147483648", "bad priority" },
-		{ "group g", "priority", "-2147483649", "bad priority" },
-		{ "group g", "priority", "0x10", "bad priority" },
-		{ "group g", "resolver", "never", "unknown resolver" },
-		{ "group g", "wait_timeout", "soon", "bad duration" },
-		{ "group g", "on_preempt", "KILL", "unknown action" },
-		{ "group g", "kill_grace", "1 s", "bad duration" },
-		{ "group g", "client_may_raise", "1", "expected yes or no" },
-		{ "group g", "transient", "yes", "for run-time groups only" },
-	};
+	const struct bad_value *b;
 	char path[64], text[256], quoted[128];
 	struct config c;
 	struct errs e;
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (i = 0; i < sizeof(bad_values) / sizeof(bad_values[0]); i++) {
+		b = &bad_values[i];
 		snprintf(text, sizeof(text), "; a comment\n[%s]\n%s = %s\n%s",
-		    cases[i].section, cases[i].key, cases[i].value,
-		    strncmp(cases[i].section, "group", 5) == 0 &&
-		    strcmp(cases[i].key, "match") != 0 ? "match = uid:1\n" :
-		    "");
+		    b->section, b->key, b->value,
+		    strncmp(b->section, "group", 5) == 0 &&
+		    strcmp(b->key, "match") != 0 ? "match = uid:1\n" : "");
 		temp_conf(path, sizeof(path), text);
-		print_message("[%s] %s = %s\n", cases[i].section, cases[i].key,
-		    cases[i].value);
+		print_message("[%s] %s = %s\n", b->section, b->key, b->value);
 		assert_int_equal(load(&c, path, 0, &e), 1);
 		assert_non_null(strstr(e.first, ":3: "));
-		assert_non_null(strstr(e.first, cases[i].message));
+		assert_non_null(strstr(e.first, b->message));
 		/* The message quotes both the key and the value. */
-		snprintf(quoted, sizeof(quoted), "'%s'", cases[i].key);
+		snprintf(quoted, sizeof(quoted), "'%s'", b->key);
 		assert_non_null(strstr(e.first, quoted));
-		snprintf(quoted, sizeof(quoted), "'%s'", cases[i].value);
+		snprintf(quoted, sizeof(quoted), "'%s'", b->value);
 		assert_non_null(strstr(e.first, quoted));
 		config_free(&c);
 		unlink(path);

@@ -180,25 +180,16 @@ test_rm(void **state)
 	config_free(&two);
 }
 
+/* rt: a copy of empty with group "full", every value set, in it. */
 static void
-test_save_and_load(void **state)
+full_group(const struct config *empty, struct config *rt)
 {
 	struct gf_group_rule rules[3] = { rule_of("cgroup:/a\\[1\\]/*"),
 	    rule_of("container:3F2A"), rule_of("pod:6f1e8c3a-2b4d-4e5f-9a1b-"
 	    "0c2d3e4f5a6b") };
 	struct gf_group_set s = set_of("full");
-	struct config rt, back;
-	char dir[] = "/tmp/gf-rtgroups-XXXXXX", path[128], bad[140];
-	char err[256], t1[128], t2[128];
-	const struct config_group *g, *h;
-	FILE *fp;
-	size_t i;
+	char err[256];
 
-	(void)state;
-	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/%s", dir, RTGROUPS_FILE);
-	config_init(&rt);
-	config_init(&back);
 	s.nrules = 3;
 	s.limit_kind = GF_LIMIT_PERCENT;
 	s.limit_value = 3750;
@@ -210,8 +201,25 @@ test_save_and_load(void **state)
 	s.on_preempt = GF_PREEMPT_SWAP;
 	s.wait_timeout_ms = 2500;
 	s.flags = GF_GROUP_TRANSIENT;
-	assert_int_equal(rtgroups_set(&back, &s, rules, 3, &rt, err,
+	assert_int_equal(rtgroups_set(empty, &s, rules, 3, rt, err,
 	    sizeof(err)), 0);
+}
+
+static void
+test_save_and_load(void **state)
+{
+	struct config rt, back;
+	char dir[] = "/tmp/gf-rtgroups-XXXXXX", path[128];
+	char err[256], t1[128], t2[128];
+	const struct config_group *g, *h;
+	size_t i;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/%s", dir, RTGROUPS_FILE);
+	config_init(&rt);
+	config_init(&back);
+	full_group(&back, &rt);
 	assert_int_equal(rtgroups_save(&rt, path, err, sizeof(err)), 0);
 	rtgroups_load(&back, path);
 	assert_int_equal(back.ngroups, 1);
@@ -232,9 +240,28 @@ test_save_and_load(void **state)
 	assert_int_equal(h->pol.on_preempt, GF_PREEMPT_SWAP);
 	assert_int_equal(h->pol.wait_timeout_ms, 2500);
 	assert_int_equal(h->transient, 1);
-	config_free(&back);
 
-	/* A file that is not one of ours is moved aside, not used. */
+	/* Where it cannot be written, nothing is. */
+	assert_int_equal(rtgroups_save(&rt, "/nonexistent/dir/x.conf", err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "cannot write '/nonexistent/dir/x.conf'"));
+	unlink(path);
+	rmdir(dir);
+	config_free(&rt);
+	config_free(&back);
+}
+
+/* A file that is not one of ours is moved aside, not used. */
+static void
+test_load_foreign(void **state)
+{
+	char dir[] = "/tmp/gf-rtgroups-XXXXXX", path[128], bad[140];
+	struct config back;
+	FILE *fp;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/%s", dir, RTGROUPS_FILE);
 	fp = fopen(path, "w");
 	assert_non_null(fp);
 	fputs("[daemon]\nsocket = /x\n", fp);
@@ -245,14 +272,8 @@ test_save_and_load(void **state)
 	snprintf(bad, sizeof(bad), "%s.bad", path);
 	assert_int_equal(access(path, F_OK), -1);
 	assert_int_equal(access(bad, F_OK), 0);
-
-	/* Where it cannot be written, nothing is. */
-	assert_int_equal(rtgroups_save(&rt, "/nonexistent/dir/x.conf", err,
-	    sizeof(err)), -1);
-	assert_non_null(strstr(err, "cannot write '/nonexistent/dir/x.conf'"));
 	unlink(bad);
 	rmdir(dir);
-	config_free(&rt);
 	config_free(&back);
 }
 
@@ -280,6 +301,7 @@ main(void)
 		cmocka_unit_test(test_set_refuses),
 		cmocka_unit_test(test_rm),
 		cmocka_unit_test(test_save_and_load),
+		cmocka_unit_test(test_load_foreign),
 		cmocka_unit_test(test_path),
 	};
 

@@ -1,8 +1,9 @@
 /*
  * daemon/waitq.c: rank order, serving under the priority barrier, removal
  * of an owner's waiters, deadlines and the rearm hook, callbacks that change
- * the queue under a walk, a randomized check against a plain model, and that
- * a failed allocation leaves the queue untouched.
+ * the queue under a walk, and that a failed allocation leaves the queue
+ * untouched. The randomized check against a plain model is in
+ * test_daemon_waitq_random.c.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -14,6 +15,7 @@
 #include <cmocka.h>
 
 #include "../../daemon/waitq.h"
+#include "waitq_check.h"
 
 #define GiB	(1ull << 30)
 
@@ -140,46 +142,6 @@ rearm_note(void *arg, uint64_t deadline)
 	struct probe *p = arg;
 
 	p->rearmed[p->nrearmed++] = deadline;
-}
-
-/* Heap order and back-pointers, counts, and rank order on every device. */
-static void
-assert_invariants(const struct waitq *q)
-{
-	size_t i, dev, total = 0, inheap = 0;
-
-	for (i = 0; i < q->nheap; i++) {
-		assert_int_equal(q->heap[i]->heap_idx, i);
-		assert_false(q->heap[i]->dead);
-		if (i > 0) {
-			const struct waitq_waiter *up = q->heap[(i - 1) / 2];
-
-			assert_true(up->deadline_ms < q->heap[i]->deadline_ms ||
-			    (up->deadline_ms == q->heap[i]->deadline_ms &&
-			    up->arrival < q->heap[i]->arrival));
-		}
-	}
-	for (dev = 0; dev < q->ndevs; dev++) {
-		const struct waitq_waiter *w, *prev = NULL;
-		size_t n = 0;
-
-		for (w = waitq_next(q, dev, NULL); w != NULL;
-		    w = waitq_next(q, dev, w)) {
-			assert_int_equal(w->dev, dev);
-			if (prev != NULL)
-				assert_true(prev->priority > w->priority ||
-				    (prev->priority == w->priority &&
-				    prev->arrival < w->arrival));
-			if (w->deadline_ms != 0)
-				inheap++;
-			prev = w;
-			n++;
-		}
-		assert_int_equal(waitq_count_dev(q, dev), n);
-		total += n;
-	}
-	assert_int_equal(waitq_count(q), total);
-	assert_int_equal(q->nheap, inheap);
 }
 
 static void
@@ -608,213 +570,6 @@ test_enomem(void **state)
 #endif
 }
 
-/* A deterministic generator for the randomized test. */
-static uint64_t
-rnd(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
-/*
- * Random adds, cancels, serves and expires over three devices, checked
- * against a plain array model: the same waiters, in the same rank order,
- * the same earliest deadline, the same grants.
- */
-struct model {
-	struct waitq_waiter *w;
-	uint32_t	 seq;
-	size_t		 dev;
-	uint64_t	 bytes;
-	int32_t		 prio;
-	uint64_t	 arrival;
-	uint64_t	 deadline;
-	int		 live;
-};
-
-static struct model models[2000];
-static size_t nmodels;
-
-static int
-model_cmp(const void *pa, const void *pb)
-{
-	const struct model *a = pa, *b = pb;
-
-	if (a->prio != b->prio)
-		return a->prio > b->prio ? -1 : 1;
-	return a->arrival < b->arrival ? -1 : a->arrival > b->arrival;
-}
-
-struct served {
-	uint64_t	 avail;
-	uint32_t	 seqs[2000];
-	size_t		 n;
-};
-
-static int
-fits_random(void *arg, const struct waitq_waiter *w)
-{
-	return w->bytes <= ((struct served *)arg)->avail;
-}
-
-static void
-grant_random(void *arg, const struct waitq_waiter *w)
-{
-	struct served *s = arg;
-
-	s->avail -= w->bytes;
-	s->seqs[s->n++] = w->seq;
-}
-
-static void
-expire_random(void *arg, const struct waitq_waiter *w)
-{
-	struct served *s = arg;
-
-	s->seqs[s->n++] = w->seq;
-}
-
-static struct model *
-model_find(uint32_t seq)
-{
-	size_t i;
-
-	for (i = 0; i < nmodels; i++)
-		if (models[i].seq == seq)
-			return &models[i];
-	return NULL;
-}
-
-/* What serve must grant on dev with avail bytes, by the barrier rule. */
-static size_t
-model_serve(size_t dev, uint64_t avail, uint32_t *seqs)
-{
-	struct model sorted[2000];
-	size_t i, n = 0, k = 0;
-	int blocked = 0;
-	int32_t barrier = 0;
-
-	for (i = 0; i < nmodels; i++)
-		if (models[i].live && models[i].dev == dev)
-			sorted[n++] = models[i];
-	qsort(sorted, n, sizeof(*sorted), model_cmp);
-	for (i = 0; i < n; i++) {
-		if (blocked && sorted[i].prio < barrier)
-			break;
-		if (sorted[i].bytes > avail) {
-			if (!blocked) {
-				blocked = 1;
-				barrier = sorted[i].prio;
-			}
-			continue;
-		}
-		avail -= sorted[i].bytes;
-		seqs[k++] = sorted[i].seq;
-	}
-	return k;
-}
-
-static void
-model_check(const struct waitq *q)
-{
-	struct model sorted[2000];
-	uint64_t earliest = 0;
-	size_t dev, i, n;
-	const struct waitq_waiter *w;
-
-	for (i = 0; i < nmodels; i++)
-		if (models[i].live && models[i].deadline != 0 &&
-		    (earliest == 0 || models[i].deadline < earliest))
-			earliest = models[i].deadline;
-	assert_int_equal(waitq_next_deadline(q), earliest);
-	for (dev = 0; dev < 3; dev++) {
-		for (i = n = 0; i < nmodels; i++)
-			if (models[i].live && models[i].dev == dev)
-				sorted[n++] = models[i];
-		qsort(sorted, n, sizeof(*sorted), model_cmp);
-		for (i = 0, w = waitq_next(q, dev, NULL); i < n;
-		    i++, w = waitq_next(q, dev, w)) {
-			assert_non_null(w);
-			assert_int_equal(w->seq, sorted[i].seq);
-		}
-		assert_null(w);
-	}
-	assert_invariants(q);
-}
-
-static void
-test_random(void **state)
-{
-	struct waitq q;
-	struct served *s = test_malloc(sizeof(*s));
-	uint32_t want[2000];
-	uint64_t seed = 0x9e3779b97f4a7c15ull, now = 0;
-	uint32_t seq = 0;
-	size_t step, i, n;
-
-	(void)state;
-	waitq_init(&q, NULL, NULL);
-	nmodels = 0;
-	for (step = 0; step < 3000; step++) {
-		uint64_t r = rnd(&seed) % 100;
-		struct model *m;
-
-		now += rnd(&seed) % 5;
-		if (r < 50 && nmodels < 2000) {
-			m = &models[nmodels++];
-			m->seq = ++seq;
-			m->dev = rnd(&seed) % 3;
-			m->bytes = 1 + rnd(&seed) % 8;
-			m->prio = (int32_t)(rnd(&seed) % 5) - 2;
-			m->deadline = rnd(&seed) % 3 ? now + 1 +
-			    rnd(&seed) % 200 : 0;
-			m->w = waitq_add(&q, NULL, m->seq, m->dev, m->bytes,
-			    m->prio, m->deadline);
-			assert_non_null(m->w);
-			m->arrival = m->w->arrival;
-			m->live = 1;
-		} else if (r < 65 && nmodels > 0) {
-			m = &models[rnd(&seed) % nmodels];
-			if (m->live) {
-				waitq_cancel(&q, m->w);
-				m->live = 0;
-			}
-		} else if (r < 90) {
-			size_t dev = rnd(&seed) % 3;
-
-			s->avail = rnd(&seed) % 12;
-			s->n = 0;
-			n = model_serve(dev, s->avail, want);
-			assert_int_equal(waitq_serve(&q, dev, fits_random,
-			    grant_random, s), n);
-			assert_int_equal(s->n, n);
-			for (i = 0; i < n; i++) {
-				assert_int_equal(s->seqs[i], want[i]);
-				model_find(want[i])->live = 0;
-			}
-		} else {
-			s->n = 0;
-			waitq_expire(&q, now, expire_random, s);
-			for (i = 0; i < s->n; i++) {
-				m = model_find(s->seqs[i]);
-				assert_true(m->live);
-				assert_true(m->deadline != 0 &&
-				    m->deadline <= now);
-				m->live = 0;
-			}
-			for (i = 0; i < nmodels; i++)
-				assert_false(models[i].live &&
-				    models[i].deadline != 0 &&
-				    models[i].deadline <= now);
-		}
-		model_check(&q);
-	}
-	waitq_free(&q);
-	test_free(s);
-}
-
 int
 main(void)
 {
@@ -831,7 +586,6 @@ main(void)
 		cmocka_unit_test(test_expire_reentry),
 		cmocka_unit_test(test_bad_device),
 		cmocka_unit_test(test_enomem),
-		cmocka_unit_test(test_random),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,110 @@
+/*
+ * The segment every process of one simulated machine maps: its layout and
+ * what state.c, which owns it, gives the files that work on it (share.c:
+ * exported VMM allocations; gate.c: the gate driver calls pass; ckstate.c:
+ * the checkpoint operations). The rest of the simulator uses sim.h.
+ */
+#ifndef SIMCUDA_SEGMENT_H
+#define SIMCUDA_SEGMENT_H
+
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sim.h"
+
+#define STATE_PROCS	4096		/* processes holding memory at once */
+
+struct state_proc {
+	int32_t		pid;		/* 0: free slot */
+	uint32_t	pad;
+	uint64_t	start;		/* /proc/PID/stat field 22, which tells
+					 * a reused pid apart */
+	uint64_t	used[SIM_MAX_DEVICES];
+	/* Checkpoint (DESIGN.md §4 host swap): ckstate and locker change
+	 * under the lock; locked and inflight are futex words, read and
+	 * written with atomics. */
+	uint32_t	ckstate;	/* CK_* */
+	uint32_t	locked;		/* non-zero: the process's calls wait */
+	uint32_t	inflight;	/* its driver calls in progress */
+	int32_t		locker;		/* pid of the Lock in progress */
+	uint64_t	locker_start;
+	uint64_t	parked[SIM_MAX_DEVICES];	/* what Checkpoint released */
+};
+
+#define STATE_SHARES	256		/* exported VMM allocations at once */
+#define SHARE_HOLDERS	16		/* processes holding one at once */
+
+/*
+ * A VMM allocation exported to other processes (vmm.c), known by the
+ * memfd inode that backs it. Its bytes stay charged while any process
+ * holds it: to its creator's slot while the creator holds it, then to no
+ * slot ("orphaned", in used[] only) until the last holder lets go or
+ * dies, as the real driver frees it only then. Slots are kept plus one,
+ * so that zero is none.
+ */
+struct state_share {
+	uint64_t	dev, ino;	/* ino 0: a free record */
+	uint64_t	bytes;
+	int32_t		phys;
+	int32_t		owner;		/* slot + 1 charged, or 0: orphaned */
+	int32_t		holder[SHARE_HOLDERS];	/* slot + 1, or 0 */
+};
+
+/* LOCKING: a Lock is waiting for the calls in flight; reads as RUNNING. */
+enum { CK_RUNNING, CK_LOCKING, CK_LOCKED, CK_CHECKPOINTED };
+
+/*
+ * The segment. Whoever finds it uninitialised (ready == 0) initialises it
+ * under an flock on the segment, so processes starting at once agree, and
+ * a creator that dies half-way leaves it for the next one to redo.
+ */
+struct state_shared {
+	uint32_t	magic;
+	uint32_t	size;		/* sizeof(struct state_shared) */
+	uint32_t	ready;
+	uint32_t	ndev;
+	uint32_t	nslots;		/* procs[] used so far: scans stop there */
+	uint32_t	pad;
+	uint64_t	capacity[SIM_MAX_DEVICES];
+	uint64_t	used[SIM_MAX_DEVICES];	/* sum of procs[].used and of
+						 * orphaned shares */
+	pthread_mutex_t	lock;		/* process-shared and robust */
+	struct state_proc procs[STATE_PROCS];
+	struct state_share shares[STATE_SHARES];
+};
+
+extern struct state_shared *state_shm;	/* NULL before state_attach */
+extern int state_self_slot;		/* this process's procs[], or -1 */
+/* The same slot for the gate, from cuInit on (state_join); NULL before
+ * and in a forked child. Read and written with atomics. */
+extern struct state_proc *state_self_proc;
+
+/* state.c: the lock, the slots, and the memory of dead processes. */
+int		state_lock(void);	/* 0, or -1 (logged) */
+void		state_unlock(void);
+/* This process's slot, taken on first use; -1 if the table is full. */
+int		state_self_get(void);
+/* Start time and liveness of pid; -1 if it is gone or a zombie. */
+int		proc_start(pid_t pid, uint64_t *start);
+int		proc_alive(const struct state_proc *sp);
+void		slot_clear(struct state_proc *sp);	/* it died or left */
+void		state_reap(void);	/* slot_clear() every dead process */
+int		state_fits(int phys, uint64_t bytes);	/* room on phys now */
+
+/* share.c: for slot_clear and the repair after a holder died. */
+void		share_drop_slot(int slot);	/* lets go of all it holds */
+void		share_repair(void);	/* orphaned shares back in used[] */
+
+static inline long
+futex(uint32_t *word, int op, uint32_t val, const struct timespec *timeout)
+{
+	/* Not FUTEX_PRIVATE_FLAG: the words are shared between processes. */
+	return syscall(SYS_futex, word, op, val, timeout, NULL, 0);
+}
+
+#endif
