@@ -159,43 +159,38 @@ signal_event(struct event_loop *loop, int fd, int mask, void *arg)
 	}
 }
 
-int
-main(int argc, char *argv[])
+/* The command line into arb (-c, -s) and the flags; exits on -h, -V. */
+static void
+options(int argc, char *argv[], struct arbiter *arb, int *foreground,
+    int *check)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static struct arbiter arb;
-	char sockbuf[PATH_MAX];
-	struct config conf;
-	int ch, foreground = 0, check = 0, ready = -1, sigfd, rc = 1;
+	static char sockbuf[PATH_MAX];
+	int ch;
 
-	/* A descriptor inherited from whoever started us (a pipe, a fifo)
-	 * would stay open as long as the daemon runs: its reader would never
-	 * see end-of-file. */
-	closefrom(STDERR_FILENO + 1);
-	log_init("gpufracd", LOG_LVL_INFO, 0);
-	arb.conf_path = CONFIG_PATH_DEFAULT;
-	arb.conf_optional = 1;
+	arb->conf_path = CONFIG_PATH_DEFAULT;
+	arb->conf_optional = 1;
 	while ((ch = getopt_long(argc, argv, "c:fhns:V", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'c':
-			arb.conf_path = optarg;
-			arb.conf_optional = 0;
+			arb->conf_path = optarg;
+			arb->conf_optional = 0;
 			break;
 		case 'f':
-			foreground = 1;
+			*foreground = 1;
 			break;
 		case 'h':
 			usage(0);
 		case 'n':
-			check = 1;
+			*check = 1;
 			break;
 		case 's':
-			arb.socket_arg = socket_absolute(optarg, sockbuf,
+			arb->socket_arg = socket_absolute(optarg, sockbuf,
 			    sizeof(sockbuf));
 			break;
 		case 'V':
@@ -206,7 +201,21 @@ main(int argc, char *argv[])
 	}
 	if (optind != argc)
 		usage(2);
+}
 
+int
+main(int argc, char *argv[])
+{
+	static struct arbiter arb;
+	struct config conf;
+	int foreground = 0, check = 0, ready = -1, sigfd, rc = 1;
+
+	/* A descriptor inherited from whoever started us (a pipe, a fifo)
+	 * would stay open as long as the daemon runs: its reader would never
+	 * see end-of-file. */
+	closefrom(STDERR_FILENO + 1);
+	log_init("gpufracd", LOG_LVL_INFO, 0);
+	options(argc, argv, &arb, &foreground, &check);
 	config_init(&conf);
 	if (arbiter_read_config(&conf, arb.conf_path, arb.conf_optional,
 	    arb.socket_arg, report_stderr, NULL) > 0)
