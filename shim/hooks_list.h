@@ -24,10 +24,20 @@
 #include <cuda.h>
 
 /* cuda.h makes these names macros for newer ABIs; here they are symbols. */
+#undef cuCtxDestroy
+#undef cuCtxPopCurrent
+#undef cuCtxPushCurrent
+#undef cuDevicePrimaryCtxRelease
+#undef cuDevicePrimaryCtxReset
+#undef cuDevicePrimaryCtxSetFlags
+#undef cuEventDestroy
+#undef cuEventElapsedTime
 #undef cuGetProcAddress
 #undef cuIpcOpenMemHandle
+#undef cuMemHostRegister
 #undef cuMemcpyBatchAsync
 #undef cuMemcpy3DBatchAsync
+#undef cuStreamDestroy
 
 #ifndef HOOK_ABI
 #define HOOK_ABI(name, version, ptds, symbol)
@@ -81,18 +91,83 @@
 #define A_SET2D(v)	dstDevice, dstPitch, v, Width, Height
 
 HOOK("cuArray3DCreate", 3020, cuArray3DCreate_v2)
+GATE("cuArray3DGetDescriptor", 3020, cuArray3DGetDescriptor_v2,
+    (CUDA_ARRAY3D_DESCRIPTOR *pArrayDescriptor, CUarray hArray),
+    (pArrayDescriptor, hArray))
 HOOK("cuArrayCreate", 3020, cuArrayCreate_v2)
 HOOK("cuArrayDestroy", 2000, cuArrayDestroy)
+GATE("cuArrayGetDescriptor", 3020, cuArrayGetDescriptor_v2,
+    (CUDA_ARRAY_DESCRIPTOR *pArrayDescriptor, CUarray hArray),
+    (pArrayDescriptor, hArray))
+GATE("cuCtxDestroy", 2000, cuCtxDestroy, (CUcontext ctx), (ctx))
+GATE("cuCtxDestroy", 4000, cuCtxDestroy_v2, (CUcontext ctx), (ctx))
+GATE("cuCtxGetApiVersion", 3020, cuCtxGetApiVersion,
+    (CUcontext ctx, unsigned int *version), (ctx, version))
+GATE("cuCtxGetCurrent", 4000, cuCtxGetCurrent, (CUcontext *pctx), (pctx))
+GATE("cuCtxGetFlags", 7000, cuCtxGetFlags, (unsigned int *flags), (flags))
+GATE("cuCtxGetId", 12000, cuCtxGetId,
+    (CUcontext ctx, unsigned long long *ctxId), (ctx, ctxId))
+GATE("cuCtxGetStreamPriorityRange", 5050, cuCtxGetStreamPriorityRange,
+    (int *leastPriority, int *greatestPriority), (leastPriority,
+    greatestPriority))
+GATE("cuCtxPopCurrent", 2000, cuCtxPopCurrent, (CUcontext *pctx), (pctx))
+GATE("cuCtxPopCurrent", 4000, cuCtxPopCurrent_v2, (CUcontext *pctx), (pctx))
+GATE("cuCtxPushCurrent", 2000, cuCtxPushCurrent, (CUcontext ctx), (ctx))
+GATE("cuCtxPushCurrent", 4000, cuCtxPushCurrent_v2, (CUcontext ctx), (ctx))
+GATE("cuCtxSetCurrent", 4000, cuCtxSetCurrent, (CUcontext ctx), (ctx))
 GATE_SYNC("cuCtxSynchronize", 2000, cuCtxSynchronize, (void), ())
 /* CUDA 13's takes a context (cuCtxSynchronize_v2): not hooked. */
 NEWER("cuCtxSynchronize", 13000, cuCtxSynchronize_v2)
+GATE("cuDeviceGet", 2000, cuDeviceGet,
+    (CUdevice *device, int ordinal), (device, ordinal))
+GATE("cuDeviceGetAttribute", 2000, cuDeviceGetAttribute,
+    (int *pi, CUdevice_attribute attrib, CUdevice dev), (pi, attrib, dev))
+GATE("cuDeviceGetDefaultMemPool", 11020, cuDeviceGetDefaultMemPool,
+    (CUmemoryPool *pool_out, CUdevice dev), (pool_out, dev))
+GATE("cuDeviceGetName", 2000, cuDeviceGetName,
+    (char *name, int len, CUdevice dev), (name, len, dev))
+GATE("cuDeviceGetPCIBusId", 4010, cuDeviceGetPCIBusId,
+    (char *pciBusId, int len, CUdevice dev), (pciBusId, len, dev))
+GATE("cuDevicePrimaryCtxGetState", 7000, cuDevicePrimaryCtxGetState,
+    (CUdevice dev, unsigned int *flags, int *active), (dev, flags, active))
+GATE("cuDevicePrimaryCtxRelease", 7000, cuDevicePrimaryCtxRelease,
+    (CUdevice dev), (dev))
+GATE("cuDevicePrimaryCtxRelease", 11000, cuDevicePrimaryCtxRelease_v2,
+    (CUdevice dev), (dev))
+GATE("cuDevicePrimaryCtxReset", 7000, cuDevicePrimaryCtxReset,
+    (CUdevice dev), (dev))
+GATE("cuDevicePrimaryCtxReset", 11000, cuDevicePrimaryCtxReset_v2,
+    (CUdevice dev), (dev))
+GATE("cuDevicePrimaryCtxRetain", 7000, cuDevicePrimaryCtxRetain,
+    (CUcontext *pctx, CUdevice dev), (pctx, dev))
+GATE("cuDevicePrimaryCtxSetFlags", 7000, cuDevicePrimaryCtxSetFlags,
+    (CUdevice dev, unsigned int flags), (dev, flags))
+GATE("cuDevicePrimaryCtxSetFlags", 11000, cuDevicePrimaryCtxSetFlags_v2,
+    (CUdevice dev, unsigned int flags), (dev, flags))
+GATE("cuDeviceSetMemPool", 11020, cuDeviceSetMemPool,
+    (CUdevice dev, CUmemoryPool pool), (dev, pool))
 HOOK("cuDeviceTotalMem", 3020, cuDeviceTotalMem_v2)
+GATE("cuEventCreate", 2000, cuEventCreate,
+    (CUevent *phEvent, unsigned int Flags), (phEvent, Flags))
+GATE("cuEventDestroy", 2000, cuEventDestroy, (CUevent hEvent), (hEvent))
+GATE("cuEventDestroy", 4000, cuEventDestroy_v2, (CUevent hEvent), (hEvent))
+GATE("cuEventElapsedTime", 2000, cuEventElapsedTime,
+    (float *pMilliseconds, CUevent hStart, CUevent hEnd), (pMilliseconds,
+    hStart, hEnd))
+GATE("cuEventElapsedTime", 12080, cuEventElapsedTime_v2,
+    (float *pMilliseconds, CUevent hStart, CUevent hEnd), (pMilliseconds,
+    hStart, hEnd))
+GATE("cuEventQuery", 2000, cuEventQuery, (CUevent hEvent), (hEvent))
+GATE_PT("cuEventRecord", 2000, cuEventRecord, 7000, cuEventRecord_ptsz,
+    (CUevent hEvent, CUstream hStream), (hEvent, hStream))
 GATE_SYNC("cuEventSynchronize", 2000, cuEventSynchronize,
     (CUevent hEvent), (hEvent))
 HOOK("cuGetProcAddress", 11030, cuGetProcAddress)
 HOOK("cuGetProcAddress", 12000, cuGetProcAddress_v2)
 GATE_PT("cuGraphLaunch", 10000, cuGraphLaunch, 10000, cuGraphLaunch_ptsz,
     (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream))
+GATE("cuIpcCloseMemHandle", 4010, cuIpcCloseMemHandle,
+    (CUdeviceptr dptr), (dptr))
 GATE_IPC("cuIpcGetMemHandle", 4010, cuIpcGetMemHandle,
     (CUipcMemHandle *pHandle, CUdeviceptr dptr), (pHandle, dptr))
 GATE_IPC("cuIpcOpenMemHandle", 4010, cuIpcOpenMemHandle,
@@ -112,24 +187,68 @@ GATE_PT("cuLaunchKernelEx", 11060, cuLaunchKernelEx,
     11060, cuLaunchKernelEx_ptsz,
     (const CUlaunchConfig *config, CUfunction f, void **kernelParams,
     void **extra), (config, f, kernelParams, extra))
+GATE("cuMemAddressFree", 10020, cuMemAddressFree,
+    (CUdeviceptr ptr, size_t size), (ptr, size))
+GATE("cuMemAddressReserve", 10020, cuMemAddressReserve,
+    (CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr,
+    unsigned long long flags), (ptr, size, alignment, addr, flags))
 HOOK("cuMemAlloc", 3020, cuMemAlloc_v2)
 HOOK_PT("cuMemAllocAsync", 11020, cuMemAllocAsync, 11020,
     cuMemAllocAsync_ptsz)
 HOOK_PT("cuMemAllocFromPoolAsync", 11020, cuMemAllocFromPoolAsync, 11020,
     cuMemAllocFromPoolAsync_ptsz)
+GATE("cuMemAllocHost", 3020, cuMemAllocHost_v2,
+    (void **pp, size_t bytesize), (pp, bytesize))
 HOOK("cuMemAllocManaged", 6000, cuMemAllocManaged)
 HOOK("cuMemAllocPitch", 3020, cuMemAllocPitch_v2)
 HOOK("cuMemCreate", 10020, cuMemCreate)
+GATE("cuMemExportToShareableHandle", 10020, cuMemExportToShareableHandle,
+    (void *shareableHandle, CUmemGenericAllocationHandle handle,
+    CUmemAllocationHandleType handleType, unsigned long long flags),
+    (shareableHandle, handle, handleType, flags))
 HOOK("cuMemFree", 3020, cuMemFree_v2)
 /* Back to its pool, not to the device: the pool's charge stays. */
 GATE_PT("cuMemFreeAsync", 11020, cuMemFreeAsync, 11020, cuMemFreeAsync_ptsz,
     (CUdeviceptr dptr, CUstream hStream), (dptr, hStream))
+GATE("cuMemFreeHost", 2000, cuMemFreeHost, (void *p), (p))
+GATE("cuMemGetAccess", 10020, cuMemGetAccess,
+    (unsigned long long *flags, const CUmemLocation *location,
+    CUdeviceptr ptr), (flags, location, ptr))
+GATE("cuMemGetAddressRange", 3020, cuMemGetAddressRange_v2,
+    (CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr), (pbase, psize,
+    dptr))
+GATE("cuMemGetAllocationGranularity", 10020, cuMemGetAllocationGranularity,
+    (size_t *granularity, const CUmemAllocationProp *prop,
+    CUmemAllocationGranularity_flags option), (granularity, prop, option))
+GATE("cuMemGetAllocationPropertiesFromHandle", 10020, cuMemGetAllocationPropertiesFromHandle,
+    (CUmemAllocationProp *prop, CUmemGenericAllocationHandle handle), (prop,
+    handle))
 HOOK("cuMemGetInfo", 3020, cuMemGetInfo_v2)
+GATE("cuMemHostAlloc", 2020, cuMemHostAlloc,
+    (void **pp, size_t bytesize, unsigned int Flags), (pp, bytesize, Flags))
+GATE("cuMemHostGetDevicePointer", 3020, cuMemHostGetDevicePointer_v2,
+    (CUdeviceptr *pdptr, void *p, unsigned int Flags), (pdptr, p, Flags))
+GATE("cuMemHostGetFlags", 2030, cuMemHostGetFlags,
+    (unsigned int *pFlags, void *p), (pFlags, p))
+GATE("cuMemHostRegister", 4000, cuMemHostRegister,
+    (void *p, size_t bytesize, unsigned int Flags), (p, bytesize, Flags))
+GATE("cuMemHostRegister", 6050, cuMemHostRegister_v2,
+    (void *p, size_t bytesize, unsigned int Flags), (p, bytesize, Flags))
+GATE("cuMemHostUnregister", 4000, cuMemHostUnregister, (void *p), (p))
+GATE("cuMemImportFromShareableHandle", 10020, cuMemImportFromShareableHandle,
+    (CUmemGenericAllocationHandle *handle, void *osHandle,
+    CUmemAllocationHandleType shHandleType), (handle, osHandle, shHandleType))
 HOOK("cuMemMap", 10020, cuMemMap)
 HOOK("cuMemPoolDestroy", 11020, cuMemPoolDestroy)
+GATE("cuMemPoolSetAttribute", 11020, cuMemPoolSetAttribute,
+    (CUmemoryPool pool, CUmemPool_attribute attr, void *value), (pool, attr,
+    value))
 HOOK("cuMemPoolTrimTo", 11020, cuMemPoolTrimTo)
 HOOK("cuMemRelease", 10020, cuMemRelease)
 HOOK("cuMemRetainAllocationHandle", 11000, cuMemRetainAllocationHandle)
+GATE("cuMemSetAccess", 10020, cuMemSetAccess,
+    (CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count),
+    (ptr, size, desc, count))
 HOOK("cuMemUnmap", 10020, cuMemUnmap)
 GATE_PT("cuMemcpy", 4000, cuMemcpy, 7000, cuMemcpy_ptds,
     (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount),
@@ -256,8 +375,31 @@ GATE_PT("cuMemsetD8Async", 3020, cuMemsetD8Async,
     (dstDevice, uc, N, hStream))
 HOOK("cuMipmappedArrayCreate", 5000, cuMipmappedArrayCreate)
 HOOK("cuMipmappedArrayDestroy", 5000, cuMipmappedArrayDestroy)
+GATE("cuPointerGetAttribute", 4000, cuPointerGetAttribute,
+    (void *data, CUpointer_attribute attribute, CUdeviceptr ptr), (data,
+    attribute, ptr))
+GATE("cuPointerGetAttributes", 7000, cuPointerGetAttributes,
+    (unsigned int numAttributes, CUpointer_attribute *attributes, void **data,
+    CUdeviceptr ptr), (numAttributes, attributes, data, ptr))
+GATE("cuStreamCreate", 2000, cuStreamCreate,
+    (CUstream *phStream, unsigned int Flags), (phStream, Flags))
+GATE("cuStreamCreateWithPriority", 5050, cuStreamCreateWithPriority,
+    (CUstream *phStream, unsigned int flags, int priority), (phStream, flags,
+    priority))
+GATE("cuStreamDestroy", 2000, cuStreamDestroy, (CUstream hStream), (hStream))
+GATE("cuStreamDestroy", 4000, cuStreamDestroy_v2,
+    (CUstream hStream), (hStream))
+GATE_PT("cuStreamGetFlags", 5050, cuStreamGetFlags, 7000, cuStreamGetFlags_ptsz,
+    (CUstream hStream, unsigned int *flags), (hStream, flags))
+GATE_PT("cuStreamGetPriority", 5050, cuStreamGetPriority, 7000, cuStreamGetPriority_ptsz,
+    (CUstream hStream, int *priority), (hStream, priority))
+GATE_PT("cuStreamQuery", 2000, cuStreamQuery, 7000, cuStreamQuery_ptsz,
+    (CUstream hStream), (hStream))
 GATE_SYNC_PT("cuStreamSynchronize", 2000, cuStreamSynchronize,
     7000, cuStreamSynchronize_ptsz, (CUstream hStream), (hStream))
+GATE_PT("cuStreamWaitEvent", 3020, cuStreamWaitEvent, 7000, cuStreamWaitEvent_ptsz,
+    (CUstream hStream, CUevent hEvent, unsigned int Flags), (hStream, hEvent,
+    Flags))
 
 #undef P_LAUNCH
 #undef A_LAUNCH
