@@ -144,30 +144,6 @@ render_devices(struct render *r)
 typedef uint64_t group_fn(const struct render *, size_t, size_t);
 
 static uint64_t
-grp_limit(const struct render *r, size_t g, size_t d)
-{
-	return r->l->groups[g].share[d].limit;
-}
-
-static uint64_t
-grp_guarantee(const struct render *r, size_t g, size_t d)
-{
-	return r->l->groups[g].share[d].guarantee;
-}
-
-static uint64_t
-grp_used(const struct render *r, size_t g, size_t d)
-{
-	return r->l->groups[g].share[d].used;
-}
-
-static uint64_t
-grp_host(const struct render *r, size_t g, size_t d)
-{
-	return r->l->groups[g].share[d].host;
-}
-
-static uint64_t
 grp_borrowed(const struct render *r, size_t g, size_t d)
 {
 	return r->borrowed[d * r->l->ngroups + g];
@@ -179,24 +155,41 @@ grp_clients(const struct render *r, size_t g, size_t d)
 	return r->l->groups[g].share[d].nclients;
 }
 
+/* A ledger_share's own figure: its offset, and no get. */
+#define GRP_FIELD(f)	offsetof(struct ledger_share, f), NULL
+#define GRP_GET(fn)	0, fn
+
 static const struct {
 	const char	*name;
 	const char	*help;
+	size_t		 off;
 	group_fn	*get;
 } group_gauges[] = {
 	{ "gpufrac_group_limit_bytes", "The group's limit on the device "
-	  "(group default: each process's).", grp_limit },
+	  "(group default: each process's).", GRP_FIELD(limit) },
 	{ "gpufrac_group_guarantee_bytes",
-	  "Memory guaranteed to the group on the device.", grp_guarantee },
+	  "Memory guaranteed to the group on the device.",
+	  GRP_FIELD(guarantee) },
 	{ "gpufrac_group_used_bytes",
-	  "Device memory charged to the group's processes.", grp_used },
+	  "Device memory charged to the group's processes.", GRP_FIELD(used) },
 	{ "gpufrac_group_host_bytes",
-	  "The group's memory swapped out to host memory.", grp_host },
+	  "The group's memory swapped out to host memory.", GRP_FIELD(host) },
 	{ "gpufrac_group_borrowed_bytes",
-	  "Other groups' unused guarantees the group holds.", grp_borrowed },
+	  "Other groups' unused guarantees the group holds.",
+	  GRP_GET(grp_borrowed) },
 	{ "gpufrac_group_clients",
-	  "The group's processes that opened the device.", grp_clients },
+	  "The group's processes that opened the device.",
+	  GRP_GET(grp_clients) },
 };
+
+static uint64_t
+group_gauge(const struct render *r, size_t i, size_t g, size_t d)
+{
+	if (group_gauges[i].get != NULL)
+		return group_gauges[i].get(r, g, d);
+	return *(const uint64_t *)(const void *)((const char *)
+	    &r->l->groups[g].share[d] + group_gauges[i].off);
+}
 
 static void
 render_groups(struct render *r)
@@ -214,7 +207,7 @@ render_groups(struct render *r)
 				lb[1] = (struct metrics_label){ "uuid",
 				    r->uuid[d] };
 				metrics_text_u64(&r->t, group_gauges[i].name,
-				    lb, 2, group_gauges[i].get(r, g, d));
+				    lb, 2, group_gauge(r, i, g, d));
 			}
 	}
 }
