@@ -69,7 +69,8 @@ check "and still shows the processes" row_shows "$PID_big"
 
 daemon_stop
 wait_for "top says the daemon went away" 10 shows "gpufracd is not reachable"
-check "and why" shows "cannot connect to '$GPUFRAC_SOCKET'"
+# The look under way when it went may say "closed" first: the next says why.
+wait_for "and why" 10 shows "cannot connect to '$GPUFRAC_SOCKET'"
 daemon_start
 wait_for "top shows the daemon back, with the process that rejoined" 20 \
 	row_shows "$PID_big"
