@@ -1,5 +1,6 @@
 # gpufrac: fractional GPU memory sharing. `make`, `make check`, `make demo`,
-# `make bench`, `make bench-share` (bench/), `make clean`.
+# `make bench`, `make bench-share` (bench/), `make soak` (mk/soak.mk),
+# `make fuzz` (mk/fuzz.mk), `make clean`.
 # CC, CFLAGS, LDFLAGS, PREFIX, DESTDIR, CUDA_HOME may be overridden;
 # SANITIZE=address or SANITIZE=thread builds everything with a sanitizer.
 # Everything built goes under O (default build/), laid out like the source

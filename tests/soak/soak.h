@@ -2,11 +2,12 @@
  * The soak's driver (make soak): what its parts share. soak.c runs it
  * (settings, the work directory, the phases, the verdict); soak_daemon.c
  * owns gpufracd (its configurations, starts, stops, reloads); soak_fleet.c
- * the client processes; soak_chaos.c the schedule of what goes wrong and
- * the gpufracctl commands it runs; soak_check.c the comparisons at quiet
- * points and at the end, of what soak_look.c (the daemon's and the
- * driver's state) and soak_json.c (gpufracctl's JSON) see; soak_report.c
- * the table and the JSON line. soak_client.c and soak_kinds.c are the
+ * the client processes, soak_stuck.c what one that is stuck was doing;
+ * soak_chaos.c the schedule of what goes wrong and the gpufracctl
+ * commands it runs; soak_check.c the comparisons at quiet points and at
+ * the end, of what soak_look.c (the daemon's and the driver's state) and
+ * soak_json.c (gpufracctl's JSON) see; soak_report.c the table and the
+ * JSON line. soak_client.c and soak_kinds.c are the
  * client, a program of its own; soak_proto.h is what both sides share.
  * One thread: every part runs from the loop in soak.c.
  */
@@ -45,7 +46,11 @@ struct soak_client {
 	pid_t		pid;		/* 0: none in the slot */
 	int		to, from;	/* its stdin, its stdout */
 	int		ready;		/* said READY */
-	int		settled;	/* said SETTLED since the last pause */
+	uint64_t	pauses_sent;	/* PAUSEs told */
+	int		settled;	/* settled at the last one (its slot's
+					   pauses, fleet_listen) */
+	int		held_out;	/* not settled: swapped out and waiting
+					   to come back (fleet_settle) */
 	int		quitting;	/* told QUIT */
 	int		bye;		/* said BYE */
 	int		group;		/* GROUP_* */
@@ -174,13 +179,24 @@ int	fleet_find(const struct soak *s, pid_t pid);
 void	fleet_listen(struct soak *s);
 void	fleet_kill(struct soak *s, int i);
 void	fleet_refill(struct soak *s);
-/* Every client ready; then pause them all and wait for them to settle
- * (those that do not are stuck: said, and killed). */
+/*
+ * Every client ready; then pause them all and wait for them to settle,
+ * or be held out: swapped out, in a call that waits to come back (for
+ * room others hold, which paused, they will not free). Those neither
+ * settled nor held out in time are stuck: said, and killed.
+ */
 void	fleet_settle(struct soak *s);
+/* What the client in slot i holds, as it last published it: 0, or -1
+ * if it was changing it (read again). */
+int	fleet_truth(const struct soak *s, int i, uint64_t *charged,
+	    uint64_t *driver);
 void	fleet_resume(struct soak *s);
 /* Tell every client to quit and wait for each to exit. */
 void	fleet_quit(struct soak *s);
 int	fleet_live(const struct soak *s);
+
+/* soak_stuck.c: what the client in slot i was doing, on stderr. */
+void	stuck_say(struct soak *s, int i);
 
 /* soak_chaos.c */
 int	chaos_plan(struct soak *s);

@@ -1,11 +1,14 @@
 /*
  * The checks, exact to the byte, at a quiet point (every client settled,
- * no call in progress) and at the end (every client gone). For each live
- * client and device, with the daemon's figures from ps and allocs:
+ * no call in progress, or held out: waiting to be swapped back in, and
+ * compared only if it waits between its calls) and at the end (every
+ * client gone). For each live client and device, with the daemon's
+ * figures from ps and allocs:
  *   used + host - leased - context == what the client counts as charged
  *     (its allocations by gpufrac's rules: nothing lost, nothing twice);
  *   used + host - leased == what the client counts the driver holding
- *     (its allocations in granules, chunks and pages, and its contexts);
+ *     (its allocations in granules, chunks and pages, and its contexts;
+ *     out on the host, to the rounding of its last second, row_compare);
  *   used - leased == what the driver (NVML) says the process holds;
  *   and it is not waiting: a settled client asks nothing.
  * For each device: used - leased == the driver's used memory, and host is
@@ -13,7 +16,8 @@
  * the end: no client, nothing used, leased or out on the host, and the
  * driver's devices empty. "leased" is the unused part of leases, which
  * the daemon charges and the driver does not hold (ledger.h, DESIGN.md).
- * And gpufracctl's own status --json and ps --json say the same.
+ * And gpufracctl's own status --json and ps --json say the same, and the
+ * daemon is not swapping processes out and in over and over.
  *
  * The daemon hears of frees and lease returns asynchronously and
  * measures contexts once a second: a comparison is repeated until it
@@ -33,6 +37,8 @@
 #define POINT_MS	15000	/* contexts are measured every second */
 #define END_MS		30000	/* exits are noticed, charges returned */
 #define RETRY_US	50000
+#define CHURN_SWAPS	50	/* more in LOOK_SWAPS_MS: out and in again */
+#define SWAPPED_SLACK	(1u << 20)	/* see row_compare */
 #define MAX_WHY		12
 
 struct verdict {
@@ -80,20 +86,66 @@ unused_device(struct verdict *v, pid_t pid, int ord,
 	}
 }
 
+/*
+ * One process's row on device ord against its own count and the driver.
+ * Out on the host, its "context" record (its contexts and the granules
+ * its allocations were rounded up to) is as last measured, up to a
+ * second before it went out: NVML sees nothing of a checkpointed
+ * process. It may be off then by the rounding of what was allocated and
+ * freed meanwhile, within SWAPPED_SLACK, not by a context.
+ */
+static void
+row_compare(struct verdict *v, const struct gf_client *row, uint64_t ctx,
+    uint64_t charged, uint64_t held, uint64_t nv, int ord)
+{
+	uint64_t hold = row->used + row->host - row->leased;
+	uint64_t alloc = hold - ctx, on_dev = row->used - row->leased;
+	const char *state = row->state == GF_STATE_SWAPPED ? "swapped" :
+	    "running";
+
+	if (alloc != charged) {
+		bad(v, "pid %u device %d (%s): gpufracd charges its "
+		    "allocations %" PRIu64 " (used %" PRIu64 " host %" PRIu64
+		    " leased %" PRIu64 " context %" PRIu64 "), it counts %"
+		    PRIu64, row->pid, ord, state, alloc, row->used, row->host,
+		    row->leased, ctx, charged);
+		v->lost += diff(alloc, charged);
+	}
+	if (row->state == GF_STATE_SWAPPED ? diff(hold, held) > SWAPPED_SLACK :
+	    hold != held)
+		bad(v, "pid %u device %d (%s): gpufracd charges %" PRIu64
+		    " with its context, it counts the driver holding %" PRIu64
+		    ", the driver says %" PRIu64, row->pid, ord, state, hold,
+		    held, nv);
+	if (nv != on_dev)
+		bad(v, "pid %u device %d (%s): the driver says it holds %"
+		    PRIu64 ", gpufracd charges %" PRIu64 " on the device",
+		    row->pid, ord, state, nv, on_dev);
+}
+
 static void
 client_device(struct soak *s, const struct look *l, int i, int ord,
     struct verdict *v)
 {
 	pid_t pid = s->clients[i].pid;
 	const struct gf_client *row = look_client(l, pid, ord);
-	uint64_t charged = s->slots[i].charged[ord];
-	uint64_t held = s->slots[i].driver[ord];
-	uint64_t ctx = l->context[i][ord], hold, alloc, nv, on_dev;
+	uint64_t charged_all[SOAK_MAX_DEV], held_all[SOAK_MAX_DEV];
+	uint64_t ctx = l->context[i][ord], charged, held;
 
 	if (!(s->clients[i].devmask & (1u << ord))) {
 		unused_device(v, pid, ord, row);
 		return;
 	}
+	/* Held out in the middle of one of its calls: no count to hold to. */
+	if (s->clients[i].held_out &&
+	    __atomic_load_n(&s->slots[i].call, __ATOMIC_RELAXED) != 0)
+		return;
+	if (fleet_truth(s, i, charged_all, held_all) < 0) {
+		bad(v, "pid %d: its count was changing", (int)pid);
+		return;
+	}
+	charged = charged_all[ord];
+	held = held_all[ord];
 	if (row == NULL) {
 		bad(v, "pid %d device %d: not in gpufracctl ps, and holds "
 		    "%" PRIu64 " (charged %" PRIu64 ")", (int)pid, ord, held,
@@ -102,28 +154,9 @@ client_device(struct soak *s, const struct look *l, int i, int ord,
 		return;
 	}
 	if (row->state == GF_STATE_WAITING)
-		bad(v, "pid %d: waiting, though settled", (int)pid);
-	hold = row->used + row->host - row->leased;
-	alloc = hold - ctx;
-	if (alloc != charged) {
-		bad(v, "pid %d device %d: gpufracd charges its allocations "
-		    "%" PRIu64 " (used %" PRIu64 " host %" PRIu64 " leased %"
-		    PRIu64 " context %" PRIu64 "), it counts %" PRIu64,
-		    (int)pid, ord, alloc, row->used, row->host, row->leased,
-		    ctx, charged);
-		v->lost += diff(alloc, charged);
-	}
-	if (hold != held)
-		bad(v, "pid %d device %d: gpufracd charges %" PRIu64 " with "
-		    "its context, it counts the driver holding %" PRIu64,
-		    (int)pid, ord, hold, held);
-	nv = look_driver_proc(l, pid, ord);
-	on_dev = row->used - row->leased;
-	if (nv != on_dev)
-		bad(v, "pid %d device %d: the driver says it holds %" PRIu64
-		    ", gpufracd charges %" PRIu64 " on the device (%s)",
-		    (int)pid, ord, nv, on_dev, row->state ==
-		    GF_STATE_SWAPPED ? "swapped" : "running");
+		bad(v, "pid %d: waiting, though it asks nothing", (int)pid);
+	row_compare(v, row, ctx, charged, held, look_driver_proc(l, pid,
+	    ord), ord);
 }
 
 /* Rows of processes that are no live client. */
@@ -196,6 +229,11 @@ compare(struct soak *s, const struct look *l, struct verdict *v, int end)
 		    (r == 0 || l->ps[r - 1].pid != l->ps[r].pid);
 	strangers(s, l, v);
 	devices(l, v, end);
+	/* Nothing moves while the clients stand still, but for swaps in. */
+	if (l->recent_swaps > CHURN_SWAPS)
+		bad(v, "%u swaps in %d ms with the clients standing still, "
+		    "the last of pid %u: %s", l->recent_swaps, LOOK_SWAPS_MS,
+		    l->swap_pid, l->swap_reason);
 	if (end && l->st.daemon.nclients != 0)
 		bad(v, "gpufracd counts %u clients with none left",
 		    l->st.daemon.nclients);

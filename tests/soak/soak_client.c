@@ -243,19 +243,24 @@ say(char c)
 		exit(0);	/* the driver is gone */
 }
 
+/* What it holds now, for the driver: a seqlock of one writer. */
 static void
 truth_store(struct tenant *t)
 {
 	uint64_t charged[SOAK_MAX_DEV], driver[SOAK_MAX_DEV];
+	uint32_t seq = t->slot->truth_seq;
 	int d;
 
+	/* Release stores: whoever sees a new value sees seq odd before. */
 	kinds_truth(t, charged, driver);
+	__atomic_store_n(&t->slot->truth_seq, seq + 1, __ATOMIC_RELAXED);
 	for (d = 0; d < SOAK_MAX_DEV; d++) {
 		__atomic_store_n(&t->slot->charged[d], charged[d],
-		    __ATOMIC_RELAXED);
+		    __ATOMIC_RELEASE);
 		__atomic_store_n(&t->slot->driver[d], driver[d],
 		    __ATOMIC_RELEASE);
 	}
+	__atomic_store_n(&t->slot->truth_seq, seq + 2, __ATOMIC_RELEASE);
 }
 
 /* The next command; EOF (the driver is gone) ends the client. */
@@ -293,6 +298,7 @@ pause_here(struct tenant *t)
 	char c;
 
 	truth_store(t);
+	bump(&t->slot->pauses);
 	say(SOAK_SAY_SETTLED);
 	while ((c = command()) != SOAK_CMD_RESUME)
 		if (c == SOAK_CMD_QUIT)
@@ -315,6 +321,7 @@ run(struct tenant *t, unsigned think_ms)
 			continue;
 		}
 		step(t);
+		truth_store(t);
 	}
 }
 
@@ -358,6 +365,7 @@ setup(struct tenant *t, int slot)
 	if (pthread_create(&th, NULL, watch, NULL) != 0 ||
 	    pthread_detach(th) != 0)
 		die("cannot start the watcher");
+	truth_store(t);
 	__atomic_store_n(&t->slot->pid, (uint32_t)getpid(), __ATOMIC_RELAXED);
 }
 

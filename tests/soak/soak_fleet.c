@@ -22,6 +22,8 @@
 #include "soak.h"
 
 #define SETTLE_MS	30000	/* past any wait, a swap-in and a restart */
+/* Then one not settled may be held out (any wait_timeout is shorter). */
+#define HELD_MS		5000
 #define QUIT_MS		60000
 /* A restarted daemon has forgotten the kills it began (kill_grace). */
 #define FORGET_MS	15000
@@ -148,7 +150,8 @@ fleet_spawn(struct soak *s, int i)
 	}
 	if (fcntl(c->from, F_SETFL, O_NONBLOCK) < 0)
 		log_warn("cannot make a client's pipe non-blocking");
-	c->ready = c->settled = c->quitting = c->bye = 0;
+	c->ready = c->settled = c->held_out = c->quitting = c->bye = 0;
+	c->pauses_sent = 0;
 	c->hand_out_ms = 0;
 	c->hand_in = -1;
 	c->started_ms = soak_now_ms();
@@ -312,9 +315,11 @@ fleet_listen(struct soak *s)
 		while ((n = read(c->from, buf, sizeof(buf))) > 0)
 			for (j = 0; j < n; j++) {
 				c->ready |= buf[j] == SOAK_SAY_READY;
-				c->settled |= buf[j] == SOAK_SAY_SETTLED;
 				c->bye |= buf[j] == SOAK_SAY_BYE;
 			}
+		/* A late SETTLED byte may answer an earlier PAUSE. */
+		c->settled = c->pauses_sent > 0 && __atomic_load_n(
+		    &s->slots[i].pauses, __ATOMIC_ACQUIRE) == c->pauses_sent;
 	}
 }
 
@@ -356,97 +361,45 @@ is_settled(const struct soak_client *c)
 	return c->settled;
 }
 
-static const char *
-call_name(uint32_t call)
-{
-	static const char *const kinds[SOAK_KINDS] = {
-		[SOAK_MEM] = "mem", [SOAK_PITCH] = "pitch",
-		[SOAK_MANAGED] = "managed", [SOAK_POOL] = "pool",
-		[SOAK_VMM] = "vmm", [SOAK_ARRAY] = "array",
-	};
-	static char buf[48];
-	unsigned k = call & 0xff;
-	const char *kind = k < SOAK_KINDS ? kinds[k] : "?";
-
-	switch (call & ~0xffu) {
-	case SOAK_CALL_ALLOC:
-		snprintf(buf, sizeof(buf), "allocating (%s)", kind);
-		return buf;
-	case SOAK_CALL_FREE:
-		snprintf(buf, sizeof(buf), "freeing (%s)", kind);
-		return buf;
-	case SOAK_CALL_VERIFY:
-		return "reading memory back (cuMemcpyDtoH)";
-	case SOAK_CALL_POOL:
-		return "synchronising or trimming a pool";
-	case SOAK_CALL_QUIT:
-		return "freeing everything";
-	default:
-		return "in no call of its own";
-	}
-}
-
-/* Whether the client's stdin is the pipe the driver writes to. */
 static int
-pipe_same(const struct soak_client *c)
+is_settled_or_held(const struct soak_client *c)
 {
-	char a[64], b[64], pa[64], pb[64];
-	ssize_t na, nb;
-
-	snprintf(pa, sizeof(pa), "/proc/%d/fd/0", (int)c->pid);
-	snprintf(pb, sizeof(pb), "/proc/self/fd/%d", c->to);
-	if ((na = readlink(pa, a, sizeof(a) - 1)) < 0 ||
-	    (nb = readlink(pb, b, sizeof(b) - 1)) < 0)
-		return -1;
-	return na == nb && memcmp(a, b, (size_t)na) == 0;
+	return c->settled || c->held_out;
 }
 
-/* What a stuck client was doing, and what gpufracd says of it. */
-static void
-stuck_say(struct soak *s, int i)
+int
+fleet_truth(const struct soak *s, int i, uint64_t *charged,
+    uint64_t *driver)
 {
-	static const char *const states[] = { "running", "waiting",
-	    "swapped" };
 	const struct soak_slot *sl = &s->slots[i];
-	uint32_t call = __atomic_load_n(&sl->call, __ATOMIC_RELAXED);
-	uint64_t since = __atomic_load_n(&sl->call_ms, __ATOMIC_RELAXED);
+	uint32_t seq = __atomic_load_n(&sl->truth_seq, __ATOMIC_ACQUIRE);
+	int d;
+
+	/* Acquire loads: the second look at seq comes after them. */
+	for (d = 0; d < SOAK_MAX_DEV; d++) {
+		charged[d] = __atomic_load_n(&sl->charged[d], __ATOMIC_ACQUIRE);
+		driver[d] = __atomic_load_n(&sl->driver[d], __ATOMIC_ACQUIRE);
+	}
+	return seq % 2 == 0 && __atomic_load_n(&sl->truth_seq,
+	    __ATOMIC_RELAXED) == seq ? 0 : -1;
+}
+
+/* Clients not settled that gpufracd shows swapped out are held out. */
+static void
+held_out_mark(struct soak *s)
+{
 	struct gf_client *ps = NULL;
 	size_t n = 0, r;
-	uint64_t ops;
-	int out = 0;
+	int i;
 
-	fprintf(stderr, "soak:   it was %s", call_name(call));
-	if (call != 0)
-		fprintf(stderr, " for %llu ms", (unsigned long long)
-		    (soak_now_ms() - since));
-	if (ctl_query_ps(s->sock, &ps, &n) == 0)
-		for (r = 0; r < n; r++)
-			if (ps[r].pid == (uint32_t)s->clients[i].pid) {
-				fprintf(stderr, "; gpufracd: %s, used %llu, "
-				    "host %llu", ps[r].state < 3 ?
-				    states[ps[r].state] : "?",
-				    (unsigned long long)ps[r].used,
-				    (unsigned long long)ps[r].host);
-				out |= ps[r].state == GF_STATE_SWAPPED;
-			}
-	fputc('\n', stderr);
+	if (ctl_query_ps(s->sock, &ps, &n) < 0)
+		return;
+	for (r = 0; r < n; r++)
+		if (ps[r].state == GF_STATE_SWAPPED &&
+		    (i = fleet_find(s, (pid_t)ps[r].pid)) >= 0 &&
+		    !s->clients[i].settled)
+			s->clients[i].held_out = 1;
 	free(ps);
-	/* Between its own calls it calls cuCtxSetCurrent, unhooked. */
-	if (call == 0 && out)
-		fprintf(stderr, "soak:   swapped out, and in a driver call "
-		    "the shim does not hook: held in the driver's checkpoint "
-		    "lock\n");
-	if (s->clients[i].hand_out_ms != 0)
-		fprintf(stderr, "soak:   swapped out by hand at %.1fs, back "
-		    "in by hand: %s\n", (double)s->clients[i].hand_out_ms /
-		    1000, s->clients[i].hand_in < 0 ? "not asked" :
-		    s->clients[i].hand_in ? "refused" : "done");
-	ops = __atomic_load_n(&sl->ops, __ATOMIC_RELAXED);
-	harness_sleep_us(200000);
-	fprintf(stderr, "soak:   %llu calls in 200 ms; its stdin is %s\n",
-	    (unsigned long long)(__atomic_load_n(&sl->ops, __ATOMIC_RELAXED) -
-	    ops), pipe_same(&s->clients[i]) == 1 ? "the driver's pipe" :
-	    "NOT the driver's pipe");
 }
 
 /* Those still not done(c) after the wait are stuck: said, and killed. */
@@ -457,6 +410,8 @@ fleet_stuck(struct soak *s, int (*done)(const struct soak_client *),
 	int i;
 
 	for (i = 0; i < SOAK_MAX_SLOTS; i++) {
+		/* One killed may have let another go on meanwhile. */
+		fleet_listen(s);
 		if (s->clients[i].pid <= 0 || done(&s->clients[i]))
 			continue;
 		s->n.stuck_clients++;
@@ -470,17 +425,26 @@ fleet_stuck(struct soak *s, int (*done)(const struct soak_client *),
 void
 fleet_settle(struct soak *s)
 {
-	int i;
+	uint64_t deadline;
+	int i, left;
 
 	if (fleet_wait(s, is_ready, SETTLE_MS) > 0)
 		fleet_stuck(s, is_ready, "ready", SETTLE_MS);
 	for (i = 0; i < SOAK_MAX_SLOTS; i++)
 		if (s->clients[i].pid > 0) {
-			s->clients[i].settled = 0;
+			s->clients[i].settled = s->clients[i].held_out = 0;
+			s->clients[i].pauses_sent++;
 			tell(&s->clients[i], SOAK_CMD_PAUSE);
 		}
-	if (fleet_wait(s, is_settled, SETTLE_MS) > 0)
-		fleet_stuck(s, is_settled, "settled", SETTLE_MS);
+	if (fleet_wait(s, is_settled, HELD_MS) == 0)
+		return;
+	deadline = soak_now_ms() + SETTLE_MS - HELD_MS;
+	do {	/* the swap resolver may take one more meanwhile */
+		held_out_mark(s);
+		left = fleet_wait(s, is_settled_or_held, 1000);
+	} while (left > 0 && soak_now_ms() < deadline);
+	if (left > 0)
+		fleet_stuck(s, is_settled_or_held, "settled", SETTLE_MS);
 }
 
 void
@@ -488,9 +452,11 @@ fleet_resume(struct soak *s)
 {
 	int i;
 
+	/* One held out reads it after its PAUSE, once back. */
 	for (i = 0; i < SOAK_MAX_SLOTS; i++)
-		if (s->clients[i].pid > 0 && s->clients[i].settled) {
-			s->clients[i].settled = 0;
+		if (s->clients[i].pid > 0 && (s->clients[i].settled ||
+		    s->clients[i].held_out)) {
+			s->clients[i].settled = s->clients[i].held_out = 0;
 			tell(&s->clients[i], SOAK_CMD_RESUME);
 		}
 }

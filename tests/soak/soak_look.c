@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ctl_query.h"
 #include "harness.h"
@@ -120,6 +121,34 @@ contexts_look(const struct soak *s, struct look *l)
 	return rc;
 }
 
+/* The swaps gpufracd made lately (a process swapped in and out over and
+ * over shows there). */
+static int
+swaps_look(const struct soak *s, struct look *l)
+{
+	struct gf_event *ev = NULL;
+	struct timespec now;
+	uint64_t since;
+	size_t n = 0, i;
+
+	if (ctl_query_events(s->sock, &ev, &n) < 0)
+		return -1;
+	clock_gettime(CLOCK_REALTIME, &now);
+	since = (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec /
+	    1000000 - LOOK_SWAPS_MS;
+	for (i = 0; i < n; i++)
+		if ((ev[i].kind == GF_EV_SWAP_OUT || ev[i].kind ==
+		    GF_EV_SWAP_IN) && ev[i].time_ms >= since) {
+			l->recent_swaps++;
+			l->swap_pid = ev[i].pid;
+			memcpy(l->swap_reason, ev[i].reason,
+			    sizeof(l->swap_reason));
+			l->swap_reason[sizeof(l->swap_reason) - 1] = '\0';
+		}
+	free(ev);
+	return 0;
+}
+
 int
 look_take(const struct soak *s, struct look *l)
 {
@@ -139,7 +168,7 @@ look_take(const struct soak *s, struct look *l)
 	log_setlevel(-1);	/* a client just gone is not an error */
 	if (ctl_query_status(s->sock, &l->st) < 0 ||
 	    ctl_query_ps(s->sock, &l->ps, &l->nps) < 0 ||
-	    contexts_look(s, l) < 0) {
+	    contexts_look(s, l) < 0 || swaps_look(s, l) < 0) {
 		log_setlevel(level);
 		return -1;
 	}

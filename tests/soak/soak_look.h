@@ -26,7 +26,13 @@ struct look {
 	uint64_t	drv_used[SOAK_MAX_DEV];
 	nvmlProcessInfo_t *procs[SOAK_MAX_DEV];
 	unsigned	nprocs[SOAK_MAX_DEV];
+	/* gpufracctl events: swaps in the last LOOK_SWAPS_MS, the last one */
+	unsigned	recent_swaps;
+	uint32_t	swap_pid;
+	char		swap_reason[GF_REASON_LEN];
 };
+
+#define LOOK_SWAPS_MS	2000
 
 /* Take a look; 0, or -1 when the daemon or the driver cannot say (said
  * for the driver only: the daemon may be starting). Free it either way. */

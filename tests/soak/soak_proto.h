@@ -42,9 +42,10 @@ enum {
 #define SOAK_CALL_QUIT		0x500
 
 /*
- * One client's slot, written by the client only (relaxed atomic stores:
- * single writer), read by the driver at any time for the counters, and
- * for charged[] and driver[] once the client said SETTLED.
+ * One client's slot, written by the client only (atomic stores: single
+ * writer), read by the driver at any time. charged[] and driver[] are
+ * what the client holds after its last call, published under truth_seq
+ * (odd while they change); pauses counts the PAUSEs it has settled at.
  */
 struct soak_slot {
 	uint32_t	pid;
@@ -60,12 +61,13 @@ struct soak_slot {
 	uint64_t	corrupt;	/* data read back wrong */
 	/* The call in progress, for a stuck client's diagnosis. */
 	uint32_t	call;		/* SOAK_CALL_* | kind, 0: none */
-	uint32_t	zero2;
+	uint32_t	truth_seq;
 	uint64_t	call_ms;	/* since when (CLOCK_MONOTONIC) */
+	uint64_t	pauses;
 	/*
-	 * Settled: per device ordinal, what the shim charges for its
-	 * allocations (gpufrac's accounting rules, libgpufrac(7)), and what
-	 * the driver holds for it (granules, chunks, contexts).
+	 * Per device ordinal, what the shim charges for its allocations
+	 * (gpufrac's accounting rules, libgpufrac(7)), and what the driver
+	 * holds for it (granules, chunks, contexts).
 	 */
 	uint64_t	charged[SOAK_MAX_DEV];
 	uint64_t	driver[SOAK_MAX_DEV];
