@@ -134,6 +134,16 @@ activity_idle_ms(const struct ledger_client *lc)
 	return now > lc->act_ms ? now - lc->act_ms : 0;
 }
 
+struct gf_lease_slot *
+activity_slot(const struct ledger_client *lc, size_t dev)
+{
+	const struct ledger_usage *u = &lc->usage[dev];
+
+	if (lc->act == NULL || !u->opened || u->ordinal >= GF_ACTIVITY_DEVICES)
+		return NULL;
+	return &lc->act->lease[u->ordinal];
+}
+
 void
 activity_stop(struct arbiter *a)
 {

@@ -9,11 +9,13 @@
 #ifndef GF_DAEMON_ACTIVITY_H
 #define GF_DAEMON_ACTIVITY_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define ACTIVITY_LOOK_MS	100
 
 struct arbiter;
+struct gf_lease_slot;
 struct ledger_client;
 
 /*
@@ -31,6 +33,10 @@ void	activity_unmap(struct ledger_client *lc);
  * the last look.
  */
 uint64_t activity_idle_ms(const struct ledger_client *lc);
+
+/* lc's page's slot for dev, or NULL: no page, or dev not opened. */
+struct gf_lease_slot *activity_slot(const struct ledger_client *lc,
+	    size_t dev);
 
 /* Shutdown: no more looks. */
 void	activity_stop(struct arbiter *a);

@@ -4,6 +4,7 @@
  */
 #include <stdint.h>
 
+#include "activity.h"
 #include "arbiter.h"
 #include "event.h"
 #include "gpufrac/activity.h"
@@ -12,17 +13,6 @@
 #include "log.h"
 #include "resolve.h"
 #include "waitq.h"
-
-/* lc's lease slot for dev, or NULL: no page, or not opened. */
-static struct gf_lease_slot *
-slot_of(const struct ledger_client *lc, size_t dev)
-{
-	const struct ledger_usage *u = &lc->usage[dev];
-
-	if (lc->act == NULL || !u->opened || u->ordinal >= GF_ACTIVITY_DEVICES)
-		return NULL;
-	return &lc->act->lease[u->ordinal];
-}
 
 static void	lease_arm(struct arbiter *a);
 
@@ -42,7 +32,7 @@ lease_open(struct arbiter *a, struct ledger_client *lc, size_t dev,
 uint64_t
 lease_unused(const struct ledger_client *lc, size_t dev)
 {
-	const struct gf_lease_slot *s = slot_of(lc, dev);
+	const struct gf_lease_slot *s = activity_slot(lc, dev);
 	uint64_t n;
 
 	/* Swapped out, a process holds nothing on the device to lend. */
@@ -68,7 +58,7 @@ leases_unused(const struct ledger *l, size_t group, size_t dev)
 uint64_t
 lease_take(struct arbiter *a, struct ledger_client *lc, size_t dev)
 {
-	struct gf_lease_slot *s = slot_of(lc, dev);
+	struct gf_lease_slot *s = activity_slot(lc, dev);
 	uint64_t held;
 
 	if (s == NULL || lc->usage[dev].lease == 0)
@@ -136,7 +126,7 @@ uint64_t
 lease_grant(struct arbiter *a, struct ledger_client *lc, size_t dev)
 {
 	struct ledger_usage *u = &lc->usage[dev];
-	struct gf_lease_slot *s = slot_of(lc, dev);
+	struct gf_lease_slot *s = activity_slot(lc, dev);
 	uint64_t g, room, old;
 
 	/* A waiter is owed what comes back, and a swapped process nothing. */
@@ -180,7 +170,7 @@ static uint64_t
 lease_idle(struct arbiter *a, struct ledger_client *lc, size_t dev, int *open)
 {
 	struct ledger_usage *u = &lc->usage[dev];
-	struct gf_lease_slot *s = slot_of(lc, dev);
+	struct gf_lease_slot *s = activity_slot(lc, dev);
 	uint64_t draws;
 
 	if (s == NULL || u->lease == 0 ||

@@ -634,6 +634,7 @@ ledger_commit(struct ledger *l, struct ledger_client *c, size_t dev,
 		free(a);
 		goto out_nomem;
 	}
+	c->nmanaged += kind == GF_KIND_MANAGED;
 	return 0;
 
 out_nomem:
@@ -663,6 +664,7 @@ ledger_release(struct ledger *l, struct ledger_client *c, uint64_t ptr)
 	if (a == NULL)
 		return -1;
 	discharge(l, c, a->device, a->size);
+	c->nmanaged -= a->kind == GF_KIND_MANAGED;
 	free(a);
 	return 0;
 }

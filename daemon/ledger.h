@@ -118,6 +118,8 @@ struct ledger_client {
 	int		departing;	/* connection closed, the process not
 					   yet exited: its charge stays */
 	int		on_host;	/* swapped out: charges are host bytes */
+	uint32_t	nmanaged;	/* managed allocations, which the
+					   checkpoint API cannot move */
 	/* activity.c's, not the ledger's */
 	struct gf_activity *act;	/* its activity page, or NULL */
 	uint64_t	act_calls;	/* its count of calls at the last look */
@@ -129,6 +131,7 @@ struct ledger_client {
 	int		swap_parked;	/* out by an admin's hand: it comes
 					   back when it asks, not on its own */
 	uint32_t	swapin_asks;	/* SWAP_IN requests waiting */
+	int		unmovable_said;	/* an event said it cannot be moved */
 };
 
 TAILQ_HEAD(ledger_clients, ledger_client);

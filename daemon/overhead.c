@@ -2,17 +2,21 @@
  * Context overhead: NVML's per-process usage reconciled with the ledger,
  * the "context" records it sets, and the timer that does it again.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "activity.h"
 #include "arbiter.h"
 #include "event.h"
+#include "gpufrac/activity.h"
 #include "lease.h"
 #include "ledger.h"
 #include "log.h"
 #include "nvml.h"
 #include "overhead.h"
 #include "resolve.h"
+#include "swap.h"
 
 /* NVML's bytes for pid in procs[0..n), 0 if it is not there. */
 static uint64_t
@@ -35,24 +39,16 @@ overhead_of(const struct ledger_client *lc, size_t dev)
 	return al != NULL ? al->size : 0;
 }
 
-/*
- * Set lc's record on dev to what NVML says beyond its other charges.
- * Returns -1 if it shrank, 1 if it grew, 0 if unchanged.
- */
+/* Set lc's record on dev to want: -1 if it shrank, 1 if it grew, or 0. */
 static int
-reconcile(struct ledger *l, struct ledger_client *lc, size_t dev,
-    uint64_t nvml_bytes)
+record_set(struct ledger *l, struct ledger_client *lc, size_t dev,
+    uint64_t want)
 {
-	struct ledger_usage *u = &lc->usage[dev];
-	uint64_t have = overhead_of(lc, dev), other = u->used - have, want;
-	uint64_t unused = lease_unused(lc, dev);
+	uint64_t have = overhead_of(lc, dev);
+	struct gf_lease_slot *s = activity_slot(lc, dev);
 
-	/* Out to host, or leaving: NVML's 0 says nothing of what it holds. */
-	if (!u->opened || lc->on_host || lc->departing)
-		return 0;
-	/* A lease's unused part is charged, and the driver holds none of it. */
-	other = other > unused ? other - unused : 0;
-	want = nvml_bytes > other ? nvml_bytes - other : 0;
+	if (s != NULL)
+		__atomic_store_n(&s->context, want, __ATOMIC_RELAXED);
 	if (want == have)
 		return 0;
 	if (want == 0)
@@ -63,23 +59,63 @@ reconcile(struct ledger *l, struct ledger_client *lc, size_t dev,
 	return want < have ? -1 : 1;
 }
 
+/*
+ * What NVML says lc holds on dev beyond its other charges. When it is
+ * out to host, on its way or leaving, NVML's figure says nothing of what
+ * it holds: UINT64_MAX, leave the record as it is.
+ */
+static uint64_t
+measured(const struct ledger_client *lc, size_t dev, uint64_t nvml_bytes)
+{
+	const struct ledger_usage *u = &lc->usage[dev];
+	uint64_t other = u->used - overhead_of(lc, dev);
+	uint64_t unused = lease_unused(lc, dev);
+
+	if (!u->opened || lc->on_host || lc->swap != SWAP_NONE ||
+	    lc->departing)
+		return UINT64_MAX;
+	/* A lease's unused part is charged, and the driver holds none of it. */
+	other = other > unused ? other - unused : 0;
+	return nvml_bytes > other ? nvml_bytes - other : 0;
+}
+
+/*
+ * The measure an earlier daemon (or connection) left in lc's page for
+ * dev, or UINT64_MAX: when lc opens dev, before it re-registers its
+ * allocations, NVML cannot tell them from its context (nor sees anything
+ * of a process out to host). The page is the client's to write: no more
+ * than the device holds is believed.
+ */
+static uint64_t
+remembered(const struct ledger *l, const struct ledger_client *lc,
+    size_t dev)
+{
+	const struct gf_lease_slot *s = activity_slot(lc, dev);
+	uint64_t n;
+
+	if (s == NULL || overhead_of(lc, dev) != 0 ||
+	    (n = __atomic_load_n(&s->context, __ATOMIC_RELAXED)) == 0)
+		return UINT64_MAX;
+	return n < l->devices[dev].capacity ? n : l->devices[dev].capacity;
+}
+
 /* Every client on dev; *shrank set if memory came back. 1: any change. */
 static int
-reconcile_dev(struct arbiter *a, size_t dev, struct ledger_client *only,
-    int *shrank)
+reconcile_dev(struct arbiter *a, size_t dev, int *shrank)
 {
 	struct ledger_client *lc;
 	struct nvml_proc *procs;
 	long n = nvml_procs(dev, &procs);
+	uint64_t want;
 	int changed = 0, r;
 
 	if (n < 0)
 		return 0;
 	TAILQ_FOREACH(lc, &a->ledger.clients, entry) {
-		if (only != NULL && lc != only)
+		want = measured(lc, dev, proc_bytes(procs, n, lc->pid));
+		if (want == UINT64_MAX)
 			continue;
-		r = reconcile(&a->ledger, lc, dev, proc_bytes(procs, n,
-		    lc->pid));
+		r = record_set(&a->ledger, lc, dev, want);
 		changed |= r != 0;
 		*shrank |= r < 0;
 	}
@@ -112,7 +148,7 @@ overhead_fire(struct event_loop *loop, void *arg)
 	(void)loop;
 	a->overhead_timer = 0;
 	for (d = 0; d < a->ledger.ndevices; d++)
-		changed |= reconcile_dev(a, d, NULL, &shrank);
+		changed |= reconcile_dev(a, d, &shrank);
 	if (changed)
 		a->tell_limits(a, NULL);
 	if (shrank)
@@ -136,11 +172,19 @@ overhead_arm(struct arbiter *a)
 void
 overhead_client(struct arbiter *a, struct ledger_client *lc, size_t dev)
 {
-	int shrank = 0;
+	struct nvml_proc *procs;
+	uint64_t want;
+	long n;
 
 	if (!nvml_ready())
 		return;
-	(void)reconcile_dev(a, dev, lc, &shrank);
+	if ((want = remembered(&a->ledger, lc, dev)) == UINT64_MAX &&
+	    (n = nvml_procs(dev, &procs)) >= 0) {
+		want = measured(lc, dev, proc_bytes(procs, n, lc->pid));
+		free(procs);
+	}
+	if (want != UINT64_MAX)
+		(void)record_set(&a->ledger, lc, dev, want);
 	overhead_arm(a);
 }
 

@@ -133,21 +133,15 @@ ask_add(struct arbiter *a, struct conn *c, uint32_t seq,
 
 /* ---- starting a swap ---------------------------------------------------- */
 
-/* Why lc's memory cannot be moved by the checkpoint API, or NULL. */
-static const char *
-unmovable(const struct ledger_client *lc)
+const char *
+swap_unmovable(const struct ledger_client *lc)
 {
-	const struct ledger_alloc *al;
-	size_t pos = 0;
-
 	if (lc->act == NULL)
 		return "it shares no activity page with gpufracd";
 	if (__atomic_load_n(&lc->act->flags, __ATOMIC_RELAXED) & GF_ACT_IPC)
 		return "it holds IPC memory, which cannot be swapped";
-	while ((al = ptrmap_next(&lc->allocs, &pos, NULL)) != NULL)
-		if (al->kind == GF_KIND_MANAGED)
-			return "it holds managed memory, which cannot be "
-			    "swapped";
+	if (lc->nmanaged > 0)
+		return "it holds managed memory, which cannot be swapped";
 	return NULL;
 }
 
@@ -233,7 +227,7 @@ int
 swap_start_out(struct arbiter *a, struct swap_op *op)
 {
 	struct ledger_client *lc = op->lc;
-	const char *no = unmovable(lc);
+	const char *no = swap_unmovable(lc);
 
 	if (no == NULL && pending_any(a, lc))
 		no = "busy: an allocation is under way";
@@ -429,7 +423,7 @@ int
 swap_preempt(struct arbiter *a, struct ledger_client *lc, size_t dev,
     const struct ledger_client *rq)
 {
-	const char *no = unmovable(lc);
+	const char *no = swap_unmovable(lc);
 	char cause[48];
 	struct swap_op *op;
 

@@ -51,68 +51,131 @@ idle_fire(struct event_loop *loop, void *arg)
 }
 
 /*
- * The next process on dev to swap out for requester rq (NULL: none) of
- * priority, or NULL.
+ * Whether lc's memory can be moved. Why not is said once, when it is
+ * first passed over for rq, until it can be again: it is no candidate,
+ * not a candidate tried and skipped at every look.
  */
-static struct ledger_client *
-victim(struct arbiter *a, size_t dev, const struct ledger_client *rq,
-    int32_t priority)
+static int
+movable(struct arbiter *a, struct ledger_client *lc,
+    const struct ledger_client *rq)
+{
+	const char *no = swap_unmovable(lc);
+
+	if (no == NULL) {
+		lc->unmovable_said = 0;
+		return 1;
+	}
+	if (!lc->unmovable_said && rq != NULL) {
+		lc->unmovable_said = 1;
+		arbiter_event(a, GF_EV_SWAP_SKIP, lc, -1, swap_footprint(a, lc),
+		    "not swapped out (for pid %u): %s", rq->pid, no);
+	}
+	return 0;
+}
+
+/* The processes on one device that swapping out could move, for one asker. */
+struct cands {
+	struct swap_cand	*cand;
+	struct ledger_client	**who;
+	size_t			 n;
+};
+
+static void
+cands_free(struct cands *cs)
+{
+	free(cs->cand);
+	free(cs->who);
+}
+
+/* Everybody holding memory on dev, as candidates for requester rq. */
+static int
+cands_fill(struct arbiter *a, size_t dev, const struct ledger_client *rq,
+    struct cands *cs)
 {
 	struct ledger *l = &a->ledger;
-	struct ledger_client *lc, **who, *v = NULL;
-	struct swap_cand *cand;
-	size_t n = 0;
-	long k;
+	struct ledger_client *lc;
+	struct swap_cand *c;
 
-	cand = calloc(l->nclients ? l->nclients : 1, sizeof(*cand));
-	who = calloc(l->nclients ? l->nclients : 1, sizeof(*who));
-	if (cand == NULL || who == NULL) {
+	cs->n = 0;
+	cs->cand = calloc(l->nclients ? l->nclients : 1, sizeof(*cs->cand));
+	cs->who = calloc(l->nclients ? l->nclients : 1, sizeof(*cs->who));
+	if (cs->cand == NULL || cs->who == NULL) {
 		log_warnx("no memory to choose a process to swap out");
-		goto out;
+		cands_free(cs);
+		return -1;
 	}
 	TAILQ_FOREACH(lc, &l->clients, entry) {
 		const struct ledger_group *g = &l->groups[lc->group];
 
 		if (lc->usage[dev].used == 0)
 			continue;
-		cand[n].id = lc->pid;
-		cand[n].eligible = lc != rq && lc->swap == SWAP_NONE &&
+		c = &cs->cand[cs->n];
+		c->id = lc->pid;
+		c->eligible = lc != rq && lc->swap == SWAP_NONE &&
 		    !lc->swap_skip && !lc->departing && !lc->preempting &&
-		    idle_enough(a, lc);
-		cand[n].priority = g->pol.priority;
-		cand[n].idle_ms = activity_idle_ms(lc);
-		cand[n].charge = lc->usage[dev].used;
-		cand[n].group_used = g->share[dev].used;
-		cand[n].group_guarantee = g->share[dev].guarantee;
-		who[n++] = lc;
+		    movable(a, lc, rq) && idle_enough(a, lc);
+		c->priority = g->pol.priority;
+		c->idle_ms = activity_idle_ms(lc);
+		c->charge = lc->usage[dev].used;
+		c->group_used = g->share[dev].used;
+		c->group_guarantee = g->share[dev].guarantee;
+		c->group = lc->group;
+		cs->who[cs->n++] = lc;
 	}
-	if ((k = victims_swap_pick(priority, cand, n)) >= 0)
-		v = who[k];
-out:
-	free(cand);
-	free(who);
+	return 0;
+}
+
+/*
+ * The next process on dev to swap out for requester rq (NULL: none) of
+ * priority, or NULL. With need, only if swapping out could free that much.
+ */
+static struct ledger_client *
+victim(struct arbiter *a, size_t dev, const struct ledger_client *rq,
+    int32_t priority, uint64_t need)
+{
+	struct ledger_client *v = NULL;
+	struct cands cs;
+	long k;
+
+	if (cands_fill(a, dev, rq, &cs) < 0)
+		return NULL;
+	if ((k = victims_swap_pick(priority, cs.cand, cs.n)) >= 0)
+		v = cs.who[k];
+	if (v != NULL && need > 0 &&
+	    !victims_swap_covers(priority, cs.cand, cs.n, need))
+		v = NULL;
+	cands_free(&cs);
 	return v;
 }
 
-/* Room for lc on every device it has host bytes on: a swap-out, or -1. */
+/*
+ * Room for lc, which asks to come back, on every device it has host bytes
+ * on: a swap-out, 0. -1 when swapping out what may be swapped out now
+ * would not make room on one of them: nobody is swapped out in vain.
+ */
 static int
 room_for(struct arbiter *a, struct ledger_client *lc, int *started)
 {
 	int32_t prio = a->ledger.groups[lc->group].pol.priority;
-	struct ledger_client *v;
+	struct ledger_client *v, *first = NULL;
+	uint64_t avail;
 	size_t i;
 
 	for (i = 0; i < a->ledger.ndevices; i++) {
-		if (lc->usage[i].host <= ledger_available(&a->ledger,
-		    lc->group, i))
+		avail = ledger_available(&a->ledger, lc->group, i);
+		if (lc->usage[i].host <= avail)
 			continue;
-		if ((v = victim(a, i, lc, prio)) == NULL)
-			continue;
-		*started = swap_start(a, v, GF_SWAP_OUT, "to bring back",
-		    lc->pid) == 0;
-		return 0;
+		if ((v = victim(a, i, lc, prio, lc->usage[i].host - avail)) ==
+		    NULL)
+			return -1;
+		if (first == NULL)
+			first = v;
 	}
-	return -1;
+	if (first == NULL)
+		return -1;
+	*started = swap_start(a, first, GF_SWAP_OUT, "to bring back",
+	    lc->pid) == 0;
+	return 0;
 }
 
 /* Explicit swaps (admin, preemption), first come first served. */
@@ -158,25 +221,95 @@ pump_todo(struct arbiter *a, int *started)
 	return 0;
 }
 
-/* The process out that has waited longest: asked (asked) or not. */
+/* A process out, as the askers are ranked. */
+struct asker {
+	int32_t			 priority;	/* its group's */
+	uint64_t		 swapped_ms;
+	struct ledger_client	*lc;
+};
+
+/* The higher priority first, then the one out longest. */
+static int
+asker_cmp(const void *pa, const void *pb)
+{
+	const struct asker *x = pa, *y = pb;
+
+	if (x->priority != y->priority)
+		return x->priority > y->priority ? -1 : 1;
+	if (x->swapped_ms != y->swapped_ms)
+		return x->swapped_ms < y->swapped_ms ? -1 : 1;
+	return x->lc->pid < y->lc->pid ? -1 : x->lc->pid > y->lc->pid;
+}
+
+static int
+may_come_back(const struct ledger_client *lc)
+{
+	return lc->swap == SWAP_OUT && !lc->swap_skip && !lc->departing;
+}
+
+/*
+ * The processes out that ask to come back, in the order they are served:
+ * *v (the caller frees it) and their count, or -1.
+ */
+static long
+askers(struct arbiter *a, struct asker **v)
+{
+	struct ledger_client *lc;
+	size_t n = 0;
+
+	*v = calloc(a->ledger.nclients ? a->ledger.nclients : 1, sizeof(**v));
+	if (*v == NULL) {
+		log_warnx("no memory to choose a process to swap in");
+		return -1;
+	}
+	TAILQ_FOREACH(lc, &a->ledger.clients, entry)
+		if (may_come_back(lc) && lc->swapin_asks > 0) {
+			(*v)[n].priority =
+			    a->ledger.groups[lc->group].pol.priority;
+			(*v)[n].swapped_ms = lc->swapped_ms;
+			(*v)[n++].lc = lc;
+		}
+	if (n > 1)
+		qsort(*v, n, sizeof(**v), asker_cmp);
+	return (long)n;
+}
+
+/*
+ * The askers in turn: the first that fits comes back, or room is made for
+ * the first that it can be made for. Those it cannot be made for do not
+ * hold back those after them. As pump_once.
+ */
+static int
+pump_askers(struct arbiter *a, int *started)
+{
+	struct asker *v;
+	long i, n;
+	int r = -1;
+
+	if ((n = askers(a, &v)) < 0)
+		return -1;
+	for (i = 0; i < n && r < 0; i++) {
+		if (swap_fits_back(a, v[i].lc)) {
+			*started = swap_start(a, v[i].lc, GF_SWAP_IN,
+			    "asked by", v[i].lc->pid) == 0;
+			r = 0;
+		} else
+			r = room_for(a, v[i].lc, started);
+	}
+	free(v);
+	return r;
+}
+
+/* The process out longest that did not ask, and was not parked by hand. */
 static struct ledger_client *
-longest_out(struct arbiter *a, int asked)
+longest_out(struct arbiter *a)
 {
 	struct ledger_client *lc, *b = NULL;
-	int32_t p, bp = 0;
 
-	TAILQ_FOREACH(lc, &a->ledger.clients, entry) {
-		if (lc->swap != SWAP_OUT || lc->swap_skip || lc->departing ||
-		    (asked && lc->swapin_asks == 0) ||
-		    (!asked && lc->swap_parked))
-			continue;
-		p = a->ledger.groups[lc->group].pol.priority;
-		if (b == NULL || (asked && p > bp) || ((!asked || p == bp) &&
-		    lc->swapped_ms < b->swapped_ms)) {
+	TAILQ_FOREACH(lc, &a->ledger.clients, entry)
+		if (may_come_back(lc) && !lc->swap_parked &&
+		    (b == NULL || lc->swapped_ms < b->swapped_ms))
 			b = lc;
-			bp = p;
-		}
-	}
 	return b;
 }
 
@@ -187,6 +320,7 @@ pump_waiters(struct arbiter *a, int *started)
 	const struct waitq_waiter *w;
 	struct ledger_client *rq, *v;
 	const struct group_policy *pol;
+	uint64_t avail;
 	size_t d;
 
 	for (d = 0; d < a->ledger.ndevices; d++)
@@ -200,7 +334,9 @@ pump_waiters(struct arbiter *a, int *started)
 			pol = &a->ledger.groups[rq->group].pol;
 			if (pol->resolver != GF_RESOLVER_SWAP)
 				break;	/* it holds back those below it */
-			if ((v = victim(a, d, rq, pol->priority)) == NULL)
+			avail = ledger_available(&a->ledger, rq->group, d);
+			if ((v = victim(a, d, rq, pol->priority, w->bytes >
+			    avail ? w->bytes - avail : 0)) == NULL)
 				break;
 			*started = swap_start(a, v, GF_SWAP_OUT, "for",
 			    rq->pid) == 0;
@@ -239,16 +375,11 @@ pump_once(struct arbiter *a)
 
 	if (pump_todo(a, &started) == 0)
 		return started;
-	if ((lc = longest_out(a, 1)) != NULL) {
-		if (swap_fits_back(a, lc))
-			return swap_start(a, lc, GF_SWAP_IN, "asked by",
-			    lc->pid) == 0;
-		if (room_for(a, lc, &started) == 0)
-			return started;
-	}
+	if (pump_askers(a, &started) == 0)
+		return started;
 	if (pump_waiters(a, &started) == 0)
 		return started;
-	if (!resolve_device_waiters(a) && (lc = longest_out(a, 0)) != NULL &&
+	if (!resolve_device_waiters(a) && (lc = longest_out(a)) != NULL &&
 	    ledger_swap_in_fits(&a->ledger, lc))
 		return swap_start(a, lc, GF_SWAP_IN, "fits again,",
 		    lc->pid) == 0;

@@ -111,3 +111,22 @@ victims_swap_pick(int32_t priority, const struct swap_cand *cand,
 	}
 	return b != NULL ? (long)(b - cand) : -1;
 }
+
+int
+victims_swap_covers(int32_t priority, struct swap_cand *cand, size_t ncand,
+    uint64_t need)
+{
+	uint64_t freed = 0;
+	size_t i;
+	long k;
+
+	while (freed < need &&
+	    (k = victims_swap_pick(priority, cand, ncand)) >= 0) {
+		freed += cand[k].charge;
+		cand[k].eligible = 0;
+		for (i = 0; i < ncand; i++)
+			if (cand[i].group == cand[k].group)
+				cand[i].group_used -= cand[k].charge;
+	}
+	return freed >= need;
+}

@@ -91,10 +91,22 @@ struct swap_cand {
 	uint64_t	charge;		/* on the device */
 	uint64_t	group_used;	/* its group's, on the device */
 	uint64_t	group_guarantee;
+	size_t		group;		/* the caller's group id: an index */
 };
 
 /* The index in cand of the next one to swap out, or -1 if none may be. */
 long	victims_swap_pick(int32_t priority, const struct swap_cand *cand,
 	    size_t ncand);
+
+/*
+ * Whether swapping out, one after another as victims_swap_pick chooses
+ * them, could free need bytes: each one taken lowers its group's use for
+ * the rest. A request that even this cannot serve must not have anybody
+ * swapped out for it: it would be swapped back in as it fits again, and
+ * out again, for ever. cand is scratch: its eligible and group_used
+ * fields are changed.
+ */
+int	victims_swap_covers(int32_t priority, struct swap_cand *cand,
+	    size_t ncand, uint64_t need);
 
 #endif

@@ -34,6 +34,11 @@
  * is told it (LEASE_RESTORE). draws changes with every allocation drawn
  * (a relaxed increment, lost updates allowed): the daemon takes back a
  * lease it has not seen drawn from for a while.
+ *
+ * Context memory (what the process holds that no hooked call allocated) is
+ * measured with NVML, which shows nothing of a process swapped out, nor
+ * tells it from the allocations a process re-registers: the daemon keeps
+ * its last measure in the page, where a restarted daemon finds it.
  */
 #ifndef GPUFRAC_ACTIVITY_H
 #define GPUFRAC_ACTIVITY_H
@@ -68,7 +73,10 @@ struct gf_activity {
 		uint64_t	avail;	/* unallocated bytes | GF_LEASE_CLOSED */
 		uint64_t	total;	/* the lease's size */
 		uint64_t	draws;	/* shim: allocations drawn, mod 2^64 */
-		uint64_t	pad[5];
+		uint64_t	context; /* daemon: its last measure of the
+					    process's context memory on the
+					    device (see below) */
+		uint64_t	pad[4];
 	} lease[GF_ACTIVITY_DEVICES];
 };
 

@@ -1,7 +1,10 @@
 # Each context's own device memory is charged to its process, measured by
 # the daemon with NVML (usage less what the ledger charges it): it shows as
 # a "context" record, counts toward the limit, and the process's
-# cuMemGetInfo sees it as used.
+# cuMemGetInfo sees it as used. A restarted daemon takes the measure the
+# last one left in the process's activity page: NVML cannot tell the
+# allocations a process re-registers from its context, and sees nothing
+# of a process swapped out.
 # shellcheck disable=SC2154	# PID_* are client_start's
 . "$(dirname "$0")/lib.sh"
 export SIMCUDA_CONTEXT_BYTES=100Mi SIMCUDA_DEVICES=4Gi,4Gi
@@ -35,4 +38,39 @@ wait_for "device 0 is charged its context and 64 MiB" 10 device_used_is \
 wait_for "device 1 is charged its context and 32 MiB" 10 device_used_is \
 	$((132 * MiB)) 1
 client_release b
+wait_for "nothing is left charged" 10 device_used_is 0
+
+# host_is PID BYTES: what ps says PID holds out on the host.
+host_is() {
+	[ "$(ps_json "[c['devices'][0]['host_bytes'] for c in j['clients'] if c['pid'] == $1]")" = "[$2]" ]
+}
+# registered PID: its allocation is known to the daemon (re-registered).
+registered() { ctl allocs "$1" --json | grep -q '"kind":"mem"'; }
+restart() {
+	kill -9 "$DAEMON_PID"
+	wait "$DAEMON_PID" 2>/dev/null
+	daemon_start
+}
+client_start r preload "$C" alloc 1Gi fill hold check hold
+restart
+wait_for "a restarted daemon: r re-registers" 10 registered "$PID_r"
+check "at once charged its allocation and its context, once each" \
+	device_used_is $((1124 * MiB))
+check "r is swapped out by hand, context and all" ctl swap out "$PID_r"
+check "its host bytes count both" host_is "$PID_r" $((1124 * MiB))
+# 1 GiB left free: r's allocation would fit, but not its context.
+client_start b preload "$C" alloc $((2972 * MiB)) hold
+restart
+wait_for "r re-registers, out to host" 10 registered "$PID_r"
+check "its host bytes count its context still" host_is "$PID_r" \
+	$((1124 * MiB))
+check "r is not brought back where it does not fit" state_is "$PID_r" \
+	swapped
+client_release b
+wait_for "once b is gone, r comes back" 10 state_is "$PID_r" running
+check "no restore was tried in vain" eval \
+	"! ctl events --json | grep -q '\"pid\":$PID_r,.*restore failed'"
+kill -USR1 "$PID_r"
+wait_for "r's data survived" 10 grep -q '^check ok' "$TMP/r.out"
+client_release r
 finish

@@ -371,6 +371,39 @@ test_swap_pick(void **state)
 	assert_int_equal(victims_swap_pick(0, c, 0), -1);
 }
 
+/*
+ * Whether swapping out could ever make room: one after another, each
+ * lowering its group's use, so that a guarantee stops the group's next.
+ */
+static void
+test_swap_covers(void **state)
+{
+	/* id, eligible, priority, idle, charge, group used, guar., group */
+	const struct swap_cand c0[] = {
+		{ 1, 1, 0, 500, 1 << 20, 3 << 20, 1 << 20, 1 },
+		{ 2, 1, 0, 900, 1 << 20, 3 << 20, 1 << 20, 1 },
+		{ 3, 1, 0, 700, 1 << 20, 3 << 20, 1 << 20, 1 },
+		{ 4, 1, 0, 100, 2 << 20, 2 << 20, 0, 2 },
+		{ 5, 0, 0, 9000, 8 << 20, 8 << 20, 0, 2 },	/* busy */
+	};
+	struct swap_cand c[5];
+
+	(void)state;
+	/* Group 1 may give two of its three (its guarantee keeps one). */
+	memcpy(c, c0, sizeof(c));
+	assert_true(victims_swap_covers(0, c, 5, 4 << 20));
+	assert_int_equal(c[0].eligible + c[1].eligible + c[2].eligible, 1);
+	memcpy(c, c0, sizeof(c));
+	assert_false(victims_swap_covers(0, c, 5, (4 << 20) + 1));
+	/* Not those of a higher priority than the requester's. */
+	memcpy(c, c0, sizeof(c));
+	c[3].priority = 1;
+	assert_false(victims_swap_covers(0, c, 5, 3 << 20));
+	memcpy(c, c0, sizeof(c));
+	assert_true(victims_swap_covers(0, c, 5, 0));
+	assert_false(victims_swap_covers(0, c, 0, 1));
+}
+
 static void
 test_zero_charge(void **state)
 {
@@ -402,6 +435,7 @@ main(void)
 		cmocka_unit_test(test_under_way),
 		cmocka_unit_test(test_zero_charge),
 		cmocka_unit_test(test_swap_pick),
+		cmocka_unit_test(test_swap_covers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
