@@ -17,9 +17,8 @@
  * kept anyway when the run fails), BUILD (make's O; default: from this
  * program's path), SOAK_SWAP: all (the default) or quiet, which swaps
  * clients out only at quiet points and keeps the daemon from swapping
- * anybody by itself: a workaround for a bug the soak found (a client
- * swapped out that calls a driver function the shim does not hook waits
- * in the driver's lock, for ever when swapped by hand), see README, Soak.
+ * anybody by itself (to tell a swap bug from the others), see README,
+ * Soak.
  */
 #include <dirent.h>
 #include <errno.h>
