@@ -48,7 +48,8 @@ record_set(struct ledger *l, struct ledger_client *lc, size_t dev,
 	struct gf_lease_slot *s = activity_slot(lc, dev);
 
 	if (s != NULL)
-		__atomic_store_n(&s->context, want, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->context, want | GF_CONTEXT_MEASURED,
+		    __ATOMIC_RELAXED);
 	if (want == have)
 		return 0;
 	if (want == 0)
@@ -94,8 +95,10 @@ remembered(const struct ledger *l, const struct ledger_client *lc,
 	uint64_t n;
 
 	if (s == NULL || overhead_of(lc, dev) != 0 ||
-	    (n = __atomic_load_n(&s->context, __ATOMIC_RELAXED)) == 0)
+	    !((n = __atomic_load_n(&s->context, __ATOMIC_RELAXED)) &
+	    GF_CONTEXT_MEASURED))
 		return UINT64_MAX;
+	n &= ~GF_CONTEXT_MEASURED;
 	return n < l->devices[dev].capacity ? n : l->devices[dev].capacity;
 }
 

@@ -51,6 +51,7 @@
 
 #define GF_ACTIVITY_DEVICES	32	/* lease slots: device ordinals */
 #define GF_LEASE_CLOSED		(1ull << 63)
+#define GF_CONTEXT_MEASURED	(1ull << 63)	/* context: 0 bytes is a measure */
 
 /* flags, set by the shim: memory the checkpoint API cannot move. */
 #define GF_ACT_IPC		0x1u	/* exported or imported IPC memory */
@@ -75,7 +76,8 @@ struct gf_activity {
 		uint64_t	draws;	/* shim: allocations drawn, mod 2^64 */
 		uint64_t	context; /* daemon: its last measure of the
 					    process's context memory on the
-					    device (see below) */
+					    device | GF_CONTEXT_MEASURED, or
+					    0 (see below) */
 		uint64_t	pad[4];
 	} lease[GF_ACTIVITY_DEVICES];
 };
