@@ -117,6 +117,9 @@ $(COMMON_LIB): $(COMMON_OBJ)
 # unit tests and the benchmark link some of them without it.
 SHIM_LTO = -flto=auto -ffat-lto-objects
 $(SHIM_OBJ): private ALL_CFLAGS += $(SHIM_LTO)
+# Deprecated entry points (cuDeviceComputeCapability) are the driver's
+# all the same: the shim gates them without a warning for each.
+$(SHIM_OBJ): private CPPFLAGS += -DCUDA_ENABLE_DEPRECATED
 $(SHIM): $(SHIM_OBJ) $(COMMON_LIB) shim/libgpufrac.map
 	$(CC) -shared -o $@ $(SHIM_OBJ) $(COMMON_LIB) $(ALL_LDFLAGS) $(SHIM_LTO) \
 	    -Wl,--version-script=shim/libgpufrac.map -Wl,-z,defs -Wl,-z,now \

@@ -66,6 +66,8 @@ SHIM_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn,
 /* The gated pass-throughs (hooks_gate.c), as hooks_list.h lists them. */
 #define GATE_ABI(name, version, ptds, symbol, flag, params, args) \
 	SHIM_EXPORT CUresult symbol params;
+#define GATE_OWN_ABI(name, version, symbol, real, params, args) \
+	SHIM_EXPORT CUresult symbol params;
 #include "hooks_list.h"
 
 /* The flag of a gated synchronisation (hooks_list.h): not a GF_ACT_*. */

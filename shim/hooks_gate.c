@@ -15,7 +15,7 @@
  * every launch and copy. The IPC ones also note memory the checkpoint API
  * cannot move (flag), so that the daemon never swaps the process out.
  */
-#define GATE_ABI(name, version, ptds, symbol, flag, params, args)	\
+#define GATE_REAL(symbol, real, flag, params, args)			\
 CUresult								\
 symbol params								\
 {									\
@@ -23,9 +23,9 @@ symbol params								\
 	CUresult res;							\
 									\
 	if (!hook_enter())						\
-		return REAL_CALL(symbol, GATE_ARGS args);		\
+		return REAL_CALL(real, GATE_ARGS args);			\
 	act = activity_enter();						\
-	res = REAL_CALL(symbol, GATE_ARGS args);			\
+	res = REAL_CALL(real, GATE_ARGS args);				\
 	activity_leave(act);						\
 	if ((flag) == GATE_SYNC_FLAG && res == CUDA_SUCCESS)		\
 		pool_synced();						\
@@ -34,4 +34,8 @@ symbol params								\
 	hook_leave();							\
 	return res;							\
 }
+#define GATE_ABI(name, version, ptds, symbol, flag, params, args)	\
+	GATE_REAL(symbol, symbol, flag, params, args)
+#define GATE_OWN_ABI(name, version, symbol, real, params, args)	\
+	GATE_REAL(symbol, real, 0, params, args)
 #include "hooks_list.h"

@@ -14,9 +14,19 @@
  *	driver, and on success notes activity flag flag (GF_ACT_*) unless 0;
  *	GATE_SYNC_FLAG instead marks a synchronisation, after which pools
  *	are looked at again (pool_table.h)
+ *   GATE_OWN_ABI(name, version, symbol, real, params, args)  the same for
+ *	a function the shim calls itself: its pointer real_cu.real is
+ *	declared in real.h by hand, not generated
  *   NEWER(name, version, symbol)  a newer ABI that is not hooked: the
  *	driver's answer to cuGetProcAddress stands, where the hook of an
  *	older ABI of the same name would otherwise replace it
+ * Every entry point of the driver that may wait on a swapped-out process
+ * is hooked or gated: one left out would wait in the driver's checkpoint
+ * lock, unseen, for ever if no one swaps the process in (test
+ * tests/integration/gates.sh). Left out: cuInit, cuDriverGetVersion,
+ * cuGetErrorName and cuGetErrorString, which touch no device;
+ * cuGetExportTable, whose private tables gpufrac cannot know; and the
+ * cuCheckpointProcess* calls, which act on other processes.
  * Versions are those in which the driver introduced each ABI (cudaTypedefs.h
  * names them PFN_<name>_v<version>[_ptds|_ptsz]). The 32-bit ABIs of
  * CUDA < 3.2 are not listed: an old caller gets the driver's own function.
@@ -24,12 +34,14 @@
 #include <cuda.h>
 
 /* cuda.h makes these names macros for newer ABIs; here they are symbols. */
+#undef cuCtxCreate
 #undef cuCtxDestroy
 #undef cuCtxPopCurrent
 #undef cuCtxPushCurrent
 #undef cuDevicePrimaryCtxRelease
 #undef cuDevicePrimaryCtxReset
 #undef cuDevicePrimaryCtxSetFlags
+#undef cuDeviceGetUuid
 #undef cuEventDestroy
 #undef cuEventElapsedTime
 #undef cuGetProcAddress
@@ -44,6 +56,9 @@
 #endif
 #ifndef GATE_ABI
 #define GATE_ABI(name, version, ptds, symbol, flag, params, args)
+#endif
+#ifndef GATE_OWN_ABI
+#define GATE_OWN_ABI(name, version, symbol, real, params, args)
 #endif
 #ifndef NEWER
 #define NEWER(name, version, symbol)
@@ -67,6 +82,9 @@
     args) \
 	GATE_ABI(name, version, 0, symbol, GATE_SYNC_FLAG, params, args) \
 	GATE_ABI(name, pt_version, 1, pt_symbol, GATE_SYNC_FLAG, params, args)
+/* A gated ABI whose real pointer the shim keeps for its own calls. */
+#define GATE_OWN(name, version, symbol, real, params, args) \
+	GATE_OWN_ABI(name, version, symbol, real, params, args)
 /* IPC memory cannot be checkpointed: the daemon must not swap us out. */
 #define GATE_IPC(name, version, symbol, params, args) \
 	GATE_ABI(name, version, 0, symbol, GF_ACT_IPC, params, args)
@@ -99,11 +117,27 @@ HOOK("cuArrayDestroy", 2000, cuArrayDestroy)
 GATE("cuArrayGetDescriptor", 3020, cuArrayGetDescriptor_v2,
     (CUDA_ARRAY_DESCRIPTOR *pArrayDescriptor, CUarray hArray),
     (pArrayDescriptor, hArray))
+GATE_OWN("cuArrayGetMemoryRequirements", 11060, cuArrayGetMemoryRequirements,
+    cuArrayGetMemoryRequirements,
+    (CUDA_ARRAY_MEMORY_REQUIREMENTS *memoryRequirements, CUarray array,
+    CUdevice device), (memoryRequirements, array, device))
+/* cuCtxCreate of CUDA < 3.2 takes 32-bit pointers: not hooked. */
+GATE("cuCtxCreate", 3020, cuCtxCreate_v2,
+    (CUcontext *pctx, unsigned int flags, CUdevice dev), (pctx, flags, dev))
+GATE("cuCtxCreate", 11040, cuCtxCreate_v3,
+    (CUcontext *pctx, CUexecAffinityParam *paramsArray, int numParams,
+    unsigned int flags, CUdevice dev), (pctx, paramsArray, numParams, flags,
+    dev))
+GATE("cuCtxCreate", 12050, cuCtxCreate_v4,
+    (CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags,
+    CUdevice dev), (pctx, ctxCreateParams, flags, dev))
 GATE("cuCtxDestroy", 2000, cuCtxDestroy, (CUcontext ctx), (ctx))
 GATE("cuCtxDestroy", 4000, cuCtxDestroy_v2, (CUcontext ctx), (ctx))
 GATE("cuCtxGetApiVersion", 3020, cuCtxGetApiVersion,
     (CUcontext ctx, unsigned int *version), (ctx, version))
 GATE("cuCtxGetCurrent", 4000, cuCtxGetCurrent, (CUcontext *pctx), (pctx))
+GATE_OWN("cuCtxGetDevice", 2000, cuCtxGetDevice, cuCtxGetDevice,
+    (CUdevice *device), (device))
 GATE("cuCtxGetFlags", 7000, cuCtxGetFlags, (unsigned int *flags), (flags))
 GATE("cuCtxGetId", 12000, cuCtxGetId,
     (CUcontext ctx, unsigned long long *ctxId), (ctx, ctxId))
@@ -118,16 +152,26 @@ GATE("cuCtxSetCurrent", 4000, cuCtxSetCurrent, (CUcontext ctx), (ctx))
 GATE_SYNC("cuCtxSynchronize", 2000, cuCtxSynchronize, (void), ())
 /* CUDA 13's takes a context (cuCtxSynchronize_v2): not hooked. */
 NEWER("cuCtxSynchronize", 13000, cuCtxSynchronize_v2)
+GATE("cuDeviceComputeCapability", 2000, cuDeviceComputeCapability,
+    (int *major, int *minor, CUdevice dev), (major, minor, dev))
 GATE("cuDeviceGet", 2000, cuDeviceGet,
     (CUdevice *device, int ordinal), (device, ordinal))
 GATE("cuDeviceGetAttribute", 2000, cuDeviceGetAttribute,
     (int *pi, CUdevice_attribute attrib, CUdevice dev), (pi, attrib, dev))
+GATE_OWN("cuDeviceGetCount", 2000, cuDeviceGetCount, cuDeviceGetCount,
+    (int *count), (count))
 GATE("cuDeviceGetDefaultMemPool", 11020, cuDeviceGetDefaultMemPool,
     (CUmemoryPool *pool_out, CUdevice dev), (pool_out, dev))
+GATE_OWN("cuDeviceGetMemPool", 11020, cuDeviceGetMemPool, cuDeviceGetMemPool,
+    (CUmemoryPool *pool, CUdevice dev), (pool, dev))
 GATE("cuDeviceGetName", 2000, cuDeviceGetName,
     (char *name, int len, CUdevice dev), (name, len, dev))
 GATE("cuDeviceGetPCIBusId", 4010, cuDeviceGetPCIBusId,
     (char *pciBusId, int len, CUdevice dev), (pciBusId, len, dev))
+GATE_OWN("cuDeviceGetUuid", 9020, cuDeviceGetUuid, cuDeviceGetUuid_v1,
+    (CUuuid *uuid, CUdevice dev), (uuid, dev))
+GATE_OWN("cuDeviceGetUuid", 11040, cuDeviceGetUuid_v2, cuDeviceGetUuid_v2,
+    (CUuuid *uuid, CUdevice dev), (uuid, dev))
 GATE("cuDevicePrimaryCtxGetState", 7000, cuDevicePrimaryCtxGetState,
     (CUdevice dev, unsigned int *flags, int *active), (dev, flags, active))
 GATE("cuDevicePrimaryCtxRelease", 7000, cuDevicePrimaryCtxRelease,
@@ -239,7 +283,13 @@ GATE("cuMemImportFromShareableHandle", 10020, cuMemImportFromShareableHandle,
     (CUmemGenericAllocationHandle *handle, void *osHandle,
     CUmemAllocationHandleType shHandleType), (handle, osHandle, shHandleType))
 HOOK("cuMemMap", 10020, cuMemMap)
+GATE_OWN("cuMemPoolCreate", 11020, cuMemPoolCreate, cuMemPoolCreate,
+    (CUmemoryPool *pool, const CUmemPoolProps *poolProps), (pool, poolProps))
 HOOK("cuMemPoolDestroy", 11020, cuMemPoolDestroy)
+GATE_OWN("cuMemPoolGetAttribute", 11020, cuMemPoolGetAttribute,
+    cuMemPoolGetAttribute,
+    (CUmemoryPool pool, CUmemPool_attribute attr, void *value), (pool, attr,
+    value))
 GATE("cuMemPoolSetAttribute", 11020, cuMemPoolSetAttribute,
     (CUmemoryPool pool, CUmemPool_attribute attr, void *value), (pool, attr,
     value))
@@ -375,12 +425,22 @@ GATE_PT("cuMemsetD8Async", 3020, cuMemsetD8Async,
     (dstDevice, uc, N, hStream))
 HOOK("cuMipmappedArrayCreate", 5000, cuMipmappedArrayCreate)
 HOOK("cuMipmappedArrayDestroy", 5000, cuMipmappedArrayDestroy)
+GATE_OWN("cuMipmappedArrayGetMemoryRequirements", 11060,
+    cuMipmappedArrayGetMemoryRequirements,
+    cuMipmappedArrayGetMemoryRequirements,
+    (CUDA_ARRAY_MEMORY_REQUIREMENTS *memoryRequirements,
+    CUmipmappedArray mipmap, CUdevice device), (memoryRequirements, mipmap,
+    device))
 GATE("cuPointerGetAttribute", 4000, cuPointerGetAttribute,
     (void *data, CUpointer_attribute attribute, CUdeviceptr ptr), (data,
     attribute, ptr))
 GATE("cuPointerGetAttributes", 7000, cuPointerGetAttributes,
     (unsigned int numAttributes, CUpointer_attribute *attributes, void **data,
     CUdeviceptr ptr), (numAttributes, attributes, data, ptr))
+GATE_PT("cuStreamAddCallback", 5000, cuStreamAddCallback,
+    7000, cuStreamAddCallback_ptsz,
+    (CUstream hStream, CUstreamCallback callback, void *userData,
+    unsigned int flags), (hStream, callback, userData, flags))
 GATE("cuStreamCreate", 2000, cuStreamCreate,
     (CUstream *phStream, unsigned int Flags), (phStream, Flags))
 GATE("cuStreamCreateWithPriority", 5050, cuStreamCreateWithPriority,
@@ -414,6 +474,8 @@ GATE_PT("cuStreamWaitEvent", 3020, cuStreamWaitEvent, 7000, cuStreamWaitEvent_pt
 #undef GATE_IPC
 #undef GATE_SYNC
 #undef GATE_SYNC_PT
+#undef GATE_OWN
+#undef GATE_OWN_ABI
 #undef HOOK
 #undef HOOK_PT
 #undef HOOK_ABI

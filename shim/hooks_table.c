@@ -10,6 +10,8 @@ const struct procaddr hooks_table[] = {
 	{ name, version, ptds, #symbol, (void *)symbol },
 #define GATE_ABI(name, version, ptds, symbol, flag, params, args) \
 	{ name, version, ptds, #symbol, (void *)symbol },
+#define GATE_OWN_ABI(name, version, symbol, real, params, args) \
+	{ name, version, 0, #symbol, (void *)symbol },
 #define NEWER(name, version, symbol) \
 	{ name, version, 0, #symbol, NULL },
 #include "hooks_list.h"

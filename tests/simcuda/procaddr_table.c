@@ -3,8 +3,11 @@
  * points by base name, CUDA version and per-thread-stream flag, from one
  * sorted table (common/procaddr.h).
  */
+#include <string.h>
+
+#include "sim.h"	/* first: it says which cuda.h ABIs it builds */
+#include "private_table.h"
 #include "procaddr.h"
-#include "sim.h"
 
 #define PA(name, version, fn)	{ name, version, 0, #fn, (void *)fn }
 #define PT(name, version, fn)	{ name, version, 1, #fn, (void *)fn }
@@ -238,12 +241,42 @@ cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
 	return cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, NULL);
 }
 
-/* The private tables libcudart needs are not simulated. */
+static CUresult
+private_call(void (*fn)(void *), void *arg)
+{
+	SIM_GATE();
+	if (fn == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	fn(arg);
+	return CUDA_SUCCESS;
+}
+
+static const struct procaddr *
+private_entry_points(size_t *n)
+{
+	*n = TABLE_LEN;
+	return table;
+}
+
+static const struct simcuda_private_table private_table = {
+	sizeof(private_table), private_call, private_entry_points
+};
+
+/*
+ * The private tables libcudart needs are not simulated; the one of
+ * private_table.h stands for them.
+ */
 CUresult
 cuGetExportTable(const void **ppExportTable, const CUuuid *pExportTableId)
 {
+	static const CUuuid private_id = SIMCUDA_PRIVATE_TABLE_ID;
+
 	if (ppExportTable == NULL || pExportTableId == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (memcmp(pExportTableId, &private_id, sizeof(private_id)) == 0) {
+		*ppExportTable = &private_table;
+		return CUDA_SUCCESS;
+	}
 	*ppExportTable = NULL;
 	return CUDA_ERROR_NOT_SUPPORTED;
 }

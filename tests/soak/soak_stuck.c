@@ -159,7 +159,11 @@ stuck_say(struct soak *s, int i)
 			}
 	fputc('\n', stderr);
 	free(ps);
-	/* Between its own calls it calls cuCtxSetCurrent, unhooked. */
+	/*
+	 * Between its own calls it makes others (cuCtxSetCurrent, what it
+	 * holds by the driver's measure), all gated: one that waits in the
+	 * driver's lock is one the shim does not see.
+	 */
 	if (call == 0 && out)
 		fprintf(stderr, "soak:   swapped out, and in a driver call "
 		    "the shim does not hook: held in the driver's checkpoint "
