@@ -323,6 +323,11 @@ ended_out(struct arbiter *a, struct swap_op *op)
 		lease_take_all(a, lc);
 		ledger_swap_out(&a->ledger, lc);
 		lc->swap = SWAP_OUT;
+		/*
+		 * Passed over before (swap_start_out) and out by an explicit
+		 * swap all the same: no reason to keep it out once it asks.
+		 */
+		lc->swap_skip = 0;
 		lc->swap_parked = op->by_hand;
 		lc->swapped_ms = event_now_ms();
 		set_state(lc);

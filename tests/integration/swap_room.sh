@@ -2,7 +2,8 @@
 # for a process that would not fit even once everybody who may be is out
 # (it would be swapped in again as it fits, and out, for ever: found by the
 # soak), and such a process does not hold back one asking after it that
-# fits.
+# fits. One passed over once and then swapped out by hand comes back when
+# it asks (the soak found it waiting for ever).
 # shellcheck disable=SC2154	# PID_* are client_start's
 . "$(dirname "$0")/lib.sh"
 C=$CLIENTS/cuclient_linked
@@ -59,5 +60,25 @@ check_eq "a and d allocated again once back" \
 	"$(grep -c '^alloc ok' "$TMP/a.out" "$TMP/d.out")" \
 	"$TMP/a.out:2
 $TMP/d.out:2"
+
+# A process passed over once (busy in a driver call when room was wanted)
+# and then swapped out by hand is no less free to come back when it asks.
+printf '[daemon]\ndefault_resolver = swap\nwait_timeout = 1s\nswap_min_idle = 100ms\n' \
+    >"$TMP/gpufrac.conf"
+check "reload: the swap resolver, 1 s waits" ctl reload
+client_start v preload "$C" alloc 1Gi busy hold alloc 1Mi hold
+wait_for "v idles in its driver call past swap_min_idle" 10 \
+	idle_over "$PID_v" 300
+check_eq "a request that needs v's memory waits in vain" \
+	"$(preload "$C" alloc 3584Mi 2>/dev/null)" "alloc err=2"
+check "v was passed over: busy in a driver call" has_event swap-skip \
+	"$PID_v" "busy: in a driver call"
+kill -USR1 "$PID_v"
+wait_for "v leaves its driver call" 10 holds v 2
+check "v is swapped out by hand" ctl swap out "$PID_v"
+kill -USR1 "$PID_v"
+wait_for "v calls the driver, and is brought back" 10 holds v 3 ||
+	kill -9 "$PID_v"
+client_release v
 daemon_stop
 finish

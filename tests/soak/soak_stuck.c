@@ -161,13 +161,14 @@ stuck_say(struct soak *s, int i)
 	free(ps);
 	/*
 	 * Between its own calls it makes others (cuCtxSetCurrent, what it
-	 * holds by the driver's measure), all gated: one that waits in the
-	 * driver's lock is one the shim does not see.
+	 * holds by the driver's measure), all gated: it waits to be brought
+	 * back, or in the driver's lock in a call the shim does not see.
 	 */
 	if (call == 0 && out)
-		fprintf(stderr, "soak:   swapped out, and in a driver call "
-		    "the shim does not hook: held in the driver's checkpoint "
-		    "lock\n");
+		fprintf(stderr, "soak:   swapped out, in a driver call between "
+		    "its own: waiting to be brought back (client_swap_in in "
+		    "its stack), or held in the driver's lock by a call the "
+		    "shim does not see\n");
 	if (s->clients[i].hand_out_ms != 0)
 		fprintf(stderr, "soak:   swapped out by hand at %.1fs, back "
 		    "in by hand: %s\n", (double)s->clients[i].hand_out_ms /
