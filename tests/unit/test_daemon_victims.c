@@ -342,13 +342,13 @@ static void
 test_swap_pick(void **state)
 {
 	struct swap_cand c[] = {
-		/* id, eligible, priority, idle, charge, group used, guar. */
-		{ 1, 1, 0, 500, 1 << 20, 4 << 20, 0 },
-		{ 2, 1, 0, 900, 1 << 20, 4 << 20, 0 },	/* most idle */
-		{ 3, 0, 0, 9000, 1 << 20, 4 << 20, 0 },	/* not eligible */
-		{ 4, 1, 5, 8000, 1 << 20, 4 << 20, 0 },	/* higher priority */
-		{ 5, 1, 0, 7000, 3 << 20, 4 << 20, 2 << 20 }, /* guarantee */
-		{ 6, 1, 0, 6000, 0, 4 << 20, 0 },	/* nothing held */
+		/* id, eligible, prio, idle, charge, group used, guar., group */
+		{ 1, 1, 0, 500, 1 << 20, 4 << 20, 0, 1 },
+		{ 2, 1, 0, 900, 1 << 20, 4 << 20, 0, 1 },	/* most idle */
+		{ 3, 0, 0, 9000, 1 << 20, 4 << 20, 0, 1 },	/* not eligible */
+		{ 4, 1, 5, 8000, 1 << 20, 4 << 20, 0, 1 },	/* higher priority */
+		{ 5, 1, 0, 7000, 3 << 20, 4 << 20, 2 << 20, 1 }, /* guarantee */
+		{ 6, 1, 0, 6000, 0, 4 << 20, 0, 1 },	/* nothing held */
 	};
 
 	(void)state;
@@ -378,7 +378,7 @@ test_swap_pick(void **state)
 static void
 test_swap_covers(void **state)
 {
-	/* id, eligible, priority, idle, charge, group used, guar., group */
+	/* id, eligible, prio, idle, charge, group used, guar., group */
 	const struct swap_cand c0[] = {
 		{ 1, 1, 0, 500, 1 << 20, 3 << 20, 1 << 20, 1 },
 		{ 2, 1, 0, 900, 1 << 20, 3 << 20, 1 << 20, 1 },
