@@ -178,10 +178,13 @@ $(O)/bench/share_tenant: $(O)/bench/share_tenant.o $(O)/bench/harness.o $(COMMON
 
 # The simulated driver exports the real driver's names, unversioned.
 $(SIM_OBJ): private ALL_CFLAGS += -fvisibility=default
+# -Bsymbolic-functions: as in the real driver, its own references to its
+# functions (cuGetProcAddress's table, calls between entry points) are its
+# own, never an interposer's.
 $(SIM): $(SIM_OBJ) $(COMMON_LIB) tests/simcuda/libcuda.map
 	$(CC) -shared -o $@ $(SIM_OBJ) $(COMMON_LIB) $(ALL_LDFLAGS) \
 	    -Wl,-soname,libcuda.so.1 -Wl,--version-script=tests/simcuda/libcuda.map \
-	    -Wl,-z,defs -lpthread -lrt
+	    -Wl,-Bsymbolic-functions -Wl,-z,defs -lpthread -lrt
 	ln -sf libcuda.so.1 $(O)/tests/simcuda/libcuda.so
 
 # The simulated NVML reads the same machine with the same code: it links
