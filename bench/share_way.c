@@ -345,27 +345,36 @@ tenants_end(struct way *wy)
 	}
 }
 
+/* wy made ready for a run of way: the time its traces end, in ms. */
+static uint64_t
+way_begin(struct way *wy, struct share_run *r, int way)
+{
+	uint64_t end_ms = 0;
+	unsigned i;
+
+	memset(wy, 0, sizeof(*wy));
+	wy->r = r;
+	wy->res = &r->results[way];
+	wy->n = r->p.tenants;
+	result_init(wy->res);
+	for (i = 0; i < wy->n; i++) {
+		wy->t[i].to = wy->t[i].from = -1;
+		if (r->traces[i].end_ms > end_ms)
+			end_ms = r->traces[i].end_ms;
+	}
+	return end_ms;
+}
+
 void
 way_run(struct share_run *r, int way)
 {
 	static struct way wy;
-	uint64_t t0, end_ms = 0;
-	unsigned i;
+	uint64_t t0, end_ms = way_begin(&wy, r, way);
 
-	memset(&wy, 0, sizeof(wy));
-	wy.r = r;
-	wy.res = &r->results[way];
-	wy.n = r->p.tenants;
-	result_init(wy.res);
 	if (way == WAY_PREEMPT && geteuid() != 0) {
 		way_note(&wy, "not run: priorities come from groups, told "
 		    "apart by gid, which only root can give its tenants");
 		return;
-	}
-	for (i = 0; i < wy.n; i++) {
-		wy.t[i].to = wy.t[i].from = -1;
-		if (r->traces[i].end_ms > end_ms)
-			end_ms = r->traces[i].end_ms;
 	}
 	daemon_state_remove(r);
 	if (daemon_start(r, way) < 0) {
