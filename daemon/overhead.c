@@ -172,11 +172,23 @@ overhead_arm(struct arbiter *a)
 		a->overhead_timer = 0;
 }
 
+/*
+ * What lc says its allocations on dev held when it opened it, before it
+ * registers them: NVML counts them already (the page's held).
+ */
+static uint64_t
+held(const struct ledger_client *lc, size_t dev)
+{
+	const struct gf_lease_slot *s = activity_slot(lc, dev);
+
+	return s != NULL ? __atomic_load_n(&s->held, __ATOMIC_RELAXED) : 0;
+}
+
 void
 overhead_client(struct arbiter *a, struct ledger_client *lc, size_t dev)
 {
 	struct nvml_proc *procs;
-	uint64_t want;
+	uint64_t want, h;
 	long n;
 
 	if (!nvml_ready())
@@ -185,6 +197,9 @@ overhead_client(struct arbiter *a, struct ledger_client *lc, size_t dev)
 	    (n = nvml_procs(dev, &procs)) >= 0) {
 		want = measured(lc, dev, proc_bytes(procs, n, lc->pid));
 		free(procs);
+		/* Its own word: at worst it undercounts itself a second. */
+		if (want != UINT64_MAX)
+			want = want > (h = held(lc, dev)) ? want - h : 0;
 	}
 	if (want != UINT64_MAX)
 		(void)record_set(&a->ledger, lc, dev, want);

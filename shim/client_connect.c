@@ -53,6 +53,59 @@ client_rereg_one(uint64_t ptr, const struct alloc_entry *e, void *arg)
 	return 0;
 }
 
+static int
+client_held_one(uint64_t ptr, const struct alloc_entry *e, void *arg)
+{
+	uint64_t *held = arg;
+
+	(void)ptr;
+	if (!(e->flags & ALLOC_LEASED) && (unsigned)e->dev < GF_ACTIVITY_DEVICES)
+		held[e->dev] += e->size;
+	return 0;
+}
+
+static void
+client_held_store(const uint64_t *held)
+{
+	int dev;
+
+	for (dev = 0; dev < GF_ACTIVITY_DEVICES; dev++)
+		__atomic_store_n(&lease_slot(dev)->held, held[dev],
+		    __ATOMIC_RELAXED);
+}
+
+/*
+ * What the allocations about to be registered hold on each device, their
+ * leases' drawn part included, told through the page (include/gpufrac/
+ * activity.h) while the devices are opened: the daemon's first look at
+ * our context memory must not count them. Lock held.
+ */
+static void
+client_held_note(void)
+{
+	uint64_t held[GF_ACTIVITY_DEVICES] = { 0 }, total, avail;
+	int dev;
+
+	(void)alloc_table_walk(client_held_one, held);
+	for (dev = 0; dev < GF_ACTIVITY_DEVICES; dev++) {
+		total = __atomic_load_n(&lease_slot(dev)->total,
+		    __ATOMIC_SEQ_CST);
+		avail = __atomic_load_n(&lease_slot(dev)->avail,
+		    __ATOMIC_SEQ_CST) & ~GF_LEASE_CLOSED;
+		held[dev] += total > avail ? total - avail : 0;
+	}
+	client_held_store(held);
+}
+
+/* The devices are open: a later DEVICE_OPEN registers nothing before it. */
+static void
+client_held_clear(void)
+{
+	static const uint64_t none[GF_ACTIVITY_DEVICES];
+
+	client_held_store(none);
+}
+
 /*
  * The lease on dev, as much as the page says it holds (include/gpufrac/
  * activity.h), told to a new connection: the allocations drawn from it
@@ -160,10 +213,14 @@ client_register(int fd, unsigned *nrereg, char *why, size_t whylen)
 	/* Atomic: client_free reads it unlocked. */
 	gen = client_gen + 1 != 0 ? client_gen + 1 : 1;	/* 0: local */
 	__atomic_store_n(&client_gen, gen, __ATOMIC_RELEASE);
+	client_held_note();
 	for (dev = 0; dev < SHIM_MAX_DEVICES; dev++)
 		if (client_devs[dev].in_use &&
 		    client_device_open_new(fd, gen, dev, why, whylen) < 0)
-			return -1;
+			break;
+	client_held_clear();
+	if (dev < SHIM_MAX_DEVICES)
+		return -1;
 	if (alloc_table_walk(client_rereg_one, &rr) != 0)
 		return -1;
 	for (dev = 0; dev < GF_ACTIVITY_DEVICES; dev++)

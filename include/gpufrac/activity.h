@@ -38,7 +38,10 @@
  * Context memory (what the process holds that no hooked call allocated) is
  * measured with NVML, which shows nothing of a process swapped out, nor
  * tells it from the allocations a process re-registers: the daemon keeps
- * its last measure in the page, where a restarted daemon finds it.
+ * its last measure in the page, where a restarted daemon finds it. A
+ * process no daemon measured yet (it started while none ran) says in
+ * held, before it opens the device, what the allocations it is about to
+ * register hold, which NVML counts already.
  */
 #ifndef GPUFRAC_ACTIVITY_H
 #define GPUFRAC_ACTIVITY_H
@@ -78,7 +81,10 @@ struct gf_activity {
 					    process's context memory on the
 					    device | GF_CONTEXT_MEASURED, or
 					    0 (see below) */
-		uint64_t	pad[4];
+		uint64_t	held;	/* shim: what its allocations on the
+					   device held when it last
+					   registered them (see below) */
+		uint64_t	pad[3];
 	} lease[GF_ACTIVITY_DEVICES];
 };
 

@@ -4,7 +4,8 @@
 # cuMemGetInfo sees it as used. A restarted daemon takes the measure the
 # last one left in the process's activity page: NVML cannot tell the
 # allocations a process re-registers from its context, and sees nothing
-# of a process swapped out.
+# of a process swapped out; one that started with no daemon says in the
+# page what the allocations it registers hold.
 # shellcheck disable=SC2154	# PID_* are client_start's
 . "$(dirname "$0")/lib.sh"
 export SIMCUDA_CONTEXT_BYTES=100Mi SIMCUDA_DEVICES=4Gi,4Gi
@@ -73,4 +74,15 @@ check "no restore was tried in vain" eval \
 kill -USR1 "$PID_r"
 wait_for "r's data survived" 10 grep -q '^check ok' "$TMP/r.out"
 client_release r
+
+# A process that started while no daemon ran says what its allocations
+# hold when it first registers them: NVML counts them already.
+daemon_stop
+client_start s preload "$C" alloc 1Gi hold
+daemon_start
+wait_for "s, started with no daemon, registers when one comes" 10 \
+	registered "$PID_s"
+check "at once charged its allocation and its context, once each" \
+	device_used_is $((1124 * MiB))
+client_release s
 finish
