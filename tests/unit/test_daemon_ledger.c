@@ -226,6 +226,38 @@ test_commit_same_ptr_twice(void **state)
 }
 
 /*
+ * The managed allocations a client holds are counted (swap.c: the
+ * checkpoint API cannot move them) through commits, replacements and
+ * releases alike.
+ */
+static void
+test_managed_count(void **state)
+{
+	struct fixture *f = *state;
+	struct ledger *l = &f->l;
+	struct ledger_client *c = ledger_client_new(l, 1, 0, 0, NULL);
+
+	ledger_open(l, c, 0, GF_LIMIT_NONE, 0);
+	assert_int_equal(ledger_commit(l, c, 0, 0x1000, 0, MiB,
+	    GF_KIND_MANAGED, 1), 0);
+	assert_int_equal(ledger_commit(l, c, 0, 0x2000, 0, MiB, GF_KIND_MEM,
+	    1), 0);
+	assert_int_equal(c->nmanaged, 1);
+	/* The same pointer again, of another kind: no longer managed. */
+	assert_int_equal(ledger_commit(l, c, 0, 0x1000, 0, MiB, GF_KIND_MEM,
+	    2), 0);
+	assert_int_equal(c->nmanaged, 0);
+	assert_int_equal(ledger_commit(l, c, 0, 0x3000, 0, MiB,
+	    GF_KIND_MANAGED, 3), 0);
+	assert_int_equal(ledger_release(l, c, 0x2000), 0);
+	assert_int_equal(c->nmanaged, 1);
+	assert_int_equal(ledger_release(l, c, 0x3000), 0);
+	assert_int_equal(ledger_release(l, c, 0x3000), -1);
+	assert_int_equal(c->nmanaged, 0);
+	assert_invariants(l);
+}
+
+/*
  * Swapped out, a client's charge is host bytes: the device's room is
  * free for others, its limits still count it, what it frees meanwhile
  * comes off the host bytes, and it comes back only when it fits.
@@ -479,6 +511,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_commit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lease, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_managed_count,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_commit_same_ptr_twice,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rollback, setup, teardown),
