@@ -12,6 +12,7 @@ static const char *const states[] = {
 	[GF_STATE_RUNNING] = "running",
 	[GF_STATE_WAITING] = "waiting",
 	[GF_STATE_SWAPPED] = "swapped",
+	[GF_STATE_RELEASING] = "releasing",
 };
 
 static const char *const kinds[] = {
@@ -51,6 +52,9 @@ static const char *const events[] = {
 	[GF_EV_FALLBACK] = "fallback",
 	[GF_EV_LEND] = "lend",
 	[GF_EV_RECLAIM] = "reclaim",
+	[GF_EV_RELEASED] = "released",
+	[GF_EV_DRIVER_KEPT] = "driver-kept",
+	[GF_EV_DRIVER_OOM] = "driver-oom",
 };
 
 static const char *

@@ -13,6 +13,7 @@
 #include "conversation.h"
 #include "depart.h"
 #include "devices.h"
+#include "driver.h"
 #include "event.h"
 #include "groups.h"
 #include "lease.h"
@@ -374,6 +375,8 @@ arbiter_start(struct arbiter *a, struct config *conf, const char *lib)
 	free(devs);
 	swap_init(a);
 	overhead_init(a);
+	if (driver_init(a) < 0)
+		return -1;
 	if (arbiter_apply(a, conf, &a->rt, &rt) < 0) {
 		log_errx("the configuration does not fit this machine (with "
 		    "%zu run-time groups from '%s')", a->rt.ngroups,
@@ -501,6 +504,7 @@ arbiter_stop(struct arbiter *a)
 	metrics_stop(a);
 	reap_free(a);
 	swap_free(a);
+	driver_free(a);
 	overhead_free(a);
 	lease_free(a);
 	activity_stop(a);

@@ -50,7 +50,9 @@ struct arbiter {
 	int		 serve_again;	/* memory came back meanwhile */
 	int		 stopping;	/* arbiter_stop: grant nothing more */
 	struct swap	 swap;		/* host swap */
-	int64_t		 overhead_timer; /* the next NVML look, or 0 */
+	struct driver_dev *driver;	/* per device (driver.h) */
+	int64_t		 driver_timer;	/* the next NVML look, or 0 */
+	uint64_t	 driver_when;	/* and when it comes */
 	int64_t		 lease_timer;	/* the next look for idle leases */
 	int64_t		 activity_timer; /* the next look at activity pages */
 	int64_t		 reap_timer;	/* the next look for transient groups

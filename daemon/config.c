@@ -54,6 +54,7 @@ config_init(struct config *c)
 	c->wait_timeout_ms = 30000;
 	c->lend_guarantees = 1;
 	c->swap_min_idle_ms = 1000;
+	c->release_timeout_ms = 60000;
 	c->lease_idle_ms = 1000;
 }
 
@@ -544,6 +545,12 @@ key_swap_min_idle(struct parse *p, const char *key, const char *v)
 }
 
 static void
+key_release_timeout(struct parse *p, const char *key, const char *v)
+{
+	(void)parse_duration(p, key, v, &p->conf->release_timeout_ms);
+}
+
+static void
 key_lease_idle(struct parse *p, const char *key, const char *v)
 {
 	uint64_t ms;
@@ -621,6 +628,7 @@ static const struct key keys[] = {
 	{ SEC_DAEMON, "client_may_raise", key_client_may_raise },
 	{ SEC_DAEMON, "lend_guarantees", key_lend_guarantees },
 	{ SEC_DAEMON, "swap_min_idle", key_swap_min_idle },
+	{ SEC_DAEMON, "release_timeout", key_release_timeout },
 	{ SEC_DAEMON, "lease_idle", key_lease_idle },
 	{ SEC_DAEMON, "metrics_listen", key_metrics_listen },
 	{ SEC_DEVICE, "reserve", key_reserve },

@@ -71,6 +71,8 @@ struct config {
 						   been idle this long */
 	uint64_t	lease_idle_ms;		/* a lease not drawn from this long
 						   is taken back */
+	uint64_t	release_timeout_ms;	/* the longest a departed process's
+						   charge waits for the driver */
 	char		metrics_listen[METRICS_LISTEN_LEN]; /* "": no metrics */
 	struct config_device *devices;
 	size_t		ndevices;

@@ -153,7 +153,7 @@ control_close(struct conn *c, const char *why)
 		event_timer_cancel(ctl->loop, c->close_timer);
 	kept = ctl->ops->closing(ctl->ops->arg, c, &held);
 	size_format(held, sbuf, sizeof(sbuf));
-	when = kept ? " when it exits" : "";
+	when = kept ? " once it has exited and the driver has it back" : "";
 	/* One line per departure, whatever the reason. */
 	if (why != NULL && client)
 		log_warnx("closing the connection of pid %u: %s; %s returned%s",

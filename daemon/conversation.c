@@ -14,10 +14,11 @@
 #include "conversation.h"
 #include "depart.h"
 #include "dispatch.h"
+#include "driver.h"
 #include "event.h"
 #include "groups.h"
-#include "ledger.h"
 #include "lease.h"
+#include "ledger.h"
 #include "log.h"
 #include "overhead.h"
 #include "proto.h"
@@ -107,6 +108,8 @@ on_hello(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	 */
 	if (depart_cancel(a, c->pid) > 0)
 		resolve_serve(a);
+	/* What NVML showed it holding was foreign until now: no longer. */
+	driver_client_new(a, c->pid);
 	/* Requests for priority, resolver and timeout: none is granted yet. */
 	c->client = ledger_client_new(&a->ledger, c->pid, c->uid, c->gid,
 	    c->cgroup);
@@ -243,7 +246,7 @@ on_reserve(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	uint64_t lent;
 	int dev, rc;
 
-	if (r->flags & ~GF_RESERVE_LEASE) {
+	if (r->flags & ~(GF_RESERVE_LEASE | GF_RESERVE_DRIVER_OOM)) {
 		snprintf(why, whylen, "unknown flags 0x%x in RESERVE",
 		    r->flags);
 		return -1;
@@ -254,6 +257,9 @@ on_reserve(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	/* Asking for a lease again: what is left of the old one comes back. */
 	if (r->flags & GF_RESERVE_LEASE)
 		(void)lease_take(a, lc, (size_t)dev);
+	/* Refused by the driver once: the ledger learns what it has. */
+	if ((r->flags & GF_RESERVE_DRIVER_OOM) && lc->usage[dev].opened)
+		driver_refused(a, lc, (size_t)dev, r->size);
 	rc = reserve_admit(a, lc, (size_t)dev, r->size);
 	/* Unused leases never stand in the way of a request. */
 	if (rc != LEDGER_GRANT && rc != LEDGER_NOT_OPEN &&

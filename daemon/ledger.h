@@ -52,6 +52,8 @@ struct ledger_device {
 	uint64_t	capacity;	/* total - reserve */
 	uint64_t	used;		/* charged to clients */
 	uint64_t	host;		/* theirs, swapped out to host memory */
+	uint64_t	foreign;	/* held on it by no client: other
+					   programs, the driver (driver.c) */
 	uint32_t	nclients;	/* clients that opened it */
 };
 
@@ -250,10 +252,13 @@ void	ledger_open(struct ledger *l, struct ledger_client *c, size_t dev,
 
 /*
  * What a group's clients may still take on dev: the shareable capacity,
- * less what everybody holds, less what the other groups are guaranteed
- * and do not use (a guarantee is capacity reserved for its group):
- *   capacity - used - sum over other groups h of max(0, guarantee_h - used_h)
- * 0 when that is negative. A borrower while lending: capacity - used.
+ * less what everybody holds (foreign memory included), less what the
+ * other groups are guaranteed and do not use (a guarantee is capacity
+ * reserved for its group):
+ *   capacity - used - foreign
+ *            - sum over other groups h of max(0, guarantee_h - used_h)
+ * 0 when that is negative. A borrower while lending: capacity - used -
+ * foreign.
  */
 uint64_t ledger_available(const struct ledger *l, size_t group, size_t dev);
 

@@ -101,7 +101,7 @@ uint64_t
 ledger_available_as(const struct ledger *l, size_t group, size_t dev, int borrow)
 {
 	const struct ledger_device *d = &l->devices[dev];
-	uint64_t taken = d->used;
+	uint64_t taken = add_saturated(d->used, d->foreign);
 
 	if (!borrow)
 		taken = add_saturated(taken, unused_guarantees(l, dev, group));

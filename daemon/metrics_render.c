@@ -11,6 +11,7 @@
 
 #include "activity.h"
 #include "arbiter.h"
+#include "driver.h"
 #include "lease.h"
 #include "metrics_render.h"
 #include "metrics_render_counts.h"
@@ -63,6 +64,12 @@ dev_lent(const struct render *r, size_t d)
 }
 
 static uint64_t
+dev_releasing(const struct render *r, size_t d)
+{
+	return driver_releasing(r->l, d);
+}
+
+static uint64_t
 dev_clients(const struct render *r, size_t d)
 {
 	return r->l->devices[d].nclients;
@@ -100,6 +107,12 @@ static const struct {
 	  DEV_GET(dev_guaranteed) },
 	{ "gpufrac_device_lent_bytes",
 	  "Unused guaranteed memory lent to other groups.", DEV_GET(dev_lent) },
+	{ "gpufrac_device_foreign_bytes",
+	  "Device memory held by no process gpufrac knows (NVML).",
+	  DEV_FIELD(foreign) },
+	{ "gpufrac_device_releasing_bytes",
+	  "Of the used bytes, departed processes' memory the driver has "
+	  "not given back yet.", DEV_GET(dev_releasing) },
 	{ "gpufrac_device_clients",
 	  "Processes that opened the device.", DEV_GET(dev_clients) },
 };
@@ -285,6 +298,7 @@ render_client_devices(struct render *r)
 
 static const uint32_t states[] = {
 	GF_STATE_RUNNING, GF_STATE_WAITING, GF_STATE_SWAPPED,
+	GF_STATE_RELEASING,
 };
 
 /* Per process, whatever it opened: its state (1 for the one it is in). */

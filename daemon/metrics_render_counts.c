@@ -53,6 +53,17 @@ static const struct {
 	{ GF_EV_RECLAIM, "gpufrac_reclaims_total",
 	  "Times the group took its lent guarantee back.",
 	  "gpufrac_reclaimed_bytes_total", "Bytes taken back." },
+	{ GF_EV_RELEASED, "gpufrac_releases_total",
+	  "Departed processes whose memory the driver gave back.",
+	  "gpufrac_released_bytes_total",
+	  "Bytes the driver gave back after they departed." },
+	{ GF_EV_DRIVER_KEPT, "gpufrac_driver_kept_total",
+	  "Departed processes whose memory the driver had not given back "
+	  "within release_timeout.", "gpufrac_driver_kept_bytes_total",
+	  "Bytes uncharged all the same." },
+	{ GF_EV_DRIVER_OOM, "gpufrac_driver_oom_total",
+	  "Granted requests the driver refused, resolved as collisions.",
+	  "gpufrac_driver_oom_bytes_total", "Bytes the driver refused." },
 };
 
 /* What a counter of a row reads. */

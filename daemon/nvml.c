@@ -1,7 +1,8 @@
 /*
  * Reading NVML: nvmlInit_v2, a handle per device by UUID, and
  * nvmlDeviceGetComputeRunningProcesses_v3 with its INSUFFICIENT_SIZE
- * protocol (NVML API Reference, "Device Queries"). The types are written
+ * protocol, and nvmlDeviceGetMemoryInfo (NVML API Reference, "Device
+ * Queries"). The types are written
  * here (the CUDA toolkit's nvml.h is not always installed); the layout is
  * the documented one.
  */
@@ -20,6 +21,13 @@
 
 typedef struct nvml_device *nvml_device_t;
 
+/* nvmlMemory_t (version 1): used is total - free, reserved included. */
+struct nvml_memory {
+	unsigned long long total;
+	unsigned long long free;
+	unsigned long long used;
+};
+
 /* nvmlProcessInfo_t (_v2), what the _v3 query fills: 24 bytes. */
 struct nvml_process_info {
 	unsigned int	pid;
@@ -35,6 +43,7 @@ static struct {
 	int		(*by_uuid)(const char *, nvml_device_t *);
 	int		(*procs)(nvml_device_t, unsigned int *,
 			    struct nvml_process_info *);
+	int		(*memory)(nvml_device_t, struct nvml_memory *);
 	nvml_device_t	*devs;		/* NULL where a device is not found */
 	size_t		 ndevs;
 } nv;
@@ -53,7 +62,9 @@ nvml_syms(void)
 	*(void **)&nv.by_uuid = dlsym(nv.handle, "nvmlDeviceGetHandleByUUID");
 	*(void **)&nv.procs = dlsym(nv.handle,
 	    "nvmlDeviceGetComputeRunningProcesses_v3");
-	return nv.init && nv.shutdown && nv.by_uuid && nv.procs ? 0 : -1;
+	*(void **)&nv.memory = dlsym(nv.handle, "nvmlDeviceGetMemoryInfo");
+	return nv.init && nv.shutdown && nv.by_uuid && nv.procs &&
+	    nv.memory ? 0 : -1;
 }
 
 int
@@ -128,6 +139,23 @@ nvml_procs(size_t i, struct nvml_proc **procs)
 	}
 	free(info);
 	return count;
+}
+
+int
+nvml_used(size_t i, uint64_t *used)
+{
+	struct nvml_memory m;
+	int r;
+
+	if (!nvml_ready() || i >= nv.ndevs || nv.devs[i] == NULL)
+		return -1;
+	if ((r = nv.memory(nv.devs[i], &m)) != NVML_SUCCESS) {
+		log_debug("NVML cannot say the memory of device %zu: error %d",
+		    i, r);
+		return -1;
+	}
+	*used = m.total > m.free ? m.total - m.free : 0;
+	return 0;
 }
 
 void

@@ -35,6 +35,12 @@ int	nvml_ready(void);
  */
 long	nvml_procs(size_t i, struct nvml_proc **procs);
 
+/*
+ * What the driver holds on device i, by everyone, in *used (NVML's total
+ * less its free). Returns 0, or -1 when NVML cannot say.
+ */
+int	nvml_used(size_t i, uint64_t *used);
+
 /* Shut it down (at exit). */
 void	nvml_close(void);
 

@@ -8,6 +8,7 @@
 
 #include "activity.h"
 #include "arbiter.h"
+#include "driver.h"
 #include "event.h"
 #include "gpufrac/activity.h"
 #include "lease.h"
@@ -18,8 +19,7 @@
 #include "resolve.h"
 #include "swap.h"
 
-/* NVML's bytes for pid in procs[0..n), 0 if it is not there. */
-static uint64_t
+uint64_t
 proc_bytes(const struct nvml_proc *procs, long n, uint32_t pid)
 {
 	long i;
@@ -102,18 +102,14 @@ remembered(const struct ledger *l, const struct ledger_client *lc,
 	return n < l->devices[dev].capacity ? n : l->devices[dev].capacity;
 }
 
-/* Every client on dev; *shrank set if memory came back. 1: any change. */
-static int
-reconcile_dev(struct arbiter *a, size_t dev, int *shrank)
+int
+overhead_reconcile(struct arbiter *a, size_t dev, const struct nvml_proc *procs,
+    long n, int *shrank)
 {
 	struct ledger_client *lc;
-	struct nvml_proc *procs;
-	long n = nvml_procs(dev, &procs);
 	uint64_t want;
 	int changed = 0, r;
 
-	if (n < 0)
-		return 0;
 	TAILQ_FOREACH(lc, &a->ledger.clients, entry) {
 		want = measured(lc, dev, proc_bytes(procs, n, lc->pid));
 		if (want == UINT64_MAX)
@@ -122,54 +118,7 @@ reconcile_dev(struct arbiter *a, size_t dev, int *shrank)
 		changed |= r != 0;
 		*shrank |= r < 0;
 	}
-	free(procs);
 	return changed;
-}
-
-static int
-any_open(const struct ledger *l)
-{
-	const struct ledger_client *lc;
-	size_t i;
-
-	TAILQ_FOREACH(lc, &l->clients, entry)
-		for (i = 0; i < l->ndevices; i++)
-			if (lc->usage[i].opened)
-				return 1;
-	return 0;
-}
-
-static void	overhead_arm(struct arbiter *a);
-
-static void
-overhead_fire(struct event_loop *loop, void *arg)
-{
-	struct arbiter *a = arg;
-	int changed = 0, shrank = 0;
-	size_t d;
-
-	(void)loop;
-	a->overhead_timer = 0;
-	for (d = 0; d < a->ledger.ndevices; d++)
-		changed |= reconcile_dev(a, d, &shrank);
-	if (changed)
-		a->tell_limits(a, NULL);
-	if (shrank)
-		resolve_serve(a);
-	overhead_arm(a);
-}
-
-/* Again in a while, if anybody has a device open. */
-static void
-overhead_arm(struct arbiter *a)
-{
-	if (a->overhead_timer > 0 || !nvml_ready() || a->stopping ||
-	    !any_open(&a->ledger))
-		return;
-	a->overhead_timer = event_timer_add(a->loop, OVERHEAD_PERIOD_MS,
-	    overhead_fire, a);
-	if (a->overhead_timer < 0)
-		a->overhead_timer = 0;
 }
 
 /*
@@ -203,7 +152,6 @@ overhead_client(struct arbiter *a, struct ledger_client *lc, size_t dev)
 	}
 	if (want != UINT64_MAX)
 		(void)record_set(&a->ledger, lc, dev, want);
-	overhead_arm(a);
 }
 
 void
@@ -212,23 +160,21 @@ overhead_init(struct arbiter *a)
 	uint8_t (*uuids)[GF_UUID_LEN];
 	size_t i, n = a->ledger.ndevices;
 
-	a->overhead_timer = 0;
 	if (n == 0 || (uuids = calloc(n, sizeof(*uuids))) == NULL)
 		return;
 	for (i = 0; i < n; i++)
 		memcpy(uuids[i], a->ledger.devices[i].uuid, GF_UUID_LEN);
 	if (nvml_open(NVML_LIB, (const uint8_t (*)[GF_UUID_LEN])uuids, n) ==
 	    0)
-		log_info("context memory measured with NVML every %d ms",
-		    OVERHEAD_PERIOD_MS);
+		log_info("context memory measured with NVML every %d ms, "
+		    "with foreign memory and departed processes'",
+		    DRIVER_PERIOD_MS);
 	free(uuids);
 }
 
 void
 overhead_free(struct arbiter *a)
 {
-	if (a->overhead_timer > 0)
-		event_timer_cancel(a->loop, a->overhead_timer);
-	a->overhead_timer = 0;
+	(void)a;
 	nvml_close();
 }

@@ -13,10 +13,11 @@
 #include "arbiter.h"
 #include "control.h"
 #include "dispatch.h"
+#include "driver.h"
 #include "event.h"
 #include "events.h"
-#include "ledger.h"
 #include "lease.h"
+#include "ledger.h"
 #include "log.h"
 #include "proto.h"
 #include "queries.h"
@@ -124,6 +125,8 @@ on_status_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		ds.leased = leases_unused(l, SIZE_MAX, i);
 		ds.nclients = d->nclients;
 		ds.lent = ledger_lent(l, i);
+		ds.foreign = d->foreign;
+		ds.releasing = driver_releasing(l, i);
 		if (conn_reply(c, GF_MSG_DEVICE_STATUS, m->hdr.seq, &ds, why,
 		    whylen) < 0)
 			return -1;

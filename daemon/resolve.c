@@ -380,7 +380,8 @@ preempt_fire(struct event_loop *loop, void *arg)
 
 	(void)loop;
 	p->timer = 0;
-	if (used > 0) {
+	/* Gone already, its memory on the way back: its pid is not its own. */
+	if (used > 0 && lc->state != GF_STATE_RELEASING) {
 		if (kill((pid_t)lc->pid, SIGKILL) < 0)
 			log_warn("cannot send SIGKILL to pid %u", lc->pid);
 		else

@@ -113,7 +113,7 @@ client_swap_pending(void)
  * while waiting.
  */
 static int
-client_reserve_remote(int dev, uint64_t size, uint32_t kind,
+client_reserve_remote(int dev, uint64_t size, uint32_t kind, uint32_t flags,
     struct client_ticket *t, CUresult *res)
 {
 	char why[CLIENT_WHY_LEN], b1[16], b2[16], b3[16];
@@ -126,7 +126,7 @@ client_reserve_remote(int dev, uint64_t size, uint32_t kind,
 	q.size = size;
 	q.kind = kind;
 	/* cuMemAlloc's kind is what leases serve. */
-	q.flags = kind == GF_KIND_MEM ? GF_RESERVE_LEASE : 0;
+	q.flags = flags | (kind == GF_KIND_MEM ? GF_RESERVE_LEASE : 0);
 	if (client_call(GF_MSG_RESERVE, dev, &q, &m, &gen) < 0)
 		return 0;
 	switch (m.hdr.type) {
@@ -175,19 +175,22 @@ client_reserve_local(int dev, uint64_t size, struct client_ticket *t)
 	return CUDA_SUCCESS;
 }
 
-CUresult
-client_reserve(int dev, uint64_t size, uint32_t kind, struct client_ticket *t)
+static CUresult
+client_reserve_as(int dev, uint64_t size, uint32_t kind, uint32_t flags,
+    struct client_ticket *t)
 {
 	CUresult r = CUDA_SUCCESS;
 
 	t->dev = -1;
+	t->refusals = 0;
 	if (!client_device_valid(dev))
 		return CUDA_SUCCESS;
 	pthread_mutex_lock(&client_lock);
 	client_start();
 	if (client_device_prepare(dev) < 0)
 		goto out;
-	if (!client_up || !client_reserve_remote(dev, size, kind, t, &r))
+	if (!client_up ||
+	    !client_reserve_remote(dev, size, kind, flags, t, &r))
 		r = client_reserve_local(dev, size, t);
 	if (r == CUDA_SUCCESS) {
 		t->dev = dev;
@@ -199,6 +202,37 @@ client_reserve(int dev, uint64_t size, uint32_t kind, struct client_ticket *t)
 out:
 	pthread_mutex_unlock(&client_lock);
 	return r;
+}
+
+CUresult
+client_reserve(int dev, uint64_t size, uint32_t kind, struct client_ticket *t)
+{
+	return client_reserve_as(dev, size, kind, 0, t);
+}
+
+CUresult
+client_reserve_refused(int dev, uint64_t size, uint32_t kind,
+    struct client_ticket *t)
+{
+	return client_reserve_as(dev, size, kind, GF_RESERVE_DRIVER_OOM, t);
+}
+
+int
+client_driver_refused(struct client_ticket *t)
+{
+	char b1[16];
+	unsigned refusals = t->refusals + 1;
+	int dev = t->dev;
+
+	if (dev < 0 || t->gen == 0 || refusals > CLIENT_REFUSALS_MAX)
+		return 0;
+	log_info("the driver refused %s on device %d that gpufracd granted: "
+	    "asking again", size_format(t->size, b1, sizeof(b1)), dev);
+	client_rollback(t);
+	if (client_reserve_refused(dev, t->size, t->kind, t) != CUDA_SUCCESS)
+		return 0;
+	t->refusals = refusals;
+	return 1;
 }
 
 int

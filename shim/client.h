@@ -27,6 +27,7 @@ struct client_ticket {
 	uint32_t	kind;		/* GF_KIND_* */
 	uint64_t	size;		/* bytes reserved */
 	unsigned	gen;		/* connection of its RESERVE; 0: local */
+	unsigned	refusals;	/* times the driver refused it */
 };
 
 /* What a program is shown of one device. */
@@ -51,6 +52,13 @@ CUresult client_reserve(int dev, uint64_t size, uint32_t kind,
 	    struct client_ticket *t);
 
 /*
+ * The same, for memory the driver has just refused although it was granted
+ * (drawn from a lease): a collision whatever the daemon's ledger says.
+ */
+CUresult client_reserve_refused(int dev, uint64_t size, uint32_t kind,
+	    struct client_ticket *t);
+
+/*
  * The driver allocated ptr, really holding size bytes: record and commit it.
  * Returns 0, or -1 when it cannot be recorded (out of memory): the caller
  * frees ptr and rolls back.
@@ -60,6 +68,25 @@ int	client_commit(const struct client_ticket *t, uint64_t ptr,
 
 /* The driver call failed: return the reservation. */
 void	client_rollback(const struct client_ticket *t);
+
+/*
+ * The driver refused (out of memory) what the daemon granted in *t: the
+ * ledger did not know what the driver holds. Return it and ask again as a
+ * collision (GF_RESERVE_DRIVER_OOM), which the daemon resolves as the
+ * group's resolver says. Returns 1 when granted again (*t renewed: call
+ * the driver again), 0 when not (*t is settled: t->dev < 0) or when the
+ * reservation was not the daemon's, or refused CLIENT_REFUSALS_MAX times
+ * already (*t stands: the caller rolls it back).
+ */
+int	client_driver_refused(struct client_ticket *t);
+
+/*
+ * Call the driver with call, again while it says out of memory and the
+ * daemon grants the request in *t again (client_driver_refused).
+ */
+#define CLIENT_DRIVER_CALL(r, t, call) do {				\
+	(r) = (call);							\
+} while ((r) == CUDA_ERROR_OUT_OF_MEMORY && client_driver_refused(t))
 
 /*
  * Free ptr with real_free and, when it succeeds and ptr is in the table,

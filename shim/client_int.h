@@ -14,6 +14,7 @@
 #include "shim.h"
 
 #define CLIENT_TIMEOUT_MS	5000	/* a reply, or a send that cannot go */
+#define CLIENT_REFUSALS_MAX	8	/* driver refusals asked again */
 #define CLIENT_RETRY_MIN_MS	100	/* reconnection: first retry ... */
 #define CLIENT_RETRY_MAX_MS	500	/* ... backing off to this */
 #define CLIENT_QUIET_MS		10	/* the watcher leaves callers reading */

@@ -128,7 +128,8 @@ array_create(const struct array_call *c)
 		size = array_estimate(&c->desc, c->levels);
 	if ((r = mem_reserve(size, GF_KIND_ARRAY, &t)) != CUDA_SUCCESS)
 		return r;
-	if ((r = array_make(c)) != CUDA_SUCCESS) {
+	CLIENT_DRIVER_CALL(r, &t, array_make(c));
+	if (r != CUDA_SUCCESS) {
 		client_rollback(&t);
 		return r;
 	}

@@ -126,13 +126,35 @@ mem_alloc_leased(CUdeviceptr *dptr, size_t size, int dev)
 	return r;
 }
 
+/*
+ * cuMemAlloc: from the lease when it has room, else reserved. A driver
+ * out-of-memory on either is asked again as a collision (issue 20).
+ */
+static CUresult
+mem_alloc(CUdeviceptr *dptr, size_t size)
+{
+	struct client_ticket t;
+	CUresult r;
+	int dev;
+
+	if ((dev = mem_lease_device()) >= 0 && lease_draw(dev, size)) {
+		if ((r = mem_alloc_leased(dptr, size, dev)) !=
+		    CUDA_ERROR_OUT_OF_MEMORY)
+			return r;
+		r = client_reserve_refused(dev, size, GF_KIND_MEM, &t);
+	} else
+		r = mem_reserve(size, GF_KIND_MEM, &t);
+	if (r != CUDA_SUCCESS)
+		return r;
+	CLIENT_DRIVER_CALL(r, &t, REAL_CALL(cuMemAlloc_v2, dptr, size));
+	return mem_settle(r, &t, r == CUDA_SUCCESS ? *dptr : 0, size);
+}
+
 CUresult
 cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
 	struct gf_activity *act;
-	struct client_ticket t;
 	CUresult r;
-	int dev;
 
 	if (!hook_enter())
 		return REAL_CALL(cuMemAlloc_v2, dptr, bytesize);
@@ -140,14 +162,8 @@ cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 	/* Nothing to charge: the driver rejects these by itself. */
 	if (dptr == NULL || bytesize == 0)
 		r = REAL_CALL(cuMemAlloc_v2, dptr, bytesize);
-	else if ((dev = mem_lease_device()) >= 0 && lease_draw(dev, bytesize))
-		r = mem_alloc_leased(dptr, bytesize, dev);
-	else if ((r = mem_reserve(bytesize, GF_KIND_MEM, &t)) ==
-	    CUDA_SUCCESS) {
-		r = REAL_CALL(cuMemAlloc_v2, dptr, bytesize);
-		r = mem_settle(r, &t, r == CUDA_SUCCESS ? *dptr : 0,
-		    bytesize);
-	}
+	else
+		r = mem_alloc(dptr, bytesize);
 	activity_leave(act);
 	hook_leave();
 	return r;
@@ -177,8 +193,8 @@ cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
 		    Height, ElementSizeBytes);
 	else if ((r = mem_reserve(mem_mul(row, Height), GF_KIND_PITCH, &t)) ==
 	    CUDA_SUCCESS) {
-		r = REAL_CALL(cuMemAllocPitch_v2, dptr, pPitch, WidthInBytes,
-		    Height, ElementSizeBytes);
+		CLIENT_DRIVER_CALL(r, &t, REAL_CALL(cuMemAllocPitch_v2, dptr,
+		    pPitch, WidthInBytes, Height, ElementSizeBytes));
 		r = mem_settle(r, &t, r == CUDA_SUCCESS ? *dptr : 0,
 		    r == CUDA_SUCCESS ? mem_mul(*pPitch, Height) : 0);
 	}

@@ -38,8 +38,9 @@ vmm_create(CUmemGenericAllocationHandle *handle, size_t size,
 		return REAL_CALL(cuMemCreate, handle, size, prop, flags);
 	if ((r = client_reserve(dev, size, GF_KIND_VMM, &t)) != CUDA_SUCCESS)
 		return r;
-	if ((r = REAL_CALL(cuMemCreate, handle, size, prop, flags)) !=
-	    CUDA_SUCCESS) {
+	CLIENT_DRIVER_CALL(r, &t, REAL_CALL(cuMemCreate, handle, size, prop,
+	    flags));
+	if (r != CUDA_SUCCESS) {
 		client_rollback(&t);
 		return r;
 	}

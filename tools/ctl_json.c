@@ -100,9 +100,10 @@ json_device(FILE *fp, const struct ctl_status *st,
 	    dev->capacity, dev->used, dev->leased, dev->host, dev->nclients,
 	    st->daemon.swap_available ? "true" : "false");
 	fprintf(fp, ",\"guaranteed_bytes\":%" PRIu64 ",\"free_bytes\":%"
-	    PRIu64 ",\"lent_bytes\":%" PRIu64 "}",
-	    ctl_status_guaranteed(st, dev->uuid),
-	    ctl_free_bytes(dev->capacity, dev->used), dev->lent);
+	    PRIu64 ",\"lent_bytes\":%" PRIu64 ",\"foreign_bytes\":%" PRIu64
+	    ",\"releasing_bytes\":%" PRIu64 "}",
+	    ctl_status_guaranteed(st, dev->uuid), ctl_device_free(dev),
+	    dev->lent, dev->foreign, dev->releasing);
 }
 
 static void

@@ -39,6 +39,13 @@ ctl_free_bytes(uint64_t limit, uint64_t used)
 	return used < limit ? limit - used : 0;
 }
 
+uint64_t
+ctl_device_free(const struct gf_device_status *dev)
+{
+	return ctl_free_bytes(dev->capacity, dev->used > UINT64_MAX -
+	    dev->foreign ? UINT64_MAX : dev->used + dev->foreign);
+}
+
 char *
 ctl_printable(const char *s, size_t len, char *buf, size_t size)
 {
@@ -104,7 +111,8 @@ status_devices(FILE *fp, const struct ctl_status *st)
 	static const struct ctl_column cols[] = {
 		{ "INDEX", 1 }, { "UUID", 0 }, { "TOTAL", 1 },
 		{ "RESERVE", 1 }, { "CAPACITY", 1 }, { "GUARANTEED", 1 },
-		{ "USED", 1 }, { "LEASED", 1 }, { "FREE", 1 }, { "HOST", 1 },
+		{ "USED", 1 }, { "LEASED", 1 }, { "RELEASING", 1 },
+		{ "FOREIGN", 1 }, { "FREE", 1 }, { "HOST", 1 },
 		{ "LENT", 1 }, { "CLIENTS", 1 }, { "NAME", 0 },
 	};
 	struct ctl_table t;
@@ -116,10 +124,10 @@ status_devices(FILE *fp, const struct ctl_status *st)
 		char index[16], uuid[UUID_STR_LEN], name[GF_NAME_LEN];
 		char total[32], reserve[32], capacity[32], guaranteed[32];
 		char used[32], leased[32], avail[32], host[32], clients[16];
-		char lent[32];
+		char lent[32], releasing[32], foreign[32];
 		const char *row[] = { index, uuid, total, reserve, capacity,
-		    guaranteed, used, leased, avail, host, lent, clients,
-		    name };
+		    guaranteed, used, leased, releasing, foreign, avail, host,
+		    lent, clients, name };
 
 		snprintf(index, sizeof(index), "%" PRIu32, dev->index);
 		uuid_format(dev->uuid, uuid, sizeof(uuid));
@@ -132,8 +140,9 @@ status_devices(FILE *fp, const struct ctl_status *st)
 		    sizeof(guaranteed));
 		size_format(dev->used, used, sizeof(used));
 		size_format(dev->leased, leased, sizeof(leased));
-		size_format(ctl_free_bytes(dev->capacity, dev->used), avail,
-		    sizeof(avail));
+		size_format(dev->releasing, releasing, sizeof(releasing));
+		size_format(dev->foreign, foreign, sizeof(foreign));
+		size_format(ctl_device_free(dev), avail, sizeof(avail));
 		size_format(dev->host, host, sizeof(host));
 		size_format(dev->lent, lent, sizeof(lent));
 		snprintf(clients, sizeof(clients), "%" PRIu32, dev->nclients);

@@ -40,6 +40,8 @@ void	ctl_client_idle_version(const struct gf_client *c, char *idle,
 	    size_t idlelen, char *version, size_t versionlen);
 /* limit - used, or 0 when used is over the limit. */
 uint64_t ctl_free_bytes(uint64_t limit, uint64_t used);
+/* What a device has free: its capacity less the charges and foreign memory. */
+uint64_t ctl_device_free(const struct gf_device_status *dev);
 
 /*
  * Copy the string in s (at most len bytes, NUL-terminated or not) into buf

@@ -140,7 +140,7 @@ devices_table(struct top_text *t, const struct top_data *d)
 		bar_format(dev->used, dev->capacity, bar, sizeof(bar));
 		size_format(dev->used, used, sizeof(used));
 		size_format(dev->capacity, capacity, sizeof(capacity));
-		size_format(ctl_free_bytes(dev->capacity, dev->used), avail,
+		size_format(ctl_device_free(dev), avail,
 		    sizeof(avail));
 		size_format(dev->leased, leased, sizeof(leased));
 		size_format(dev->host, host, sizeof(host));

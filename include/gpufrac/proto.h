@@ -227,6 +227,11 @@ enum {
 	GF_EV_LEND,		/* a grant used another group's unused
 				   guarantee */
 	GF_EV_RECLAIM,		/* a group takes its lent guarantee back */
+	GF_EV_RELEASED,		/* a departed process's memory is back in
+				   the driver */
+	GF_EV_DRIVER_KEPT,	/* ... or was not, within release_timeout:
+				   its charge goes all the same */
+	GF_EV_DRIVER_OOM,	/* the driver refused a granted request */
 };
 
 #define GF_REASON_LEN		96
@@ -235,6 +240,8 @@ enum {
 	GF_STATE_RUNNING = 0,
 	GF_STATE_WAITING,
 	GF_STATE_SWAPPED,
+	GF_STATE_RELEASING,	/* exited; the driver has not given its
+				   memory back yet */
 };
 
 struct gf_hello {
@@ -274,6 +281,9 @@ struct gf_device_info {
 /* RESERVE's flags. */
 #define GF_RESERVE_LEASE	0x1u	/* of a kind drawn from leases: the
 					   daemon may grant one with it */
+#define GF_RESERVE_DRIVER_OOM	0x2u	/* the driver refused this request
+					   once granted: a collision,
+					   whatever the ledger says */
 
 struct gf_reserve {
 	uint8_t		uuid[GF_UUID_LEN];
@@ -350,6 +360,9 @@ struct gf_device_status {
 	uint32_t	zero2;
 	uint64_t	lent;		/* of the groups' unused guarantees,
 					   what others hold (borrowed) */
+	uint64_t	foreign;	/* held by no client (other programs) */
+	uint64_t	releasing;	/* of used, departed processes' memory
+					   the driver has not given back */
 };
 
 struct gf_client {
@@ -531,7 +544,7 @@ _Static_assert(sizeof(struct gf_deny) == 24, "gf_deny layout");
 _Static_assert(sizeof(struct gf_commit) == 48, "gf_commit layout");
 _Static_assert(sizeof(struct gf_rollback) == 24, "gf_rollback layout");
 _Static_assert(sizeof(struct gf_status) == 136, "gf_status layout");
-_Static_assert(sizeof(struct gf_device_status) == 152, "gf_device_status layout");
+_Static_assert(sizeof(struct gf_device_status) == 168, "gf_device_status layout");
 _Static_assert(sizeof(struct gf_client) == 136, "gf_client layout");
 _Static_assert(sizeof(struct gf_group_status) == 104, "gf_group_status layout");
 _Static_assert(sizeof(struct gf_event) == 176, "gf_event layout");

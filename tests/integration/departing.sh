@@ -13,7 +13,7 @@ pid=$!
 exec 3>"$TMP/in"
 wait_for "the client closes its connection" 10 grep -q '^closed' "$TMP/d.out"
 wait_for "the daemon sees it hang up" 10 \
-	grep -q "client pid $pid left; 1.0GiB returned when it exits" \
+	grep -q "client pid $pid left; 1.0GiB returned once it has exited" \
 	"$TMP/gpufracd.log"
 check "ps still shows it, with its charge" \
 	eval '[ "$(ctl ps --json | json "[(c[\"pid\"], c[\"state\"], c[\"devices\"][0][\"used_bytes\"]) for c in j[\"clients\"]]")" = "[($pid, '"'running'"', $GiB)]" ]'
@@ -26,5 +26,5 @@ check_eq "the client exits cleanly" $? 0
 wait_for "its charge comes back once it has exited" 10 device_used_is 0
 check "ps no longer shows it" clients_are 0
 check "the log says so" \
-	grep -q "client pid $pid exited; 1.0GiB returned" "$TMP/gpufracd.log"
+	grep -q "released pid $pid .*memory came back" "$TMP/gpufracd.log"
 finish
