@@ -9,12 +9,17 @@
 
 #include "segment.h"
 
-/* The slot of live process pid, with the lock held; NULL if none. */
+/*
+ * The slot of live process pid, with the lock held; NULL if none. Pid 0
+ * is no process: free slots and dead processes' releasing memory.
+ */
 static struct state_proc *
 proc_find(pid_t pid)
 {
 	int i;
 
+	if (pid <= 0)
+		return NULL;
 	for (i = 0; i < (int)state_shm->nslots; i++) {
 		struct state_proc *sp = &state_shm->procs[i];
 
@@ -22,7 +27,7 @@ proc_find(pid_t pid)
 			continue;
 		if (i == state_self_slot || proc_alive(sp))
 			return sp;
-		slot_clear(sp);
+		slot_die(sp);
 		return NULL;
 	}
 	return NULL;
