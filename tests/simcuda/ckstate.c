@@ -184,6 +184,23 @@ state_ck_unlock(pid_t pid)
 	return CUDA_SUCCESS;
 }
 
+/* What the locked process holds on its devices: what Checkpoint moves. */
+CUresult
+state_ck_held(pid_t pid, uint64_t *bytes)
+{
+	struct state_proc *sp;
+	unsigned d;
+	CUresult r;
+
+	if ((r = ck_find_in(pid, CK_LOCKED, &sp)) != CUDA_SUCCESS)
+		return r;
+	*bytes = 0;
+	for (d = 0; d < SIM_MAX_DEVICES; d++)
+		*bytes += sp->used[d];
+	state_unlock();
+	return CUDA_SUCCESS;
+}
+
 /* Give the process's device memory back to the machine, and remember it. */
 CUresult
 state_ck_checkpoint(pid_t pid)
@@ -215,9 +232,10 @@ ck_fits(const struct state_proc *sp)
 	return 1;
 }
 
-/* Charge the remembered memory again, on every device or on none. */
+/* Charge the remembered memory again, on every device or on none; *bytes
+ * is how much. */
 CUresult
-state_ck_restore(pid_t pid)
+state_ck_restore(pid_t pid, uint64_t *bytes)
 {
 	struct state_proc *sp;
 	unsigned d;
@@ -231,7 +249,9 @@ state_ck_restore(pid_t pid)
 		state_unlock();
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
+	*bytes = 0;
 	for (d = 0; d < SIM_MAX_DEVICES; d++) {
+		*bytes += sp->parked[d];
 		state_shm->used[d] += sp->parked[d];
 		sp->used[d] = sp->parked[d];
 		sp->parked[d] = 0;
