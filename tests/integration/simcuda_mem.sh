@@ -8,6 +8,11 @@ C=$CLIENTS/sim_mem_linked
 for p in sim_arrays_linked sim_vmm_linked sim_pools_linked sim_mem_linked; do
 	check "$p passes" "$CLIENTS/$p"
 done
+# Exported VMM memory a live process still holds stays charged after its
+# exporter died, the release delay or not (its other memory comes back
+# after the delay, which wait_free's poll allows).
+check "sim_vmm_linked passes with a release delay" \
+	env SIMCUDA_RELEASE_DELAY_MS=500 "$CLIENTS/sim_vmm_linked"
 
 export SIMCUDA_DEVICES=4Gi
 rm -f "/dev/shm/simcuda-$SIMCUDA_STATE"
