@@ -621,6 +621,94 @@ check_processes(void)
 	    NULL, NULL)) == 0, "context overhead");
 }
 
+/*
+ * SIMCUDA_RELEASE_DELAY_MS, set for the children only: the memory of one
+ * that is killed, exits or calls exec stays held, and not allocatable,
+ * until the delay after its death was noticed has passed. 2000 ms leaves
+ * the checks made right after the noticing call (which finds the memory
+ * held, whatever the load) ample time; the memory must then come back
+ * within wait_free's bound.
+ */
+static void
+check_release_delay(void)
+{
+	char *hold[] = { "sim_check_linked", "hold", NULL };
+	char *take[] = { "sim_check_linked", "take", "536870912", "0", NULL };
+	char *exec[] = { "sim_check_linked", "exec", NULL };
+	const char *delay = "SIMCUDA_RELEASE_DELAY_MS=2000";
+	uint64_t all = free_bytes();
+	CUdeviceptr p;
+	char c = 0;
+	pid_t pid;
+	int fd = -1;
+
+	pid = spawn(hold, delay, NULL, &fd);
+	CHECK(read(fd, &c, 1) == 1 && c == 'h', "the holding child failed");
+	close(fd);
+	kill(pid, SIGKILL);
+	CHECK(wait_status(pid) == 128 + SIGKILL, "the child was not killed");
+	CHECK(free_bytes() == all - 512 * MiB,
+	    "a killed child's memory came back at once: free %llu",
+	    (unsigned long long)free_bytes());
+	EXPECT(cuMemAlloc_v2(&p, all - 256 * MiB), CUDA_ERROR_OUT_OF_MEMORY);
+	CHECK(wait_free(all), "a killed child's memory never came back");
+	OK(cuMemAlloc_v2(&p, all - 256 * MiB));
+	OK(cuMemFree_v2(p));
+
+	pid = spawn(take, delay, NULL, &fd);
+	CHECK(read(fd, &c, 1) == 1 && c == 'o', "the taking child failed");
+	close(fd);
+	CHECK(wait_status(pid) == 0, "the taking child did not exit");
+	CHECK(free_bytes() == all - 512 * MiB,
+	    "an exited child's memory came back at once: free %llu",
+	    (unsigned long long)free_bytes());
+	CHECK(wait_free(all), "an exited child's memory never came back");
+
+	CHECK(wait_status(spawn(exec, delay, NULL, NULL)) == 0,
+	    "a child that called exec");
+	CHECK(wait_free(all), "memory held before exec never came back");
+}
+
+/* Child: take 512Mi, then become "execed" by exec. */
+static int
+child_exec(void)
+{
+	char *argv[] = { "sim_check_linked", "execed", NULL };
+	CUdeviceptr p;
+	CUcontext c;
+
+	if (cuInit(0) != CUDA_SUCCESS || cuCtxCreate_v2(&c, 0, 0) !=
+	    CUDA_SUCCESS || cuMemAlloc_v2(&p, 512 * MiB) != CUDA_SUCCESS)
+		return 1;
+	fflush(stdout);
+	execv("/proc/self/exe", argv);
+	return 1;
+}
+
+/*
+ * Child, after exec with a release delay: what it held before exec is
+ * gone with its old image, but only after the delay; it works meanwhile.
+ */
+static int
+child_execed(void)
+{
+	size_t fr = 0, total = 0;
+	CUdeviceptr p;
+	CUcontext c;
+
+	OK(cuInit(0));
+	OK(cuCtxCreate_v2(&c, 0, 0));
+	OK(cuMemGetInfo_v2(&fr, &total));
+	CHECK(fr == total - 512 * MiB, "after exec: free %zu", fr);
+	EXPECT(cuMemAlloc_v2(&p, total - 256 * MiB),
+	    CUDA_ERROR_OUT_OF_MEMORY);
+	OK(cuMemAlloc_v2(&p, 256 * MiB));
+	OK(cuMemFree_v2(p));
+	CHECK(wait_free(total), "after exec: the old image's memory stays");
+	OK(cuMemAlloc_v2(&p, total - 256 * MiB));
+	return failures != 0;
+}
+
 /* Child: the parent holds 3Gi of device 0 (4Gi). */
 static int
 child_sees(void)
@@ -742,6 +830,10 @@ main(int argc, char **argv)
 		return child_hold();
 	if (argc > 1 && strcmp(argv[1], "ctxbytes") == 0)
 		return child_ctxbytes();
+	if (argc > 1 && strcmp(argv[1], "exec") == 0)
+		return child_exec();
+	if (argc > 1 && strcmp(argv[1], "execed") == 0)
+		return child_execed();
 
 	/* A fresh, named machine: the children must share it. */
 	machine_start("simcheck", "4Gi,2Gi");
@@ -761,5 +853,6 @@ main(int argc, char **argv)
 	check_errors();
 	check_primary_context(check_own_context(primary));
 	check_processes();
+	check_release_delay();
 	return machine_end();
 }

@@ -7,6 +7,8 @@
  *   sim_checkpoint_linked          run every check (needs SIMCUDA_STATE
  *                                  and SIMCUDA_DEVICES=64Mi)
  *   sim_checkpoint_linked absent   the checks for SIMCUDA_NO_CHECKPOINT=1
+ *   sim_checkpoint_linked rate     the time Checkpoint and Restore take
+ *                                  at SIMCUDA_CKPT_GBPS=0.1 (set here)
  *   sim_checkpoint_linked target   the target: commands on stdin, one
  *                                  answer line per command on stdout
  */
@@ -33,12 +35,18 @@
 #define TARGET_BYTES	(40 * MiB)	/* what the target holds */
 
 static long long
-now_ms(void)
+now_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+	return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
+
+static long long
+now_ms(void)
+{
+	return now_us() / 1000;
 }
 
 /* One line from fd, unbuffered (the rest stays in the pipe); -1 at EOF. */
@@ -485,6 +493,83 @@ controller(void)
 	return failures != 0;
 }
 
+struct freed_watch {
+	CUcontext	ctx;
+	long long	at;		/* now_us() when first seen free, or 0 */
+};
+
+/* When another thread of the caller first sees the device free. */
+static void *
+freed_thread(void *arg)
+{
+	struct freed_watch *w = arg;
+	long long deadline = now_ms() + 10000;
+	struct timespec ms = { 0, 1000000 };
+
+	if (cuCtxSetCurrent(w->ctx) != CUDA_SUCCESS)
+		return NULL;
+	while (now_ms() < deadline) {
+		if (free_bytes() == CAPACITY) {
+			w->at = now_us();
+			break;
+		}
+		nanosleep(&ms, NULL);
+	}
+	return NULL;
+}
+
+/*
+ * SIMCUDA_CKPT_GBPS=0.1: Checkpoint and Restore of the target's 40 MiB
+ * take at least 40 MiB / 10^8 B/s, and Checkpoint gives the memory back
+ * only at its end. Lower bounds only: a loaded machine may take longer.
+ */
+static int
+rate(void)
+{
+	const long long want_us = TARGET_BYTES * 1000000LL / 100000000;
+	struct freed_watch w = { 0 };
+	long long t0, took;
+	CUcontext ctx;
+	struct child c;
+	pthread_t t;
+	char line[128];
+	int status;
+
+	setenv("SIMCUDA_CKPT_GBPS", "0.1", 1);
+	signal(SIGPIPE, SIG_IGN);
+	OK(cuInit(0));
+	OK(cuDevicePrimaryCtxRetain(&ctx, 0));
+	OK(cuCtxSetCurrent(ctx));
+	if (child_start(&c) < 0 || child_line(&c, line, sizeof(line))) {
+		printf("FAIL cannot start the target\n");
+		return 1;
+	}
+	OK(cuCheckpointProcessLock(c.pid, NULL));
+	w.ctx = ctx;
+	t0 = now_us();
+	pthread_create(&t, NULL, freed_thread, &w);
+	OK(cuCheckpointProcessCheckpoint(c.pid, NULL));
+	took = now_us() - t0;
+	pthread_join(t, NULL);
+	CHECK(took >= want_us, "checkpoint took %lld us, want at least %lld",
+	    took, want_us);
+	CHECK(w.at != 0, "the memory never came back");
+	CHECK(w.at - t0 >= want_us, "memory free %lld us after the "
+	    "checkpoint began, want at least %lld", w.at - t0, want_us);
+	t0 = now_us();
+	OK(cuCheckpointProcessRestore(c.pid, NULL));
+	took = now_us() - t0;
+	CHECK(took >= want_us, "restore took %lld us, want at least %lld",
+	    took, want_us);
+	CHECK(free_bytes() == CAPACITY - TARGET_BYTES, "free %llu after restore",
+	    (unsigned long long)free_bytes());
+	OK(cuCheckpointProcessUnlock(c.pid, NULL));
+	line_write(c.in, "exit\n");
+	waitpid(c.pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "target exit");
+	return failures != 0;
+}
+
 /* SIMCUDA_NO_CHECKPOINT=1: a driver without the API. */
 static int
 absent(void)
@@ -515,5 +600,7 @@ main(int argc, char **argv)
 		return target();
 	if (argc > 1 && strcmp(argv[1], "absent") == 0)
 		return absent();
+	if (argc > 1 && strcmp(argv[1], "rate") == 0)
+		return rate();
 	return controller();
 }

@@ -44,6 +44,10 @@ check_eq "capacity is shared by processes starting at once" \
 	"4 CUDA_ERROR_OUT_OF_MEMORY
 4 ok"
 check_eq "and returned when they exit" "$("$C" take $((4 << 30)) 0)" "ok"
+check_eq "a bad SIMCUDA_RELEASE_DELAY_MS is said, and 0 used" \
+	"$(SIMCUDA_RELEASE_DELAY_MS=2s "$C" take 512 0 2>&1)" \
+	"simcuda: bad SIMCUDA_RELEASE_DELAY_MS '2s': using 0
+ok"
 
 # numba's ctypes bindings on the simulator, without the shim.
 rm -f "/dev/shm/simcuda-$SIMCUDA_STATE"

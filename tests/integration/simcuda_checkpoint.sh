@@ -1,12 +1,18 @@
 # The simulated driver's checkpoint API (cuCheckpointProcess*): a
 # controller locks, checkpoints, restores and unlocks a target process;
-# with SIMCUDA_NO_CHECKPOINT=1 the API is absent.
+# with SIMCUDA_NO_CHECKPOINT=1 the API is absent; with SIMCUDA_CKPT_GBPS
+# it takes the time moving the target's memory would.
 . "$(dirname "$0")/lib.sh"
 C=$CLIENTS/sim_checkpoint_linked
 
 export SIMCUDA_DEVICES=64Mi
 check "the checkpoint API works across processes" "$C"
 check "SIMCUDA_NO_CHECKPOINT=1 hides it" env SIMCUDA_NO_CHECKPOINT=1 "$C" absent
+check "SIMCUDA_CKPT_GBPS=0.1: checkpoint and restore take the time" "$C" rate
+check_eq "a bad SIMCUDA_CKPT_GBPS is said, and the rate unlimited" \
+	"$(SIMCUDA_CKPT_GBPS=0 "$CLIENTS/sim_check_linked" take 512 0 2>&1)" \
+	"simcuda: bad SIMCUDA_CKPT_GBPS '0': unlimited
+ok"
 check_eq "nothing is left charged" \
 	"$("$CLIENTS/sim_check_linked" take $((64 << 20)) 0)" "ok"
 finish

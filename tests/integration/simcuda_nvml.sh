@@ -1,7 +1,8 @@
 # The simulated NVML (tests/simcuda/libnvidia-ml.so.1) on its own, without
 # the shim: its API contract, every device in PCI order whatever
 # CUDA_VISIBLE_DEVICES says, and memory and processes exactly as simcuda
-# clients hold them, contexts included.
+# clients hold them, contexts included, and after they die as long as
+# SIMCUDA_RELEASE_DELAY_MS says.
 . "$(dirname "$0")/lib.sh"
 Q=$CLIENTS/nvml_query
 CU=$CLIENTS/cuclient_linked
@@ -99,5 +100,19 @@ kill -KILL "$PID_b"
 wait "$PID_b" 2>/dev/null
 check_eq "killed: gone too" "$("$Q" procs 0 mem 0)" \
 	"$(procs_line 0 "$PID_c=$c0"; mem_line 0 $((8 * GiB)) $c0)"
+
+# With a release delay (issue 20), a killed process's memory, contexts and
+# managed memory included, stays used after its death is noticed (by the
+# procs query), held by no process NVML lists, until the delay has passed.
+client_start d env SIMCUDA_RELEASE_DELAY_MS=2000 "$CU" alloc 32Mi \
+	managed 32Mi hold
+d=$((65 * MiB))
+kill -KILL "$PID_d"
+wait "$PID_d" 2>/dev/null
+check_eq "killed with a release delay: not listed, still used" \
+	"$("$Q" procs 0 mem 0)" \
+	"$(procs_line 0 "$PID_c=$c0"; mem_line 0 $((8 * GiB)) $((c0 + d)))"
+mem_is() { test "$("$Q" mem 0)" = "$(mem_line 0 $((8 * GiB)) "$1")"; }
+wait_for "and free once the delay has passed" 10 mem_is "$c0"
 client_release c
 finish

@@ -2,16 +2,23 @@
  * The checkpoint API (cuCheckpointProcess*, CUDA 12.8, driver 570): one
  * process locks another by pid, releases its device memory, takes it
  * back and unlocks it. Device memory is the target's own host memory, so
- * Checkpoint copies nothing; it returns the capacity to the machine.
- * The shared state (ckstate.c) holds each process's checkpoint state.
+ * Checkpoint copies nothing; it returns the capacity to the machine,
+ * taking the time the real driver would at SIMCUDA_CKPT_GBPS. The shared
+ * state (ckstate.c) holds each process's checkpoint state.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "sim.h"
+#include "units.h"
 
 static int absent;	/* SIMCUDA_NO_CHECKPOINT=1: a driver before 570 */
+static uint64_t rate;	/* SIMCUDA_CKPT_GBPS in bytes/s; 0: unlimited */
 
 __attribute__((constructor)) static void
 checkpoint_setup(void)
@@ -25,6 +32,51 @@ int
 checkpoint_hidden(const char *symbol)
 {
 	return absent && strncmp(symbol, "cuCheckpoint", 12) == 0;
+}
+
+/*
+ * SIMCUDA_CKPT_GBPS: GB/s, a decimal ("2.3", an H200's checkpoint API);
+ * read as a size in G (10^9 bytes), which is exact and knows no locale.
+ */
+void
+checkpoint_rate_parse(void)
+{
+	const char *s = getenv("SIMCUDA_CKPT_GBPS");
+	char buf[64];
+
+	rate = 0;
+	if (s == NULL)
+		return;
+	if ((size_t)snprintf(buf, sizeof(buf), "%sG", s) >= sizeof(buf) ||
+	    size_parse(buf, &rate) < 0 || rate == 0) {
+		log_warnx("bad SIMCUDA_CKPT_GBPS '%s': unlimited", s);
+		rate = 0;
+	}
+}
+
+/*
+ * Take the time moving bytes takes at the rate: the real driver's calls
+ * return when the copy is done, the caller blocked meanwhile.
+ */
+static void
+checkpoint_move(uint64_t bytes)
+{
+	unsigned __int128 ns;
+	struct timespec end;
+
+	if (rate == 0 || bytes == 0)
+		return;
+	ns = (unsigned __int128)bytes * 1000000000u / rate;
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += (time_t)(ns / 1000000000u);
+	end.tv_nsec += (long)(ns % 1000000000u);
+	if (end.tv_nsec >= 1000000000) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000;
+	}
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &end, NULL) ==
+	    EINTR)
+		;
 }
 
 /* Reserved fields "must be zero(ed)": CUDA_ERROR_INVALID_VALUE if not. */
@@ -91,23 +143,34 @@ cuCheckpointProcessLock(int pid, CUcheckpointLockArgs *args)
 	return state_ck_lock(pid, args != NULL ? args->timeoutMs : 0);
 }
 
+/* The memory goes back to the device when the copy is done. */
 CUresult
 cuCheckpointProcessCheckpoint(int pid, CUcheckpointCheckpointArgs *args)
 {
 	CUresult r = checkpoint_ready();
+	uint64_t bytes;
 
 	if (r != CUDA_SUCCESS)
 		return r;
 	if (args != NULL && !zeroed(args, sizeof(*args)))
 		return CUDA_ERROR_INVALID_VALUE;
+	if (rate != 0) {
+		if ((r = state_ck_held(pid, &bytes)) != CUDA_SUCCESS)
+			return r;
+		checkpoint_move(bytes);
+	}
 	return state_ck_checkpoint(pid);
 }
 
-/* Remapping onto other GPUs (gpuPairs) is not simulated. */
+/*
+ * The memory is charged before the copy, the call returns after it.
+ * Remapping onto other GPUs (gpuPairs) is not simulated.
+ */
 CUresult
 cuCheckpointProcessRestore(int pid, CUcheckpointRestoreArgs *args)
 {
 	CUresult r = checkpoint_ready();
+	uint64_t bytes = 0;
 
 	if (r != CUDA_SUCCESS)
 		return r;
@@ -119,7 +182,10 @@ cuCheckpointProcessRestore(int pid, CUcheckpointRestoreArgs *args)
 		if (args->gpuPairsCount != 0)
 			return CUDA_ERROR_NOT_SUPPORTED;
 	}
-	return state_ck_restore(pid);
+	if ((r = state_ck_restore(pid, &bytes)) != CUDA_SUCCESS)
+		return r;
+	checkpoint_move(bytes);
+	return CUDA_SUCCESS;
 }
 
 CUresult

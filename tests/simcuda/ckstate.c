@@ -9,12 +9,17 @@
 
 #include "segment.h"
 
-/* The slot of live process pid, with the lock held; NULL if none. */
+/*
+ * The slot of live process pid, with the lock held; NULL if none. Pid 0
+ * is no process: free slots and dead processes' releasing memory.
+ */
 static struct state_proc *
 proc_find(pid_t pid)
 {
 	int i;
 
+	if (pid <= 0)
+		return NULL;
 	for (i = 0; i < (int)state_shm->nslots; i++) {
 		struct state_proc *sp = &state_shm->procs[i];
 
@@ -22,7 +27,7 @@ proc_find(pid_t pid)
 			continue;
 		if (i == state_self_slot || proc_alive(sp))
 			return sp;
-		slot_clear(sp);
+		slot_die(sp);
 		return NULL;
 	}
 	return NULL;
@@ -179,6 +184,23 @@ state_ck_unlock(pid_t pid)
 	return CUDA_SUCCESS;
 }
 
+/* What the locked process holds on its devices: what Checkpoint moves. */
+CUresult
+state_ck_held(pid_t pid, uint64_t *bytes)
+{
+	struct state_proc *sp;
+	unsigned d;
+	CUresult r;
+
+	if ((r = ck_find_in(pid, CK_LOCKED, &sp)) != CUDA_SUCCESS)
+		return r;
+	*bytes = 0;
+	for (d = 0; d < SIM_MAX_DEVICES; d++)
+		*bytes += sp->used[d];
+	state_unlock();
+	return CUDA_SUCCESS;
+}
+
 /* Give the process's device memory back to the machine, and remember it. */
 CUresult
 state_ck_checkpoint(pid_t pid)
@@ -210,9 +232,10 @@ ck_fits(const struct state_proc *sp)
 	return 1;
 }
 
-/* Charge the remembered memory again, on every device or on none. */
+/* Charge the remembered memory again, on every device or on none; *bytes
+ * is how much. */
 CUresult
-state_ck_restore(pid_t pid)
+state_ck_restore(pid_t pid, uint64_t *bytes)
 {
 	struct state_proc *sp;
 	unsigned d;
@@ -226,7 +249,9 @@ state_ck_restore(pid_t pid)
 		state_unlock();
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
+	*bytes = 0;
 	for (d = 0; d < SIM_MAX_DEVICES; d++) {
+		*bytes += sp->parked[d];
 		state_shm->used[d] += sp->parked[d];
 		sp->used[d] = sp->parked[d];
 		sp->parked[d] = 0;

@@ -20,10 +20,13 @@
 #define STATE_PROCS	4096		/* processes holding memory at once */
 
 struct state_proc {
-	int32_t		pid;		/* 0: free slot */
-	uint32_t	pad;
+	int32_t		pid;		/* 0: free slot, or releasing */
+	uint32_t	release_ms;	/* SIMCUDA_RELEASE_DELAY_MS, its own */
 	uint64_t	start;		/* /proc/PID/stat field 22, which tells
 					 * a reused pid apart */
+	/* A dead process's memory, held for no pid until this time
+	 * (CLOCK_MONOTONIC, ns); 0: not releasing. */
+	uint64_t	release_at;
 	uint64_t	used[SIM_MAX_DEVICES];
 	/* Checkpoint (DESIGN.md §4 host swap): ckstate and locker change
 	 * under the lock; locked and inflight are futex words, read and
@@ -92,8 +95,12 @@ int		state_self_get(void);
 /* Start time and liveness of pid; -1 if it is gone or a zombie. */
 int		proc_start(pid_t pid, uint64_t *start);
 int		proc_alive(const struct state_proc *sp);
-void		slot_clear(struct state_proc *sp);	/* it died or left */
-void		state_reap(void);	/* slot_clear() every dead process */
+void		slot_clear(struct state_proc *sp);	/* its memory is back */
+/* Its process is gone: slot_clear() now, or, with a release delay, hold
+ * its memory for no pid until the delay has passed. */
+void		slot_die(struct state_proc *sp);
+/* slot_die() every dead process, slot_clear() every release that is due. */
+void		state_reap(void);
 int		state_fits(int phys, uint64_t bytes);	/* room on phys now */
 
 /* share.c: for slot_clear and the repair after a holder died. */

@@ -90,8 +90,9 @@ void		gate_leave(void **entered);
  * CUDA_ERROR_ILLEGAL_STATE if it is in the wrong state.
  */
 CUresult	state_ck_lock(pid_t pid, unsigned timeout_ms);
+CUresult	state_ck_held(pid_t pid, uint64_t *bytes);	/* if LOCKED */
 CUresult	state_ck_checkpoint(pid_t pid);
-CUresult	state_ck_restore(pid_t pid);
+CUresult	state_ck_restore(pid_t pid, uint64_t *bytes);	/* charged */
 CUresult	state_ck_unlock(pid_t pid);
 CUresult	state_ck_state(pid_t pid, CUprocessState *state);
 int		state_ck_known(pid_t pid);
@@ -228,8 +229,10 @@ void		vmm_forget(void);
 void		array_release_ctx(struct CUctx_st *ctx);	/* lock held */
 void		array_forget(void);
 
-/* checkpoint.c: SIMCUDA_NO_CHECKPOINT hides the cuCheckpoint* calls. */
+/* checkpoint.c: SIMCUDA_NO_CHECKPOINT hides the cuCheckpoint* calls;
+ * SIMCUDA_CKPT_GBPS, read at cuInit, is the rate they move memory at. */
 int		checkpoint_hidden(const char *symbol);
+void		checkpoint_rate_parse(void);
 
 /* procaddr_table.c */
 int		procaddr_table_check(void);

@@ -2,9 +2,9 @@
  * Device memory accounting shared by every process of one simulated
  * machine: the segment (segment.h) that holds capacity and use per
  * physical device and what each process holds, so that a process that
- * dies, even by SIGKILL, loses its memory. Its exported VMM allocations
- * are share.c's; the gate and the checkpoint state, gate.c's and
- * ckstate.c's.
+ * dies, even by SIGKILL, loses its memory (SIMCUDA_RELEASE_DELAY_MS
+ * after its death is noticed). Its exported VMM allocations are
+ * share.c's; the gate and the checkpoint state, gate.c's and ckstate.c's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,16 +15,20 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
 #include "segment.h"
+#include "units.h"
 
 #define STATE_MAGIC	0x53494d43u	/* "SIMC" */
+#define RELEASE_MAX_MS	86400000u	/* a day */
 
 struct state_shared *state_shm;
 int state_self_slot = -1;
 struct state_proc *state_self_proc;
+static uint32_t release_ms;	/* SIMCUDA_RELEASE_DELAY_MS */
 
 int
 proc_start(pid_t pid, uint64_t *start)
@@ -65,14 +69,19 @@ proc_alive(const struct state_proc *sp)
 	return proc_start(sp->pid, &start) == 0 && start == sp->start;
 }
 
-void
-slot_clear(struct state_proc *sp)
+static uint64_t
+now_ns(void)
 {
-	unsigned d;
+	struct timespec ts;
 
-	share_drop_slot((int)(sp - state_shm->procs));
-	for (d = 0; d < SIM_MAX_DEVICES; d++)
-		state_shm->used[d] -= sp->used[d];
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Forget the slot's process: no pid, no checkpoint state, no lock. */
+static void
+slot_unpid(struct state_proc *sp)
+{
 	/* The futex words may be in use by the slot's own threads. */
 	__atomic_store_n(&sp->locked, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&sp->inflight, 0, __ATOMIC_SEQ_CST);
@@ -81,24 +90,81 @@ slot_clear(struct state_proc *sp)
 	sp->ckstate = CK_RUNNING;
 	sp->locker = 0;
 	sp->locker_start = 0;
-	memset(sp->used, 0, sizeof(sp->used));
 	memset(sp->parked, 0, sizeof(sp->parked));
 }
 
+void
+slot_clear(struct state_proc *sp)
+{
+	unsigned d;
+
+	share_drop_slot((int)(sp - state_shm->procs));
+	for (d = 0; d < SIM_MAX_DEVICES; d++)
+		state_shm->used[d] -= sp->used[d];
+	slot_unpid(sp);
+	sp->release_ms = 0;
+	sp->release_at = 0;
+	memset(sp->used, 0, sizeof(sp->used));
+}
+
 /*
- * Return the memory of processes that have died. Done whenever someone
- * reads the use or would be refused memory, not on every charge: that is
- * when it can be observed, and it keeps a fitting allocation cheap.
+ * On a real GPU a dead process's memory comes back some time after it is
+ * gone (issue 20). The slot holds it meanwhile for no pid, so that NVML
+ * lists no one for it and a new process of the same pid is not taken for
+ * it. Exported VMM memory follows its own rules (share.c); what letting
+ * go of it gives back to the device is held here too. A dead checkpointed
+ * process held nothing on the devices: it owes nothing.
+ */
+void
+slot_die(struct state_proc *sp)
+{
+	uint64_t before[SIM_MAX_DEVICES];
+	unsigned d;
+
+	if (sp->release_ms == 0) {
+		slot_clear(sp);
+		return;
+	}
+	memcpy(before, state_shm->used, sizeof(before));
+	share_drop_slot((int)(sp - state_shm->procs));
+	for (d = 0; d < SIM_MAX_DEVICES; d++) {
+		int64_t freed = (int64_t)(before[d] - state_shm->used[d]);
+
+		if (freed > 0) {
+			sp->used[d] += (uint64_t)freed;
+			state_shm->used[d] += (uint64_t)freed;
+		}
+	}
+	slot_unpid(sp);
+	sp->release_at = now_ns() + (uint64_t)sp->release_ms * 1000000u;
+}
+
+/*
+ * Return the memory of processes that have died, once their delay has
+ * passed. Done whenever someone reads the use or would be refused memory,
+ * not on every charge: that is when it can be observed, and it keeps a
+ * fitting allocation cheap. So a death is noticed lazily, and the delay
+ * counts from then.
  */
 void
 state_reap(void)
 {
+	uint64_t now = 0;
 	int i;
 
 	for (i = 0; i < (int)state_shm->nslots; i++) {
 		struct state_proc *sp = &state_shm->procs[i];
 
-		if (sp->pid != 0 && i != state_self_slot && !proc_alive(sp))
+		if (sp->pid != 0) {
+			if (i != state_self_slot && !proc_alive(sp))
+				slot_die(sp);
+			continue;
+		}
+		if (sp->release_at == 0)
+			continue;
+		if (now == 0)
+			now = now_ns();
+		if (now >= sp->release_at)
 			slot_clear(sp);
 	}
 }
@@ -158,15 +224,16 @@ state_self_get(void)
 	 * one before it called exec(): either way it is gone. */
 	for (i = 0; i < (int)state_shm->nslots; i++)
 		if (state_shm->procs[i].pid == pid)
-			slot_clear(&state_shm->procs[i]);
+			slot_die(&state_shm->procs[i]);
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < STATE_PROCS; i++) {
 			struct state_proc *sp = &state_shm->procs[i];
 
-			if (sp->pid != 0)
+			if (sp->pid != 0 || sp->release_at != 0)
 				continue;
 			sp->pid = pid;
 			sp->start = start;
+			sp->release_ms = release_ms;
 			if ((uint32_t)i >= state_shm->nslots)
 				state_shm->nslots = (uint32_t)i + 1;
 			return state_self_slot = i;
@@ -391,17 +458,38 @@ state_forget(void)
 	__atomic_store_n(&state_self_proc, NULL, __ATOMIC_RELEASE);
 }
 
-/* A process that exits returns its memory at once, as the real one does. */
+/*
+ * A process that exits returns its memory at once; with a release delay
+ * its death is left to be noticed, as a kill's is, and the delay counts
+ * from then.
+ */
 __attribute__((destructor)) static void
 state_exit(void)
 {
+	struct state_proc *sp;
+
 	if (state_shm == NULL || state_self_slot < 0 || state_lock() < 0)
 		return;
-	if (state_shm->procs[state_self_slot].pid == getpid())
-		slot_clear(&state_shm->procs[state_self_slot]);
+	sp = &state_shm->procs[state_self_slot];
+	if (sp->pid == getpid() && sp->release_ms == 0)
+		slot_clear(sp);
 	state_self_slot = -1;
 	__atomic_store_n(&state_self_proc, NULL, __ATOMIC_RELEASE);
 	state_unlock();
+}
+
+/* SIMCUDA_RELEASE_DELAY_MS, milliseconds: a bad value is 0, said once. */
+static void
+release_parse(void)
+{
+	const char *s = getenv("SIMCUDA_RELEASE_DELAY_MS");
+	uint64_t ms = 0;
+
+	if (s != NULL && decimal_parse(s, RELEASE_MAX_MS, &ms) < 0) {
+		log_warnx("bad SIMCUDA_RELEASE_DELAY_MS '%s': using 0", s);
+		ms = 0;
+	}
+	release_ms = (uint32_t)ms;
 }
 
 /*
@@ -413,6 +501,7 @@ state_join(void)
 {
 	int slot;
 
+	release_parse();
 	if (state_shm == NULL || state_lock() < 0)
 		return;
 	if ((slot = state_self_get()) >= 0)
