@@ -41,6 +41,9 @@ struct msg_type {
 #define TG2(t, s, g, f, h) { GF_MSG_##t, #t, sizeof(struct s), \
 			  offsetof(struct s, g), { STR(s, f), STR(s, h) } }
 
+/* A type that grew from no payload at all. */
+#define TG0(t, s)	{ GF_MSG_##t, #t, sizeof(struct s), 0, { NOSTR, NOSTR } }
+
 /* Sorted by type. */
 static const struct msg_type types[] = {
 	TG(HELLO, gf_hello, version, version),
@@ -49,7 +52,7 @@ static const struct msg_type types[] = {
 	T(COMMIT, gf_commit),
 	T(ROLLBACK, gf_rollback),
 	T(FREE, gf_free),
-	T0(SWAP_IN),
+	TG0(SWAP_IN, gf_swap_in),
 	T(LEASE_RETURN, gf_lease),
 	T(LEASE_RESTORE, gf_lease),
 	T0(STATUS_REQ),
@@ -205,19 +208,22 @@ payload_complete(struct gf_msg *m, size_t n)
 ssize_t
 proto_pack(struct gf_msg *m, uint16_t type, uint32_t seq, const void *payload)
 {
-	ssize_t size = proto_payload_size(type);
+	const struct msg_type *t = type_find(type);
+	size_t size;
 
-	if (size < 0) {
+	/* No payload: the form a type had before it grew from nothing. */
+	if (t == NULL || (payload == NULL && t->first != 0)) {
 		errno = EINVAL;
 		return -1;
 	}
+	size = payload != NULL ? t->size : 0;
 	memset(&m->hdr, 0, sizeof(m->hdr));
 	m->hdr.version = GF_PROTO_VERSION;
 	m->hdr.type = type;
-	m->hdr.len = (uint32_t)(sizeof(m->hdr) + (size_t)size);
+	m->hdr.len = (uint32_t)(sizeof(m->hdr) + size);
 	m->hdr.seq = seq;
 	if (size)
-		memcpy(m->u.raw, payload, (size_t)size);
+		memcpy(m->u.raw, payload, size);
 	return (ssize_t)m->hdr.len;
 }
 

@@ -29,14 +29,17 @@ const char *proto_type_name(uint16_t type);
 
 /*
  * Build one message in *m: header and a copy of the payload, which holds
- * proto_payload_size(type) bytes. Returns the packet's length, or -1 with
- * errno EINVAL for an unknown type. For senders that queue packets.
+ * proto_payload_size(type) bytes; or, payload NULL, no payload at all,
+ * for a type that has none or first had none (SWAP_IN: what an older
+ * peer reads). Returns the packet's length, or -1 with errno EINVAL for
+ * an unknown type, or a NULL payload that the type needs. For senders
+ * that queue packets.
  */
 ssize_t	proto_pack(struct gf_msg *m, uint16_t type, uint32_t seq,
 	    const void *payload);
 
 /*
- * Send one message; payload holds proto_payload_size(type) bytes. Never
+ * Send one message; payload as proto_pack's. Never
  * raises SIGPIPE. Returns 0, or -1 with errno set.
  */
 int	proto_send(int fd, uint16_t type, uint32_t seq, const void *payload);

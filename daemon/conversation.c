@@ -424,7 +424,8 @@ static int
 on_swap_in(struct arbiter *a, struct conn *c, const struct gf_msg *m,
     char *why, size_t whylen)
 {
-	return swap_on_swap_in(a, c, m->hdr.seq, why, whylen);
+	return swap_on_swap_in(a, c, m->hdr.seq, m->u.swap_in.reason, why,
+	    whylen);
 }
 
 /*

@@ -133,6 +133,7 @@ struct ledger_client {
 	int		swap_parked;	/* out by an admin's hand: it comes
 					   back when it asks, not on its own */
 	uint32_t	swapin_asks;	/* SWAP_IN requests waiting */
+	uint32_t	swapin_unseen;	/* of them, GF_SWAPIN_UNSEEN's */
 	int		unmovable_said;	/* an event said it cannot be moved */
 };
 

@@ -6,9 +6,12 @@
  * in. What to move and when is swap_pick.c's.
  */
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "activity.h"
@@ -36,13 +39,22 @@ struct swap_ask {
 	struct ledger_client *lc;
 	int		 dir;
 	int		 admin;		/* SWAP_REQ: also told of failure */
+	int		 unseen;	/* GF_SWAPIN_UNSEEN */
 };
 
+/*
+ * Marked out, the process's shim wakes (a futex on the shared page) to
+ * watch for threads that wait in the driver where no hook sees them.
+ */
 static void
 mark(struct ledger_client *lc, uint32_t v)
 {
-	if (lc->act != NULL)
-		__atomic_store_n(&lc->act->swapped, v, __ATOMIC_SEQ_CST);
+	if (lc->act == NULL)
+		return;
+	__atomic_store_n(&lc->act->swapped, v, __ATOMIC_SEQ_CST);
+	if (v != 0)
+		(void)syscall(SYS_futex, &lc->act->swapped, FUTEX_WAKE,
+		    INT_MAX, NULL, NULL, 0);
 }
 
 /* All lc holds, on the device or out. */
@@ -73,6 +85,8 @@ ask_drop(struct arbiter *a, struct swap_ask *q)
 {
 	if (!q->admin && q->lc != NULL && q->lc->swapin_asks > 0)
 		q->lc->swapin_asks--;
+	if (q->unseen && q->lc != NULL && q->lc->swapin_unseen > 0)
+		q->lc->swapin_unseen--;
 	TAILQ_REMOVE(&a->swap.asks, q, entry);
 	free(q);
 }
@@ -112,14 +126,14 @@ swap_asks_settle(struct arbiter *a, struct ledger_client *lc, int dir, int ok,
 	}
 }
 
-static int
+static struct swap_ask *
 ask_add(struct arbiter *a, struct conn *c, uint32_t seq,
     struct ledger_client *lc, int dir, int admin)
 {
 	struct swap_ask *q = calloc(1, sizeof(*q));
 
 	if (q == NULL)
-		return -1;
+		return NULL;
 	q->c = c;
 	q->seq = seq;
 	q->lc = lc;
@@ -128,7 +142,7 @@ ask_add(struct arbiter *a, struct conn *c, uint32_t seq,
 	if (!admin)
 		lc->swapin_asks++;
 	TAILQ_INSERT_TAIL(&a->swap.asks, q, entry);
-	return 0;
+	return q;
 }
 
 /* ---- starting a swap ---------------------------------------------------- */
@@ -279,7 +293,7 @@ int
 swap_start(struct arbiter *a, struct ledger_client *lc, int dir,
     const char *why, uint32_t pid)
 {
-	char cause[48];
+	char cause[sizeof(((struct swap_op *)0)->cause)];
 	struct swap_op *op;
 
 	snprintf(cause, sizeof(cause), "%s pid %u", why, pid);
@@ -457,19 +471,27 @@ swap_preempt(struct arbiter *a, struct ledger_client *lc, size_t dev,
 }
 
 int
-swap_on_swap_in(struct arbiter *a, struct conn *c, uint32_t seq, char *why,
-    size_t whylen)
+swap_on_swap_in(struct arbiter *a, struct conn *c, uint32_t seq,
+    uint32_t reason, char *why, size_t whylen)
 {
 	struct ledger_client *lc = c->client;
+	struct swap_ask *q;
 	struct gf_wait wt;
 
 	if (lc->swap == SWAP_NONE) {
 		mark(lc, 0);		/* a mark left from a skipped swap */
 		return conn_reply(c, GF_MSG_OK, seq, NULL, why, whylen);
 	}
-	if (ask_add(a, c, seq, lc, GF_SWAP_IN, 0) < 0) {
+	if ((q = ask_add(a, c, seq, lc, GF_SWAP_IN, 0)) == NULL) {
 		snprintf(why, whylen, "out of memory for a swap-in request");
 		return -1;
+	}
+	/* Any other value is a reason this daemon does not know: a call. */
+	if (reason == GF_SWAPIN_UNSEEN) {
+		q->unseen = 1;
+		if (lc->swapin_unseen++ == 0)
+			log_info("pid %u: a thread waits in the driver unseen; "
+			    "it asks to come back", lc->pid);
 	}
 	memset(&wt, 0, sizeof(wt));
 	wt.timeout_ms = GF_WAIT_FOREVER;
@@ -513,7 +535,7 @@ swap_on_request(struct arbiter *a, struct conn *c, uint32_t seq,
 	log_info("pid %u (uid %u) asks to swap %s pid %u", c->pid, c->uid,
 	    r->direction == GF_SWAP_OUT ? "out" : "in", r->pid);
 	snprintf(msg, sizeof(msg), "by hand, pid %u", c->pid);
-	if (ask_add(a, c, seq, lc, (int)r->direction, 1) < 0 ||
+	if (ask_add(a, c, seq, lc, (int)r->direction, 1) == NULL ||
 	    (lc->swap != SWAP_COMING_IN &&
 	    (op = op_new(a, lc, (int)r->direction, msg)) == NULL)) {
 		snprintf(why, whylen, "out of memory for a swap request");

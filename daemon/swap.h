@@ -86,9 +86,12 @@ int	swap_collision(struct arbiter *a, struct conn *c, uint32_t seq,
 int	swap_preempt(struct arbiter *a, struct ledger_client *lc, size_t dev,
 	    const struct ledger_client *rq);
 
-/* SWAP_IN from c, and an admin's SWAP_REQ; as dispatch handlers. */
+/*
+ * SWAP_IN from c (reason GF_SWAPIN_*: the swap-in event says it), and an
+ * admin's SWAP_REQ; as dispatch handlers.
+ */
 int	swap_on_swap_in(struct arbiter *a, struct conn *c, uint32_t seq,
-	    char *why, size_t whylen);
+	    uint32_t reason, char *why, size_t whylen);
 int	swap_on_request(struct arbiter *a, struct conn *c, uint32_t seq,
 	    const struct gf_swap_req *r, char *why, size_t whylen);
 

@@ -25,7 +25,7 @@ struct swap_op {
 	int		 by_hand;	/* an admin's */
 	unsigned	 tries;		/* a preemption's, skipped as busy */
 	uint64_t	 not_before_ms;	/* not tried again before (monotonic) */
-	char		 cause[48];	/* "for pid 42", for the event */
+	char		 cause[64];	/* "for pid 42", for the event */
 };
 
 /* Free op (taken out of every list by the caller). */

@@ -291,7 +291,9 @@ pump_askers(struct arbiter *a, int *started)
 	for (i = 0; i < n && r < 0; i++) {
 		if (swap_fits_back(a, v[i].lc)) {
 			*started = swap_start(a, v[i].lc, GF_SWAP_IN,
-			    "asked by", v[i].lc->pid) == 0;
+			    v[i].lc->swapin_unseen > 0 ? "a thread waits in "
+			    "the driver unseen in" : "asked by",
+			    v[i].lc->pid) == 0;
 			r = 0;
 		} else
 			r = room_for(a, v[i].lc, started);

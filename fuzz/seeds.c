@@ -101,6 +101,17 @@ msg(struct seed *s, unsigned slot, uint16_t type, unsigned seq,
 	put(s, payload, size > 0 ? (size_t)size : 0);
 }
 
+/* SWAP_IN, in its full form: why the process asks (GF_SWAPIN_*). */
+static void
+swap_in(struct seed *s, unsigned slot, unsigned seq, uint32_t reason)
+{
+	struct gf_swap_in q;
+
+	memset(&q, 0, sizeof(q));
+	q.reason = reason;
+	msg(s, slot, GF_MSG_SWAP_IN, seq, &q);
+}
+
 static void
 page(struct seed *s, unsigned slot, size_t word, uint64_t v)
 {
@@ -329,14 +340,14 @@ seed_swap(struct seed *s)
 	client(s, CTL, 0);
 	reserve(s, CTL, 0, 2 * GiB, 0, 8);
 	commit(s, CTL, 0, PTR(2), 2 * GiB, 2 * GiB, GF_KIND_MEM);
-	msg(s, A, GF_MSG_SWAP_IN, 12, NULL);
+	swap_in(s, A, 12, GF_SWAPIN_CALL);
 	free_ptr(s, CTL, PTR(2));
 	tick(s, 3);
 	query(s, ADMIN, GF_MSG_STATUS_REQ, 0, 0);
 	client(s, C, 0);
 	reserve(s, C, 0, 2 * GiB, 0, 9);
 	tick(s, 3);
-	msg(s, A, GF_MSG_SWAP_IN, 13, NULL);
+	swap_in(s, A, 13, GF_SWAPIN_UNSEEN);
 	op0(s, FZ_OP_EXIT, C);
 	tick(s, 3);
 	finish(s, "swap");
@@ -356,7 +367,7 @@ seed_swap_admin(struct seed *s)
 	query(s, ADMIN, GF_MSG_SWAP_REQ, FZ_PID(1), GF_SWAP_OUT);
 	op(s, FZ_OP_CKPT, B, 3 << 4);	/* left checkpointed */
 	client(s, B, 1);
-	msg(s, B, GF_MSG_SWAP_IN, 12, NULL);
+	swap_in(s, B, 12, GF_SWAPIN_CALL);
 	query(s, CTL, GF_MSG_SWAP_REQ, FZ_PID(2), GF_SWAP_OUT);
 	finish(s, "swap-admin");
 }
@@ -585,7 +596,7 @@ seed_swap_retry(struct seed *s)
 	alloc(s, A, 0, PTR(1), GiB);
 	query(s, ADMIN, GF_MSG_SWAP_REQ, FZ_PID(1), GF_SWAP_OUT);
 	op(s, FZ_OP_CKPT, A, FZ_CKPT_RESTORE_FAILS);
-	msg(s, A, GF_MSG_SWAP_IN, 12, NULL);
+	swap_in(s, A, 12, GF_SWAPIN_UNSEEN);
 	tick(s, 3);
 	op(s, FZ_OP_CKPT, A, 0);
 	tick(s, 3);

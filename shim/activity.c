@@ -25,7 +25,7 @@ activity_swapped(struct gf_activity *p)
 	/* Not in the driver while waiting: the daemon may lock us now. */
 	do {
 		__atomic_sub_fetch(&p->inflight, 1, __ATOMIC_SEQ_CST);
-		client_swap_in();
+		client_swap_in(GF_SWAPIN_CALL);
 		__atomic_add_fetch(&p->inflight, 1, __ATOMIC_SEQ_CST);
 	} while (__atomic_load_n(&p->swapped, __ATOMIC_SEQ_CST) != 0 &&
 	    client_swap_pending());
@@ -68,6 +68,13 @@ activity_make(void)
 out_close:
 	close(fd);
 	return -1;
+}
+
+int
+activity_shared(void)
+{
+	return __atomic_load_n(&activity_page, __ATOMIC_ACQUIRE) !=
+	    &activity_private;
 }
 
 /* Called with the client lock held: no two threads make one. */

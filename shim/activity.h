@@ -59,6 +59,9 @@ void	activity_flag(uint32_t flag);
  */
 int	activity_fd(void);
 
+/* Whether the page is the shared one (it does not move again). */
+int	activity_shared(void);
+
 /* In a fork child: back to a private page; the child makes its own. */
 void	activity_fork_child(void);
 

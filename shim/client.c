@@ -37,17 +37,22 @@ sat_sub(uint64_t a, uint64_t b)
 /* ---- swap ------------------------------------------------------------ */
 
 void
-client_swap_in(void)
+client_swap_in(uint32_t reason)
 {
 	static int said;
+	struct gf_swap_in q;
 	struct gf_msg m;
 	unsigned gen;
 	int r = -1;
 
+	memset(&q, 0, sizeof(q));
+	q.reason = reason;
 	pthread_mutex_lock(&client_lock);
 	client_start();
+	/* A call's, as it always was: what any daemon reads. */
 	if (client_up)
-		r = client_call(GF_MSG_SWAP_IN, -1, NULL, &m, &gen);
+		r = client_call(GF_MSG_SWAP_IN, -1, reason == GF_SWAPIN_CALL ?
+		    NULL : &q, &m, &gen);
 	pthread_mutex_unlock(&client_lock);
 	if (r == 0 && m.hdr.type == GF_MSG_OK) {
 		log_debug("gpufracd swapped us back in");

@@ -140,10 +140,11 @@ int	client_view(int dev, uint64_t real_total, struct client_view *v);
 
 /*
  * The daemon has swapped this process out (activity.h): ask it for
- * swap-in and wait for the answer; without a daemon, wait a moment for
+ * swap-in (reason GF_SWAPIN_*: a hooked call, or a thread the stall
+ * thread saw wait in the driver unseen) and wait for the answer; without a daemon, wait a moment for
  * the watcher to rejoin one. The caller checks the flag again.
  */
-void	client_swap_in(void);
+void	client_swap_in(uint32_t reason);
 
 /*
  * After client_swap_in, the flag still set: 1 to ask again; 0 when no

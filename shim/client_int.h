@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "gpufrac/proto.h"
 #include "shim.h"
@@ -128,5 +129,14 @@ int	client_reconnect(void);
 
 /* client_watcher.c: the watcher thread. */
 void	client_monitor_start(void);
+extern pid_t client_watcher_tid;	/* its thread id, once it runs */
+
+/*
+ * client_stall.c: the stall thread, started by the watcher once the
+ * activity page is shared; a fork child has none until it is started
+ * again.
+ */
+void	client_stall_start(void);
+extern int client_stall_running;
 
 #endif

@@ -1,13 +1,14 @@
 /*
  * The watcher thread of the daemon client: it reads what gpufracd says
- * unasked while nobody else reads, and reconnects when the connection is
- * lost.
+ * unasked while nobody else reads, reconnects when the connection is
+ * lost, and starts the stall thread (client_stall.c) once connected.
  */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "client_int.h"
@@ -95,9 +96,13 @@ client_monitor(void *arg)
 	int fd;
 
 	(void)arg;
+	__atomic_store_n(&client_watcher_tid, (pid_t)syscall(SYS_gettid),
+	    __ATOMIC_RELAXED);
 	for (;;) {
 		pthread_mutex_lock(&client_lock);
 		fd = client_fd;
+		if (fd >= 0)
+			client_stall_start();
 		pthread_mutex_unlock(&client_lock);
 		if (fd >= 0) {
 			client_watch(fd);

@@ -21,7 +21,10 @@
  *   LEASE_RESTORE                                a lease held from an earlier
  *                                                connection (re-registration)
  *   SWAP_IN          -> [WAIT] OK | ERROR        before a driver call while
- *                                                swapped out (activity.h)
+ *                                                swapped out (activity.h);
+ *                                                or when a thread waits in
+ *                                                the driver where no hook
+ *                                                sees it (its reason)
  * COMMIT with reserved == 0 charges an allocation that already exists: the
  * shim re-registers its live allocations this way after a daemon restart,
  * and its leases with LEASE_RESTORE. A RESERVE with GF_RESERVE_LEASE may
@@ -65,7 +68,9 @@
  * that speak its protocol version. A shim or gpufracctl newer than its
  * daemon may send what the daemon cannot read: upgrade the daemon first.
  * (HELLO and CLIENT grew so, by a version string each: their first sizes
- * were 16 and 120 bytes.)
+ * were 16 and 120 bytes; SWAP_IN grew from nothing by its reason, and a
+ * shim sends it so, with no payload, for the reason 0 that is all an
+ * older daemon knows.)
  * Across protocol versions, three things never change, so that any two
  * ends can tell each other that they cannot talk: the header, the numbers
  * of HELLO and ERROR, and ERROR's payload. A daemon answers a HELLO of a
@@ -406,6 +411,18 @@ struct gf_wait {
 	uint32_t	zero;
 };
 
+/* Why a process asks to come back (SWAP_IN). */
+enum {
+	GF_SWAPIN_CALL = 0,	/* a hooked driver call waits for it */
+	GF_SWAPIN_UNSEEN,	/* a thread waits inside the driver, reached
+				   where no hook sees it (libgpufrac.7) */
+};
+
+struct gf_swap_in {
+	uint32_t	reason;		/* GF_SWAPIN_* */
+	uint32_t	zero;
+};
+
 struct gf_swap_req {
 	uint32_t	pid;
 	uint32_t	direction;	/* GF_SWAP_OUT or GF_SWAP_IN */
@@ -522,6 +539,7 @@ struct gf_msg {
 		struct gf_error		error;
 		struct gf_wait		wait;
 		struct gf_events_req	events_req;
+		struct gf_swap_in	swap_in;
 		struct gf_swap_req	swap_req;
 		struct gf_group_rule	group_rule;
 		struct gf_group_set	group_set;
@@ -548,6 +566,7 @@ _Static_assert(sizeof(struct gf_device_status) == 168, "gf_device_status layout"
 _Static_assert(sizeof(struct gf_client) == 136, "gf_client layout");
 _Static_assert(sizeof(struct gf_group_status) == 104, "gf_group_status layout");
 _Static_assert(sizeof(struct gf_event) == 176, "gf_event layout");
+_Static_assert(sizeof(struct gf_swap_in) == 8, "gf_swap_in layout");
 _Static_assert(sizeof(struct gf_swap_req) == 8, "gf_swap_req layout");
 _Static_assert(sizeof(struct gf_group_rule) == GF_RULE_LEN, "gf_group_rule layout");
 _Static_assert(sizeof(struct gf_group_set) == 88, "gf_group_set layout");

@@ -24,6 +24,8 @@
  *                    print "holding", then wait for SIGUSR1
  *   busy-unhooked    the same inside a call of the simulated driver's
  *                    private export table, which no shim can know
+ *   unhooked         a call of that table that returns at once:
+ *                    "unhooked ok" | "unhooked err=CODE"
  *   array W H        cuArrayCreate, one float channel -> "array ok" | "array err=CODE"
  *   mipmap W H N     cuMipmappedArrayCreate, N levels -> "mipmap ok" | ...
  *   freearrays       destroy every array and mipmap chain -> "freearrays ok"
@@ -635,8 +637,9 @@ cmd_busy(void)
 	report("busy", cuLaunchHostFunc(NULL, hold_fn, NULL));
 }
 
-static void
-cmd_busy_unhooked(void)
+/* fn inside a call of the private table, which no shim sees. */
+static CUresult
+private_call(void (*fn)(void *))
 {
 	static const CUuuid id = SIMCUDA_PRIVATE_TABLE_ID;
 	const struct simcuda_private_table *t;
@@ -644,8 +647,26 @@ cmd_busy_unhooked(void)
 
 	r = cuGetExportTable((const void **)&t, &id);
 	if (r == CUDA_SUCCESS)
-		r = t->call(hold_fn, NULL);
-	report("busy-unhooked", r);
+		r = t->call(fn, NULL);
+	return r;
+}
+
+static void
+cmd_busy_unhooked(void)
+{
+	report("busy-unhooked", private_call(hold_fn));
+}
+
+static void
+nothing(void *arg)
+{
+	(void)arg;
+}
+
+static void
+cmd_unhooked(void)
+{
+	report("unhooked", private_call(nothing));
 }
 
 static int	run(char **);
@@ -714,6 +735,7 @@ static const struct command {
 	{ "sync",		1, 0, NULL, cmd_sync },
 	{ "busy",		1, 0, NULL, cmd_busy },
 	{ "busy-unhooked",	1, 0, NULL, cmd_busy_unhooked },
+	{ "unhooked",		1, 0, NULL, cmd_unhooked },
 	{ "fork",		1, 1, cmd_fork, NULL },
 };
 

@@ -129,6 +129,8 @@ cuInit(unsigned int Flags)
 	}
 	r = initialised ? CUDA_SUCCESS : init_error;
 	sim_unlock();
+	if (r == CUDA_SUCCESS)
+		helper_start();
 	return r;
 }
 

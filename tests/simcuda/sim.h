@@ -80,6 +80,9 @@ int		state_procs(int phys, pid_t *pids, uint64_t *bytes, int max);
  */
 void		*gate_enter(void);
 void		gate_leave(void **entered);
+
+/* helper.c: the driver's own thread, started by cuInit if asked for. */
+void		helper_start(void);
 #define SIM_GATE() \
 	void *sim_gate_ __attribute__((cleanup(gate_leave), unused)) = \
 	    gate_enter()

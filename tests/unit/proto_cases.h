@@ -52,6 +52,8 @@ struct type_case {
 /* Types that grew at their end (proto.h, Versions): their first sizes. */
 #define TG(t, s, n, f)	{ GF_MSG_##t, #t, sizeof(struct s), n, \
 			  { STR(s, f), NOSTR } }
+#define TG0(t, s)	{ GF_MSG_##t, #t, sizeof(struct s), 0, \
+			  { NOSTR, NOSTR } }
 #define TG2(t, s, n, f, g) { GF_MSG_##t, #t, sizeof(struct s), n, \
 			  { STR(s, f), STR(s, g) } }
 
@@ -66,7 +68,7 @@ static const struct type_case types[] = {
 	T(COMMIT, gf_commit),
 	T(ROLLBACK, gf_rollback),
 	T(FREE, gf_free),
-	T0(SWAP_IN),
+	TG0(SWAP_IN, gf_swap_in),
 	T(LEASE_RETURN, gf_lease),
 	T(LEASE_RESTORE, gf_lease),
 	T0(STATUS_REQ),

@@ -170,12 +170,14 @@ test_first_sizes(void **state)
 		if (proto_check(&m, n, &why) != 0)
 			fail_msg("%s at its first size: rejected: %s",
 			    tc->name, why);
-		n = packet_make(&m, tc, tc->first - 1);
-		check_fails(&m, n, WHY_SHORT, tc->name);
+		if (tc->first > 0) {
+			n = packet_make(&m, tc, tc->first - 1);
+			check_fails(&m, n, WHY_SHORT, tc->name);
+		}
 		n = packet_make(&m, tc, tc->first + 1);
 		check_fails(&m, n, WHY_SHORT, tc->name);
 	}
-	assert_int_equal(grown, 2);	/* HELLO and CLIENT */
+	assert_int_equal(grown, 3);	/* HELLO, SWAP_IN and CLIENT */
 }
 
 static void
@@ -403,6 +405,13 @@ test_pack_every_type(void **state)
 		if (types[i].size)
 			assert_memory_equal(m.u.raw, in.u.raw, types[i].size);
 	}
+	/* No payload: the first size, where a type grew from nothing. */
+	assert_int_equal(proto_pack(&m, GF_MSG_SWAP_IN, 3, NULL),
+	    (ssize_t)sizeof(m.hdr));
+	assert_int_equal(proto_check(&m, sizeof(m.hdr), &why), 0);
+	errno = 0;
+	assert_int_equal(proto_pack(&m, GF_MSG_RESERVE, 3, NULL), -1);
+	assert_int_equal(errno, EINVAL);
 	errno = 0;
 	assert_int_equal(proto_pack(&m, 999, 3, in.u.raw), -1);
 	assert_int_equal(errno, EINVAL);

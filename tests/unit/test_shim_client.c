@@ -24,6 +24,8 @@
 #include "../../shim/client_device.c"
 #include "../../shim/client_connect.c"
 #include "../../shim/client_watcher.c"
+#include "../../shim/client_stall.c"
+#include "../../shim/stall.c"
 #include "../../shim/client_fork.c"
 #include "../../shim/client.c"
 
