@@ -7,7 +7,7 @@ run.sh gathers ("FIGURE name value" lines) and what a stalled step prints
 to explain itself (the daemon's events and ps, every worker's Python
 stacks).
 
-Times are CLOCK_MONOTONIC in milliseconds, as the daemon's events give
+Times are CLOCK_REALTIME in milliseconds, as the daemon's events give
 them (time_ms), so that they compare across processes."""
 import ctypes
 import json
@@ -48,8 +48,8 @@ def size(n):
 
 
 def now_ms():
-    """CLOCK_MONOTONIC in ms, the clock of the daemon's events."""
-    return time.monotonic() * 1e3
+    """CLOCK_REALTIME in ms, the clock of the daemon's events (time_ms)."""
+    return time.time() * 1e3
 
 
 def env_number(name, default, kind=float):
@@ -281,10 +281,24 @@ class Events:
 
 
 def first(events, kind, pid=None, after=0.0):
-    """The first event of kind (of pid) at or after time after, or None."""
+    """The first event of kind (a name or a tuple of names) of pid at or
+    after time after, or None."""
+    kinds = (kind,) if isinstance(kind, str) else kind
     for e in events:
-        if e.get("event") == kind and e.get("time_ms", 0) >= after and \
+        if e.get("event") in kinds and e.get("time_ms", 0) >= after and \
                 (pid is None or e.get("pid") == pid):
+            return e
+    return None
+
+
+def granted(events, pid, after):
+    """When pid's memory was granted from after on: a waiter's wake (with
+    the memory) or a grant, whichever comes first; None if neither."""
+    for e in events:
+        if e.get("pid") == pid and e.get("time_ms", 0) >= after and (
+                e.get("event") == "grant" or (
+                    e.get("event") == "wake" and
+                    "granted" in e.get("reason", ""))):
             return e
     return None
 
@@ -479,3 +493,78 @@ def worker_env(shim, uuid):
     if shim:
         env["LD_PRELOAD"] = shim
     return env
+
+
+LOW_GID, HIGH_GID = 47100, 47110	# the preemption check's groups
+
+
+def skip(name, reason):
+    """Exit 77 (run.sh counts a SKIP), saying why on run.sh's line."""
+    say("SKIP  %s: %s" % (name, reason))
+    sys.exit(77)
+
+
+def main(name, doc, conf, run):
+    """The command line of a check run by multi.sh:
+      check_NAME.py conf --backend B --out CONF --plan PLAN
+          CONF gets the daemon's configuration for the check, sized from
+          NVML's device 0, PLAN (JSON) the sizes run is to use;
+      check_NAME.py run --backend B --shim PATH --plan PLAN
+          the check, against the daemon on $GPUFRAC_SOCKET.
+    conf(nv, backend) returns (config text, plan); run(args, plan)
+    returns the exit status (0, 1, or 77 through skip())."""
+    import argparse
+
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    p.add_argument("mode", choices=("conf", "run"))
+    p.add_argument("--backend", choices=("torch", "driver"), default="torch")
+    p.add_argument("--shim", default=os.path.join(
+        HERE, "..", "..", "build", "shim", "libgpufrac.so"))
+    p.add_argument("--out")
+    p.add_argument("--plan", required=True)
+    args = p.parse_args()
+    args.shim = os.path.abspath(args.shim)
+    if args.mode == "conf":
+        if not args.out:
+            p.error("conf needs --out")
+        try:
+            nv = Nvml()
+        except OSError as e:
+            skip(name, "no usable NVML: %s" % e)
+        text, plan = conf(nv, args.backend)
+        with open(args.out, "w") as f:
+            f.write(text)
+        with open(args.plan, "w") as f:
+            json.dump(plan, f)
+        return 0
+    for var in ("GPUFRACCTL", "GPUFRAC_SOCKET"):
+        if var not in os.environ:
+            p.error("%s is not set (multi.sh sets it)" % var)
+    with open(args.plan) as f:
+        plan = json.load(f)
+    return run(args, plan)
+
+
+def sized(nv, backend, name):
+    """(hold, chunk, total, free, uuid) for the checks that need one
+    process's memory not to fit twice; skip() if the device is too small."""
+    total, free, _ = nv.memory()
+    hold = hold_bytes(total, free, backend)
+    chunk = chunk_bytes(backend)
+    if hold < 4 * chunk:
+        skip(name, "%s free of %s leaves too little to hold"
+             % (size(free), size(total)))
+    return hold, chunk, total, free, nv.uuid()
+
+
+def tight_section(nv, hold, total, backend):
+    """Where two holds fit the device (GPU_PREEMPT_GIB set small), the
+    [device] section that makes the daemon share 1.5 holds, so that they
+    collide in the daemon all the same (not in the driver: said so)."""
+    margin = 2 * GIB if backend == "torch" else 128 * MIB
+    if 2 * hold + margin <= total:
+        say("# two holds of %s fit the device's %s: the daemon is to share "
+            "%s, so they collide there but not in the driver"
+            % (size(hold), size(total), size(hold + hold // 2)))
+        return device_section(nv, hold + hold // 2), False
+    return "", True

@@ -26,7 +26,8 @@ is sent to stderr, so stdout carries answers only.
 
 A server writes its threads' Python stacks to stderr on SIGUSR1 (the
 driver asks when a step overruns, so that a stall explains itself), and
-on SIGTERM writes "sigterm at MS ms" (CLOCK_MONOTONIC) to stderr before
+on SIGTERM writes "sigterm at MS ms" (CLOCK_REALTIME, the clock of the
+daemon's events) to stderr before
 it dies of the signal as it would have without a handler (the preemption
 check times the daemon's SIGTERM with it). The other checks that need a
 process holding memory (check_preempt.py, ...) use it too.
@@ -321,7 +322,7 @@ def answers_only():
 
 def note_sigterm(sig, frame):
     """Say when SIGTERM came, then die of it as without a handler."""
-    sys.stderr.write("sigterm at %.3f ms\n" % (time.monotonic() * 1e3))
+    sys.stderr.write("sigterm at %.3f ms\n" % (time.time() * 1e3))
     sys.stderr.flush()
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     os.kill(os.getpid(), signal.SIGTERM)
