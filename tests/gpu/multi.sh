@@ -30,7 +30,10 @@ backend=torch
 unset GPUFRAC_MEMORY_LIMIT GPUFRAC_DISABLE GPUFRAC_PRIORITY GPUFRAC_RESOLVER \
     GPUFRAC_WAIT_TIMEOUT
 
-usage() { echo "usage: multi.sh preempt|waiter|foreign|release [--sim]" >&2; exit 2; }
+usage() {
+	echo "usage: multi.sh preempt|waiter|foreign|release [--sim]" >&2
+	exit 2
+}
 [ $# -ge 1 ] || usage
 name=$1
 shift

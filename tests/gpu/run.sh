@@ -126,7 +126,8 @@ run_step() {
 	done
 	sed -n 's/^FIGURE \([A-Za-z0-9_]*\) \(.*\)$/\1 \2/p' "$log" >>"$figures"
 	case $rc in
-	124|137) echo "=== $name: TIMED OUT after $((SECONDS - t0))s (limit ${limit}s)";;
+	124|137) echo "=== $name: TIMED OUT after $((SECONDS - t0))s" \
+	    "(limit ${limit}s)";;
 	*)	echo "=== $name: exit $rc after $((SECONDS - t0))s";;
 	esac
 	return "$rc"
