@@ -1,16 +1,23 @@
 """Host swap (DESIGN.md section 4, issue 4): two processes that each need
-70 % of the GPU take turns working and idling under resolver = swap; both
-must finish with correct results. Run by swap.sh against a gpufracd it
-started on $GPUFRAC_SOCKET with default_resolver = swap.
+70 % of what the daemon shares of the GPU take turns working and idling
+under resolver = swap; both must finish with correct results. Run by
+swap.sh against a gpufracd it started on $GPUFRAC_SOCKET with
+default_resolver = swap.
 
-  check_swap.py plan --out FILE
+  check_swap.py plan --out FILE [--share BYTES]
       FILE gets the [device] section that makes the daemon share no more
-      of its first device than host memory can hold swapped out twice
-      (empty when the whole device fits).
-  check_swap.py run [--backend torch|driver] [--shim PATH]
+      of its first device than host memory can hold swapped out twice,
+      and, with --share, no more than makes BYTES 70 % of what it shares
+      (so that two workers of BYTES collide: a short run on a large GPU);
+      empty when the whole device fits.
+  check_swap.py run [--backend torch|driver] [--shim PATH] [--share BYTES]
       Measure pinned host<->device copy bandwidth, run two swap_worker.py
       under the shim and make them alternate, then report every swap-out
-      and swap-in against that bandwidth.
+      and swap-in against that bandwidth (and as FIGURE lines for run.sh).
+      Each worker takes 70 % of what the daemon shares, or BYTES if less.
+
+A step that overruns (GPU_SWAP_STEP_TIMEOUT) or fails prints the daemon's
+events, gpufracctl ps and status, and each worker's Python stacks.
 
 Both exit 77, saying why, when the daemon has no host swap.
 
@@ -28,58 +35,15 @@ section 7: swap-out + swap-in at >= 80 % of pinned copy bandwidth).
 import argparse
 import json
 import os
-import queue
 import subprocess
 import sys
-import threading
 import time
 
-from gpucheck import GIB, check, done
+from gpucheck import check, done
+from gpuproc import (GIB, MIB, WORKER, Events, StepError, Worker, ctl,
+                     diagnose, env_number, figure, say, size, worker_env)
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-WORKER = os.path.join(HERE, "swap_worker.py")
-MIB = 1 << 20
 TARGET = 0.80			# DESIGN.md section 7
-out_lock = threading.Lock()
-
-
-class StepError(Exception):
-    pass
-
-
-def say(*lines):
-    with out_lock:
-        for line in lines:
-            print(line)
-        sys.stdout.flush()
-
-
-def size(n):
-    """Bytes in IEC units, as gpufracctl prints them."""
-    for unit, scale in (("TiB", 1 << 40), ("GiB", GIB), ("MiB", MIB),
-                        ("KiB", 1 << 10)):
-        if n >= scale:
-            return "%.1f%s" % (n / scale, unit)
-    return "%dB" % n
-
-
-def env_number(name, default, kind=float):
-    v = os.environ.get(name, "")
-    return kind(v) if v else default
-
-
-def clean_env():
-    """Ours, without the shim: for gpufracctl and the baseline."""
-    env = dict(os.environ)
-    env.pop("LD_PRELOAD", None)
-    return env
-
-
-def ctl(*args):
-    return subprocess.run([os.environ["GPUFRACCTL"], "-s",
-                           os.environ["GPUFRAC_SOCKET"]] + list(args),
-                          env=clean_env(), check=True, capture_output=True,
-                          text=True).stdout
 
 
 def status_or_skip():
@@ -114,94 +78,30 @@ def plan(args):
     avail, cap = mem_available(), dev["capacity_bytes"]
     budget = host_budget(avail)
     open(args.out, "w").close()
-    if 2 * args.fraction * cap <= budget:
+    want = cap
+    if args.share:
+        want = min(cap, -(-int(args.share / args.fraction) // MIB) * MIB)
+        say("workers of %s: the daemon is to share %s of the device's %s"
+            % (size(args.share), size(want), size(dev["total_bytes"])))
+    if 2 * args.fraction * want <= budget:
         say("host memory: %s available holds two swapped-out shares of %s"
-            % (size(avail), size(int(args.fraction * cap))))
-        return 0
-    share = int(budget / (2 * args.fraction)) // GIB * GIB
-    if share < GIB:
-        say("SKIP  swap: %s of host memory available cannot hold two "
-            "swapped-out shares of even 1 GiB" % size(avail))
-        return 77
-    with open(args.out, "w") as f:
-        f.write("[device %s]\nreserve = %d\n" % (dev["uuid"],
-                                                dev["total_bytes"] - share))
-    say("host memory: %s available cannot hold two swapped-out shares of "
-        "%s; the daemon will share %s of the device's %s"
-        % (size(avail), size(int(args.fraction * cap)), size(share),
-           size(dev["total_bytes"])))
+            % (size(avail), size(int(args.fraction * want))))
+        share = want
+    else:
+        share = int(budget / (2 * args.fraction)) // GIB * GIB
+        if share < GIB:
+            say("SKIP  swap: %s of host memory available cannot hold two "
+                "swapped-out shares of even 1 GiB" % size(avail))
+            return 77
+        say("host memory: %s available cannot hold two swapped-out shares "
+            "of %s; the daemon will share %s of the device's %s"
+            % (size(avail), size(int(args.fraction * want)), size(share),
+               size(dev["total_bytes"])))
+    if share < cap:
+        with open(args.out, "w") as f:
+            f.write("[device %s]\nreserve = %d\n"
+                    % (dev["uuid"], dev["total_bytes"] - share))
     return 0
-
-
-class Worker:
-    """A swap_worker.py serve, its answers queued by a reader thread, its
-    stderr echoed with its name."""
-
-    def __init__(self, name, args, env):
-        self.name = name
-        self.pid = None
-        self.proc = subprocess.Popen(
-            [sys.executable, WORKER, "serve", "--name", name,
-             "--backend", args.backend],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, env=env, text=True, bufsize=1)
-        self.answers = queue.Queue()
-        threading.Thread(target=self._answers, daemon=True).start()
-        threading.Thread(target=self._stderr, daemon=True).start()
-
-    def _answers(self):
-        for line in self.proc.stdout:
-            self.answers.put(line.rstrip("\n"))
-        self.answers.put(None)
-
-    def _stderr(self):
-        for line in self.proc.stderr:
-            say("  %s| %s" % (self.name, line.rstrip("\n")))
-
-    def send(self, line):
-        try:
-            self.proc.stdin.write(line + "\n")
-            self.proc.stdin.flush()
-        except (BrokenPipeError, ValueError):
-            raise StepError("%s: gone before %r" % (self.name, line))
-
-    def answer(self, cmd, timeout):
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                line = self.answers.get(
-                    timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                raise StepError("%s: no answer to %s within %g s"
-                                % (self.name, cmd, timeout))
-            if line is None:
-                self.answers.put(None)
-                raise StepError("%s: exited (status %s) before answering %s"
-                                % (self.name, self.proc.wait(), cmd))
-            word, _, rest = line.partition(" ")
-            got, _, rest = rest.partition(" ")
-            if word == "ok" and got == cmd:
-                return json.loads(rest)
-            if word == "error" and got == cmd:
-                raise StepError("%s: %s: %s" % (self.name, cmd, rest))
-            say("  %s| unexpected answer: %s" % (self.name, line))
-
-    def ask(self, line, timeout):
-        self.send(line)
-        return self.answer(line.split()[0], timeout)
-
-    def finish(self, timeout):
-        """exit, then its status; killed if it does not go in time."""
-        try:
-            self.ask("exit", timeout)
-        except StepError as e:
-            say("  %s" % e)
-        try:
-            return self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            say("  %s: still running after exit; killed" % self.name)
-            self.proc.kill()
-            return self.proc.wait()
 
 
 def measure_bandwidth(args, nbytes, env):
@@ -209,51 +109,11 @@ def measure_bandwidth(args, nbytes, env):
     out = subprocess.run(
         [sys.executable, WORKER, "bandwidth", str(nbytes), "--backend",
          args.backend], env=env, capture_output=True, text=True,
-        timeout=args.step_timeout)
+        timeout=max(args.step_timeout, 60.0))
     if out.returncode != 0:
         raise StepError("bandwidth measurement failed (status %d): %s"
                         % (out.returncode, out.stderr.strip()[-2000:]))
     return json.loads(out.stdout.splitlines()[-1])
-
-
-class Events:
-    """gpufracctl events --json --follow, collected from now on."""
-
-    def __init__(self):
-        self.lines = []
-        self.proc = subprocess.Popen(
-            [os.environ["GPUFRACCTL"], "-s", os.environ["GPUFRAC_SOCKET"],
-             "events", "--json", "--follow"], stdout=subprocess.PIPE,
-            env=clean_env(), text=True)
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            self.lines.append(line.strip())
-
-    def stop(self):
-        """Every event seen: followed, and the ring's (in case the follower
-        missed some), oldest first."""
-        time.sleep(0.5)			# the last swap's event is on its way
-        self.proc.terminate()
-        self.proc.wait()
-        self.reader.join(5)
-        try:
-            snapshot = ctl("events", "--json").splitlines()
-        except subprocess.CalledProcessError:
-            snapshot = []
-        seen, events = set(), []
-        for line in self.lines + snapshot:
-            if not line or line in seen:
-                continue
-            seen.add(line)
-            try:
-                events.append(json.loads(line))
-            except ValueError:
-                say("  events| not JSON: %s" % line)
-        events.sort(key=lambda e: e["time_ms"])
-        return events
 
 
 def gbps(e):
@@ -308,16 +168,35 @@ def report(events, who, bw):
                                               "timeout", "deny"):
             say("note: %s %s (pid %d): %s" % (e["event"], who[e["pid"]],
                                               e["pid"], e["reason"]))
+    figures(swaps, bw)
     return [e for e in swaps if e["event"] == "swap-out"], \
         [e for e in swaps if e["event"] == "swap-in"]
+
+
+def figures(swaps, bw):
+    """For run.sh's summary: pinned copies, each swap's GB/s each way
+    (null where too short to time) and each way's over all timed swaps."""
+    figure("pinned_h2d_gbps", bw["h2d_gbps"])
+    figure("pinned_d2h_gbps", bw["d2h_gbps"])
+    for kind, name in (("swap-out", "swap_out"), ("swap-in", "swap_in")):
+        each = [gbps(e) for e in swaps if e["event"] == kind]
+        figure(name + "_each_gbps", json.dumps(
+            [None if r is None else round(r, 3) for r in each]))
+        timed = [e for e in swaps if e["event"] == kind and e["duration_ms"]]
+        secs = sum(e["duration_ms"] for e in timed) / 1e3
+        figure(name + "_gbps", sum(e["bytes"] for e in timed) / secs / 1e9
+               if secs else None)
 
 
 def sizes(args, cap):
     """Each worker's share and its buffers' size: whole buffers, many."""
     top = GIB if args.backend == "torch" else 64 * MIB
-    chunk = max(2 * MIB, min(top, int(args.fraction * cap) // 16))
+    want = int(args.fraction * cap)
+    if args.share:
+        want = min(want, args.share)
+    chunk = max(2 * MIB, min(top, want // 16))
     chunk = chunk // (2 * MIB) * (2 * MIB)
-    return int(args.fraction * cap) // chunk * chunk, chunk
+    return want // chunk * chunk, chunk
 
 
 def alternate(workers, share, chunk, args):
@@ -332,7 +211,12 @@ def alternate(workers, share, chunk, args):
     for i, (w, line) in enumerate(steps):
         if i > 0:
             time.sleep(args.idle)
-        res = w.ask(line, args.step_timeout)
+        try:
+            res = w.ask(line, args.step_timeout)
+        except StepError as e:
+            diagnose(workers, "step %d (%s: %s) failed or overran" % (
+                i + 1, w.name, line))
+            raise e
         say("%s: %-22s %8.2f s" % (w.name, line if not line.startswith(
             "alloc") else "alloc " + size(res["bytes"]), res["seconds"]))
         if line == "verify":
@@ -361,8 +245,7 @@ def run(args):
         say("warning: %s of host memory available may not hold two "
             "swapped-out shares" % size(avail))
 
-    env = clean_env()
-    env["CUDA_VISIBLE_DEVICES"] = dev["uuid"]
+    env = worker_env(None, dev["uuid"])
     bw_bytes = min(4 * GIB if args.backend == "torch" else 256 * MIB,
                    cap // 8, host_budget(avail) // 4) // (2 * MIB) * (2 * MIB)
     try:
@@ -376,25 +259,15 @@ def run(args):
 
     env["LD_PRELOAD"] = args.shim
     events = Events()
-    workers = [Worker(n, args, env) for n in ("A", "B")]
+    workers = [Worker(n, args.backend, env) for n in ("A", "B")]
     verified, error = set(), None
     try:
         for w in workers:
-            w.send("hello")
-        for w in workers:
-            res = w.answer("hello", args.step_timeout)
-            w.pid = res["pid"]
-            say("%s: pid %d sees %s: %s total, %s free" % (
-                w.name, w.pid, res["device"], size(res["total"]),
-                size(res["free"])))
+            w.hello(args.step_timeout)
         verified = alternate(workers, share, chunk, args)
     except StepError as e:
         error = e
         say("stopped: %s" % e)
-        try:
-            say(ctl("ps"))
-        except subprocess.CalledProcessError as ce:
-            say("gpufracctl ps: %s" % ce.stderr.strip())
     # B is on the device at the end: it goes first, A comes back to go.
     codes = {w.name: w.finish(args.step_timeout) for w in workers[::-1]}
     evs = events.stop()
@@ -427,17 +300,21 @@ def main():
     sub = p.add_subparsers(dest="mode")
     pl = sub.add_parser("plan", help="how much of the device to share")
     pl.add_argument("--out", required=True)
+    pl.add_argument("--share", type=int, default=0,
+                    help="each worker's bytes (0: 70 %% of the device)")
     r = sub.add_parser("run", help="run the two workers, report the swaps")
     r.add_argument("--backend", choices=("torch", "driver"), default="torch")
     r.add_argument("--shim", default=os.path.join(
-        HERE, "..", "..", "shim", "libgpufrac.so"))
+        os.path.dirname(WORKER), "..", "..", "shim", "libgpufrac.so"))
+    r.add_argument("--share", type=int, default=0,
+                   help="each worker's bytes, at most (0: no more)")
     r.add_argument("--rounds", type=int,
                    default=env_number("GPU_SWAP_ROUNDS", 3, int))
     r.add_argument("--idle", type=float,
                    default=env_number("GPU_SWAP_IDLE", 1.0),
                    help="seconds between turns (1)")
     r.add_argument("--step-timeout", type=float,
-                   default=env_number("GPU_SWAP_STEP_TIMEOUT", 600.0))
+                   default=env_number("GPU_SWAP_STEP_TIMEOUT", 60.0))
     args = p.parse_args()
     for var in ("GPUFRACCTL", "GPUFRAC_SOCKET"):
         if var not in os.environ:

@@ -165,6 +165,15 @@ def context_check(alloc, oom, settle=None):
     expect_error(desc, lambda: alloc(n), oom)
 
 
+def all_equal(t, value, chunk=16 * MIB):
+    """Whether every element of the 1-D tensor t is value, compared chunk
+    elements at a time, so that no temporary passes chunk bytes: t.sum() of
+    an int32 tensor makes an int64 copy twice its size, which a 2 GiB
+    tensor cannot have under a 4 GiB limit."""
+    return all(bool(t[s:s + chunk].eq(value).all())
+               for s in range(0, t.numel(), chunk))
+
+
 def fill(alloc, oom, chunk=256 * MIB):
     """Allocate chunk after chunk with alloc(nbytes) until it raises oom,
     checking that what was charged before and allocated since reaches the

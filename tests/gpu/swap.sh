@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Host swap on a real GPU (DESIGN.md §4, issue 4): two PyTorch processes
-# that each need 70 % of the GPU take turns working and idling under
-# resolver = swap (check_swap.py drives them, swap_worker.py is each one).
+# of GPU_SWAP_GIB each (12 GiB) take turns working and idling under
+# resolver = swap, the daemon sharing only as much of the GPU as makes that
+# 70 % of it, so that they collide (check_swap.py drives them,
+# swap_worker.py is each one); GPU_SWAP_GIB=0: each needs 70 % of the
+# whole GPU (minutes on a large one).
 # Both must finish with their data intact, and at least one swap-out and
 # one swap-in must have happened; swap speed is reported against pinned
 # host<->device copies measured in the same run, never asserted. Exits 0
@@ -12,12 +15,16 @@
 #                              instead of PyTorch: checks this script, the
 #                              alternation and the report without a GPU
 # GPU_SWAP_FRACTION (0.7), GPU_SWAP_ROUNDS (3), GPU_SWAP_IDLE (1 s between
-# turns), GPU_SWAP_STEP_TIMEOUT (600 s) tune check_swap.py;
-# GPU_SWAP_WAIT_TIMEOUT (600s) is the daemon's wait_timeout.
+# turns), GPU_SWAP_STEP_TIMEOUT (60 s: a step that overruns prints the
+# daemon's events and ps and the workers' Python stacks) tune
+# check_swap.py; GPU_SWAP_WAIT_TIMEOUT (60s) is the daemon's wait_timeout.
+# The simulated run (--sim) shares the whole simulated device unless
+# GPU_SWAP_GIB is set (SIMCUDA_DEVICES=8Gi GPU_SWAP_GIB=1 swap.sh --sim).
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 here=$top/tests/gpu
 backend=torch
+share=()
 unset GPUFRAC_MEMORY_LIMIT GPUFRAC_DISABLE GPUFRAC_PRIORITY GPUFRAC_RESOLVER \
     GPUFRAC_WAIT_TIMEOUT
 
@@ -25,24 +32,32 @@ case $# in
 0)	nvidia-smi -L >/dev/null 2>&1 ||
 	    { echo "SKIP  swap: no NVIDIA GPU here"; exit 77; }
 	"$python" -c "import torch" 2>/dev/null ||
-	    { echo "SKIP  swap: torch not installed"; exit 77; };;
+	    { echo "SKIP  swap: torch not installed"; exit 77; }
+	gib=${GPU_SWAP_GIB:-12};;
 1)	[ "$1" = --sim ] || { echo "usage: swap.sh [--sim]" >&2; exit 2; }
 	backend=driver
 	sim_state=gpufrac-gpu-swap-$$
 	export LD_LIBRARY_PATH=$build/tests/simcuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 	export SIMCUDA_STATE=$sim_state SIMCUDA_DEVICES=${SIMCUDA_DEVICES:-2Gi}
-	unset CUDA_VISIBLE_DEVICES;;
+	unset CUDA_VISIBLE_DEVICES
+	gib=${GPU_SWAP_GIB:-0};;
 *)	echo "usage: swap.sh [--sim]" >&2; exit 2;;
 esac
+case $gib in
+''|*[!0-9]*)
+	echo "swap.sh: bad GPU_SWAP_GIB '$gib': expected whole GiB" >&2; exit 2;;
+esac
+[ "$gib" -gt 0 ] && share=(--share $((gib << 30)))
 
 conf=$tmp/swap.conf
 printf '[daemon]\ndefault_resolver = swap\nwait_timeout = %s\n' \
-    "${GPU_SWAP_WAIT_TIMEOUT:-600s}" >"$conf"
+    "${GPU_SWAP_WAIT_TIMEOUT:-60s}" >"$conf"
 daemon_start "$conf" || exit 1
 
 # Two swapped-out images must fit in host memory: share less of a device
 # larger than that (check_swap.py plan writes the [device] section).
-"$python" "$here/check_swap.py" plan --out "$tmp/device.conf"
+"$python" "$here/check_swap.py" plan --out "$tmp/device.conf" \
+    ${share[@]+"${share[@]}"}
 rc=$?
 if [ "$rc" -eq 0 ] && [ -s "$tmp/device.conf" ]; then
 	daemon_stop
@@ -51,7 +66,7 @@ if [ "$rc" -eq 0 ] && [ -s "$tmp/device.conf" ]; then
 fi
 if [ "$rc" -eq 0 ]; then
 	"$python" "$here/check_swap.py" run --backend "$backend" \
-	    --shim "$build/shim/libgpufrac.so"
+	    --shim "$build/shim/libgpufrac.so" ${share[@]+"${share[@]}"}
 	rc=$?
 fi
 daemon_stop

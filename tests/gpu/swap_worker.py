@@ -23,12 +23,22 @@ Backends: torch (PyTorch tensors: what the issue asks for) and driver (the
 driver API through ctypes, no kernels of its own: runs on the simulated
 driver too, for swap.sh --sim). Whatever else writes to stdout (a library)
 is sent to stderr, so stdout carries answers only.
+
+A server writes its threads' Python stacks to stderr on SIGUSR1 (the
+driver asks when a step overruns, so that a stall explains itself), and
+on SIGTERM writes "sigterm at MS ms" (CLOCK_REALTIME, the clock of the
+daemon's events) to stderr before
+it dies of the signal as it would have without a handler (the preemption
+check times the daemon's SIGTERM with it). The other checks that need a
+process holding memory (check_preempt.py, ...) use it too.
 """
 import argparse
 import ctypes
+import faulthandler
 import hashlib
 import json
 import os
+import signal
 import struct
 import sys
 import time
@@ -310,8 +320,18 @@ def answers_only():
     return answers
 
 
+def note_sigterm(sig, frame):
+    """Say when SIGTERM came, then die of it as without a handler."""
+    sys.stderr.write("sigterm at %.3f ms\n" % (time.time() * 1e3))
+    sys.stderr.flush()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
 def serve(args):
     answers = answers_only()
+    faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
+    signal.signal(signal.SIGTERM, note_sigterm)
     be = BACKENDS[args.backend](args.name)
     failed = verified = False
     rounds = 0
