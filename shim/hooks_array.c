@@ -159,7 +159,9 @@ cuArrayCreate_v2(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *pAllocateArray)
 	struct array_call c = { .d2 = pAllocateArray, .array = pHandle };
 
 	if (!hook_enter())
-		return REAL_CALL(cuArrayCreate_v2, pHandle, pAllocateArray);
+		return hook_refused() ? CUDA_ERROR_OUT_OF_MEMORY :
+		    REAL_CALL(cuArrayCreate_v2, pHandle,
+		    pAllocateArray);
 	if (pHandle == NULL || pAllocateArray == NULL) {
 		hook_leave();
 		return REAL_CALL(cuArrayCreate_v2, pHandle, pAllocateArray);
@@ -178,7 +180,9 @@ cuArray3DCreate_v2(CUarray *pHandle,
 	struct array_call c = { .array = pHandle };
 
 	if (!hook_enter())
-		return REAL_CALL(cuArray3DCreate_v2, pHandle, pAllocateArray);
+		return hook_refused() ? CUDA_ERROR_OUT_OF_MEMORY :
+		    REAL_CALL(cuArray3DCreate_v2, pHandle,
+		    pAllocateArray);
 	/* Deferred arrays hold no memory until mapped (not accounted). */
 	if (pHandle == NULL || pAllocateArray == NULL ||
 	    (pAllocateArray->Flags & CUDA_ARRAY3D_DEFERRED_MAPPING)) {
@@ -197,7 +201,8 @@ cuMipmappedArrayCreate(CUmipmappedArray *pHandle,
 	struct array_call c = { .mipmap = pHandle, .levels = numMipmapLevels };
 
 	if (!hook_enter())
-		return REAL_CALL(cuMipmappedArrayCreate, pHandle,
+		return hook_refused() ? CUDA_ERROR_OUT_OF_MEMORY :
+		    REAL_CALL(cuMipmappedArrayCreate, pHandle,
 		    pMipmappedArrayDesc, numMipmapLevels);
 	if (pHandle == NULL || pMipmappedArrayDesc == NULL ||
 	    numMipmapLevels == 0 ||

@@ -135,7 +135,8 @@ cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 	int dev;
 
 	if (!hook_enter())
-		return REAL_CALL(cuMemAlloc_v2, dptr, bytesize);
+		return hook_refused() ? CUDA_ERROR_OUT_OF_MEMORY :
+		    REAL_CALL(cuMemAlloc_v2, dptr, bytesize);
 	act = activity_enter();
 	/* Nothing to charge: the driver rejects these by itself. */
 	if (dptr == NULL || bytesize == 0)
@@ -167,7 +168,8 @@ cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
 	CUresult r;
 
 	if (!hook_enter())
-		return REAL_CALL(cuMemAllocPitch_v2, dptr, pPitch,
+		return hook_refused() ? CUDA_ERROR_OUT_OF_MEMORY :
+		    REAL_CALL(cuMemAllocPitch_v2, dptr, pPitch,
 		    WidthInBytes, Height, ElementSizeBytes);
 	act = activity_enter();
 	row = WidthInBytes > UINT64_MAX - (MEM_PITCH_ALIGN - 1) ? UINT64_MAX :
@@ -195,7 +197,9 @@ cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
 	CUresult r;
 
 	if (!hook_enter())
-		return REAL_CALL(cuMemAllocManaged, dptr, bytesize, flags);
+		return hook_refused() ? CUDA_ERROR_OUT_OF_MEMORY :
+		    REAL_CALL(cuMemAllocManaged, dptr, bytesize,
+		    flags);
 	act = activity_enter();
 	if (dptr == NULL || bytesize == 0)
 		r = REAL_CALL(cuMemAllocManaged, dptr, bytesize, flags);

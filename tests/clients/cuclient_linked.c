@@ -22,6 +22,10 @@
  *   sync             cuCtxSynchronize      -> "sync ok" | "sync err=CODE"
  *   busy             inside cuLaunchHostFunc (a driver call gpufrac hooks)
  *                    print "holding", then wait for SIGUSR1
+ *   sigalloc N SIZE  inside cuLaunchHostFunc, raise SIGALRM, whose handler
+ *                    tries N cuMemAlloc of SIZE, keeping them (a handler
+ *                    that interrupts a hooked call): "sigalloc K" |
+ *                    "sigalloc K err=CODE" (K made, CODE of the last refused)
  *   busy-unhooked    the same inside a call of the simulated driver's
  *                    private export table, which no shim can know
  *   array W H        cuArrayCreate, one float channel -> "array ok" | "array err=CODE"
@@ -635,6 +639,55 @@ cmd_busy(void)
 	report("busy", cuLaunchHostFunc(NULL, hold_fn, NULL));
 }
 
+/* sigalloc: what the handler is to do, and what it did. */
+static size_t sig_n, sig_size, sig_made;
+static CUresult sig_last = CUDA_SUCCESS;
+
+static void
+sig_alloc(int sig)
+{
+	CUdeviceptr p;
+	CUresult r;
+	size_t i;
+
+	(void)sig;
+	for (i = 0; i < sig_n; i++)
+		if ((r = api.alloc(&p, sig_size)) == CUDA_SUCCESS) {
+			remember(p, sig_size);
+			sig_made++;
+		} else
+			sig_last = r;
+}
+
+static void
+sig_raise_fn(void *arg)
+{
+	(void)arg;
+	raise(SIGALRM);
+}
+
+static void
+cmd_sigalloc(char **argv)
+{
+	struct sigaction sa;
+	CUresult r;
+
+	sig_n = size_arg(argv[1]);
+	sig_size = size_arg(argv[2]);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = sig_alloc;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGALRM, &sa, NULL) < 0)
+		die("sigaction failed");
+	/* raise() returns once the handler has run: inside the hook. */
+	if ((r = cuLaunchHostFunc(NULL, sig_raise_fn, NULL)) != CUDA_SUCCESS)
+		die("cuLaunchHostFunc failed");
+	if (sig_last == CUDA_SUCCESS)
+		printf("sigalloc %zu\n", sig_made);
+	else
+		printf("sigalloc %zu err=%d\n", sig_made, (int)sig_last);
+}
+
 static void
 cmd_busy_unhooked(void)
 {
@@ -714,6 +767,7 @@ static const struct command {
 	{ "sync",		1, 0, NULL, cmd_sync },
 	{ "busy",		1, 0, NULL, cmd_busy },
 	{ "busy-unhooked",	1, 0, NULL, cmd_busy_unhooked },
+	{ "sigalloc",		3, 2, cmd_sigalloc, NULL },
 	{ "fork",		1, 1, cmd_fork, NULL },
 };
 
