@@ -309,7 +309,8 @@ slot_fill(struct alloc_thread *r, struct alloc_slot *s, uint64_t st,
 
 /* alloc_table_add, every case: a new key, a full or growing table. */
 static int __attribute__((noinline))
-table_add(uint64_t ptr, uint64_t size, uint64_t meta, unsigned dev)
+table_add(uint64_t ptr, uint64_t size, uint64_t meta, unsigned dev,
+    struct alloc_entry *oldp)
 {
 	struct alloc_thread *r = op_begin();
 	struct alloc_tab *t = op_table();
@@ -352,12 +353,15 @@ table_add(uint64_t ptr, uint64_t size, uint64_t meta, unsigned dev)
 	}
 out:
 	op_end(r);
-	if (stale)
+	if (stale) {
 		log_debug("allocation 0x%llx replaces a stale entry",
 		    (unsigned long long)ptr);
+		if (oldp != NULL)
+			*oldp = old;
+	}
 	if (grow)
 		(void)tab_grow(t, 0);
-	return 0;
+	return stale;
 }
 
 /*
@@ -367,7 +371,7 @@ out:
  */
 int
 alloc_table_add(uint64_t ptr, uint64_t size, uint32_t kind, int dev,
-    unsigned flags)
+    unsigned flags, struct alloc_entry *old)
 {
 	uint64_t meta = meta_pack(kind, dev, flags), st;
 	struct alloc_thread *r;
@@ -394,7 +398,7 @@ alloc_table_add(uint64_t ptr, uint64_t size, uint32_t kind, int dev,
 		}
 	}
 	op_end(r);
-	return table_add(ptr, size, meta, (unsigned)dev);
+	return table_add(ptr, size, meta, (unsigned)dev, old);
 }
 
 /* alloc_table_remove, every case; in r's operation. */

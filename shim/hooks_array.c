@@ -15,6 +15,7 @@
 
 #include "activity.h"
 #include "client.h"
+#include "ctx_table.h"
 #include "gpufrac/proto.h"
 #include "hooks.h"
 #include "mem.h"
@@ -118,6 +119,7 @@ static CUresult
 array_create(const struct array_call *c)
 {
 	struct client_ticket t;
+	CUcontext ctx;
 	uint64_t size;
 	int dev = mem_device();
 	CUresult r;
@@ -132,8 +134,14 @@ array_create(const struct array_call *c)
 		client_rollback(&t);
 		return r;
 	}
-	if (client_commit(&t, array_key(c), size) == 0)
-		return CUDA_SUCCESS;
+	/* Its context, for when that ends (hooks_ctx.c); none: no record. */
+	if (real_cu.cuCtxGetCurrent == NULL ||
+	    real_cu.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS ||
+	    ctx_array_made(array_key(c), ctx) == 0) {
+		if (client_commit(&t, array_key(c), size) == 0)
+			return CUDA_SUCCESS;
+		ctx_array_gone(array_key(c));
+	}
 	/* Memory the shim cannot record would be charged for ever. */
 	array_unmake(c);
 	client_rollback(&t);
@@ -239,6 +247,8 @@ array_release(void *handle, CUresult (*run)(void *))
 	g = activity_enter();
 	r = client_release((uint64_t)(uintptr_t)handle | ARRAY_KEY_TAG, run,
 	    handle);
+	if (r == CUDA_SUCCESS)
+		ctx_array_gone((uint64_t)(uintptr_t)handle | ARRAY_KEY_TAG);
 	activity_leave(g);
 	hook_leave();
 	return r;

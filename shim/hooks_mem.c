@@ -113,10 +113,15 @@ static CUresult
 mem_alloc_leased(CUdeviceptr *dptr, size_t size, int dev)
 {
 	CUresult r = REAL_CALL(cuMemAlloc_v2, dptr, size);
+	struct alloc_entry old;
+	int added;
 
-	if (r == CUDA_SUCCESS && alloc_table_add(*dptr, size, GF_KIND_MEM, dev,
-	    ALLOC_LEASED) == 0)
+	if (r == CUDA_SUCCESS && (added = alloc_table_add(*dptr, size,
+	    GF_KIND_MEM, dev, ALLOC_LEASED, &old)) >= 0) {
+		if (__builtin_expect(added, 0))
+			client_stale(*dptr, &old);
 		return CUDA_SUCCESS;
+	}
 	if (r == CUDA_SUCCESS) {
 		/* Memory the shim cannot record would be charged for ever. */
 		REAL_CALL(cuMemFree_v2, *dptr);

@@ -65,6 +65,13 @@ struct real_driver {
 	CUresult (*cuMipmappedArrayGetMemoryRequirements)(
 		    CUDA_ARRAY_MEMORY_REQUIREMENTS *, CUmipmappedArray,
 		    CUdevice);
+	/* "cuCtxDestroy", "cuDevicePrimaryCtxReset", "...Release": v1 ABIs */
+	CUresult (*cuCtxDestroy_v1)(CUcontext);
+	CUresult (*cuCtxDestroy_v2)(CUcontext);
+	CUresult (*cuDevicePrimaryCtxReset_v1)(CUdevice);
+	CUresult (*cuDevicePrimaryCtxReset_v2)(CUdevice);
+	CUresult (*cuDevicePrimaryCtxRelease_v1)(CUdevice);
+	CUresult (*cuDevicePrimaryCtxRelease_v2)(CUdevice);
 	/* one per gated pass-through of hooks_list.h, named as it exports */
 #define GATE_ABI(name, version, ptds, symbol, flag, params, args) \
 	CUresult (*symbol) params;

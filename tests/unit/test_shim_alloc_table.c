@@ -79,7 +79,7 @@ add_gen(uint64_t key, uint32_t gen)
 {
 	struct want w = want_of(key, gen);
 
-	return alloc_table_add(key, w.size, w.kind, w.dev, w.flags);
+	return alloc_table_add(key, w.size, w.kind, w.dev, w.flags, NULL);
 }
 
 struct sums {
@@ -137,9 +137,10 @@ test_basic(void **state)
 
 	(void)state;
 	table_check(0);
-	assert_int_equal(alloc_table_add(0x7f0000001000ull, 4096, 1, 0, 0), 0);
+	assert_int_equal(alloc_table_add(0x7f0000001000ull, 4096, 1, 0, 0,
+	    NULL), 0);
 	assert_int_equal(alloc_table_add(0x7f0000002000ull, 8192, 2, 1,
-	    ALLOC_LEASED), 0);
+	    ALLOC_LEASED, NULL), 0);
 	assert_int_equal(alloc_table_used(0), 4096);
 	assert_int_equal(alloc_table_used(1), 8192);
 	assert_int_equal(alloc_table_get(0x7f0000002000ull, &e), 1);
@@ -151,7 +152,10 @@ test_basic(void **state)
 	table_check(2);
 
 	/* Freed behind the shim's back: the new entry replaces it. */
-	assert_int_equal(alloc_table_add(0x7f0000001000ull, 512, 3, 2, 0), 0);
+	assert_int_equal(alloc_table_add(0x7f0000001000ull, 512, 3, 2, 0, &e),
+	    1);
+	assert_int_equal(e.size, 4096);
+	assert_int_equal(e.dev, 0);
 	assert_int_equal(alloc_table_used(0), 0);
 	assert_int_equal(alloc_table_used(2), 512);
 	table_check(2);
@@ -165,10 +169,10 @@ test_basic(void **state)
 	table_check(0);
 
 	/* Refused: no pointer, no such device. */
-	assert_int_equal(alloc_table_add(0, 1, 1, 0, 0), -1);
-	assert_int_equal(alloc_table_add(0x1000, 1, 1, -1, 0), -1);
-	assert_int_equal(alloc_table_add(0x1000, 1, 1, SHIM_MAX_DEVICES, 0),
-	    -1);
+	assert_int_equal(alloc_table_add(0, 1, 1, 0, 0, NULL), -1);
+	assert_int_equal(alloc_table_add(0x1000, 1, 1, -1, 0, NULL), -1);
+	assert_int_equal(alloc_table_add(0x1000, 1, 1, SHIM_MAX_DEVICES, 0,
+	    NULL), -1);
 	assert_int_equal(alloc_table_remove(0, &e), 0);
 	assert_int_equal(alloc_table_used(-1), 0);
 	assert_int_equal(alloc_table_used(SHIM_MAX_DEVICES), 0);
@@ -266,7 +270,7 @@ thread_adds(void *arg)
 	uint64_t *base = arg, i;
 
 	for (i = 0; i < 100; i++)
-		if (alloc_table_add(*base + i * 4096, 1000, 1, 1, 0) < 0)
+		if (alloc_table_add(*base + i * 4096, 1000, 1, 1, 0, NULL) < 0)
 			return arg;
 	return NULL;
 }
