@@ -83,6 +83,10 @@ slot_move(struct alloc_slot *s, struct alloc_tab *n)
 
 	for (;;) {
 		st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+		/* Empty: sealed, unless an add keys it first. */
+		if (__atomic_load_n(&s->key, __ATOMIC_ACQUIRE) == 0 &&
+		    slot_seal(s))
+			return;
 		switch (SLOT_STATE(st)) {
 		case SLOT_MOVED:
 			return;		/* sealed by an add */
@@ -90,6 +94,7 @@ slot_move(struct alloc_slot *s, struct alloc_tab *n)
 			sched_yield();	/* an add is writing it */
 			continue;
 		case SLOT_FREE:
+			/* Keyed: an add that finds it MOVED goes on in n. */
 			if (__atomic_compare_exchange_n(&s->state, &st,
 			    SLOT_NEXT(st, SLOT_MOVED), 0, __ATOMIC_ACQ_REL,
 			    __ATOMIC_RELAXED))
@@ -182,6 +187,7 @@ tab_move(struct alloc_tab *t)
 	/* Closed after next is set: an add that sees it finds next. */
 	keys = __atomic_fetch_or(&t->keys, TAB_CLOSED, __ATOMIC_ACQ_REL);
 	__atomic_store_n(&n->reserve, keys, __ATOMIC_RELEASE);
+	TABLE_PAUSE(TP_CLOSED);
 	for (i = 0; i <= t->mask; i++)
 		slot_move(&t->slots[i], n);
 	__atomic_store_n(&n->reserve, 0, __ATOMIC_RELEASE);

@@ -4,8 +4,10 @@
  * larger one while it stays in use, and per-thread records that hold each
  * thread's share of the per-device sums.
  *
- * Slots. A slot's key is set once (0 -> ptr, by CAS) and stays while the
- * table lives, so a key has one slot and no probe run is ever broken. What
+ * Slots. A slot's key word is set once, by CAS from 0: to a key, or to
+ * SLOT_SEALED by a move; it stays while the table lives, so a key has one
+ * slot and no probe run is ever broken. A sealed slot never holds a key:
+ * a search that reaches it goes on in the next table. What
  * the slot holds is its state word: a sequence number and FREE (nothing:
  * never used, or removed), BUSY (an add is writing it), LIVE, or MOVED
  * (look in the next table). Every change of state bumps the sequence, so
@@ -17,9 +19,12 @@
  * Growth. The keys of removed entries stay, so a table fills with keys even
  * when few are live. Past TAB_GROW keys the adding thread builds the next
  * table, sized for what is live (never smaller), under a mutex: one grower
- * at a time. It closes the old table's key count (no new key goes there
- * after), then moves each slot: a LIVE one is copied, then CASed to MOVED
- * (copied again if it changed meanwhile); a FREE one is CASed to MOVED.
+ * at a time. It closes the old table's key count, and reserves room in the
+ * new table for every key counted before: an add that counts its key after
+ * does not key a slot but seals it. Then it moves each slot: an empty one
+ * is sealed, unless an add keys it first; a keyed LIVE one is copied, then
+ * CASed to MOVED (copied again if it changed meanwhile); a keyed FREE one
+ * is CASed to MOVED.
  * Operations carry on throughout, following MOVED slots to the new table;
  * only an add that finds no room waits for the grower. The new table keeps
  * room for every key of the old one until the move is done.
@@ -171,8 +176,8 @@ entry_unpack(uint64_t size, uint64_t meta, struct alloc_entry *e)
 
 /*
  * key's slot in t; or NULL, with *next set if the search goes on in
- * t->next (t is being moved, and key had no slot in it). Every table has
- * empty slots (TAB_FULL), so the search ends.
+ * t->next (the run ends at a sealed slot: t is being moved). Every table
+ * has empty slots (TAB_FULL), so the search ends.
  */
 static inline struct alloc_slot *
 slot_find(const struct alloc_tab *t, uint64_t key, int *next)
@@ -184,35 +189,24 @@ slot_find(const struct alloc_tab *t, uint64_t key, int *next)
 		s = &t->slots[i];
 		if ((k = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE)) == key)
 			return s;
-		if (k == 0)
+		if (k == 0 || k == SLOT_SEALED)
 			break;
 	}
-	/* The end of key's run: key is in no slot beyond. */
-	*next = SLOT_STATE(__atomic_load_n(&s->state, __ATOMIC_ACQUIRE)) ==
-	    SLOT_MOVED;
+	/*
+	 * The end of key's run: key is in no slot beyond. Not sealed: no
+	 * add of key has passed it either (it seals the run's end first).
+	 */
+	*next = k == SLOT_SEALED;
 	return NULL;
 }
 
-/* Mark the empty slot s MOVED unless an add keys it first: 1 if MOVED. */
-static int
-slot_seal(struct alloc_slot *s)
-{
-	uint64_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
-
-	for (;;) {
-		if (SLOT_STATE(st) == SLOT_MOVED)
-			return 1;
-		if (SLOT_STATE(st) != SLOT_FREE ||
-		    __atomic_load_n(&s->key, __ATOMIC_ACQUIRE) != 0)
-			return 0;
-		if (__atomic_compare_exchange_n(&s->state, &st,
-		    SLOT_NEXT(st, SLOT_MOVED), 0, __ATOMIC_ACQ_REL,
-		    __ATOMIC_ACQUIRE))
-			return 1;
-	}
-}
-
-/* slot_claim past the end of key's run: from i, its first empty slot. */
+/*
+ * slot_claim at the end of key's run, slot i: keyed with key, or sealed
+ * and MOVED. One CAS of the key word decides which, so a sealed slot never
+ * takes a key and a keyed one is always moved. The count comes first: a
+ * key counted before the table is closed has room in the next one (the
+ * move reserves it), one counted after is not written here.
+ */
 struct alloc_slot * __attribute__((noinline))
 slot_claim_empty(struct alloc_tab *t, uint64_t i, uint64_t key, int mover,
     int *grow)
@@ -222,14 +216,18 @@ slot_claim_empty(struct alloc_tab *t, uint64_t i, uint64_t key, int mover,
 
 	for (;; i = (i + 1) & t->mask) {
 		s = &t->slots[i];
-		if ((k = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE)) == key)
+		k = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
+again:
+		if (k == key)
 			return s;
+		if (k == SLOT_SEALED) {
+			slot_sealed(s);
+			return s;
+		}
 		if (k != 0)
 			continue;
-		if (SLOT_STATE(__atomic_load_n(&s->state, __ATOMIC_ACQUIRE)) ==
-		    SLOT_MOVED)
-			return s;
 		keys = __atomic_add_fetch(&t->keys, 1, __ATOMIC_ACQ_REL);
+		TABLE_PAUSE(TP_COUNTED);
 		if (keys & TAB_CLOSED) {
 			/* Being moved: key goes to the next table. */
 			__atomic_sub_fetch(&t->keys, 1, __ATOMIC_RELAXED);
@@ -245,9 +243,9 @@ slot_claim_empty(struct alloc_tab *t, uint64_t i, uint64_t key, int mover,
 			return s;
 		} else
 			__atomic_sub_fetch(&t->keys, 1, __ATOMIC_RELAXED);
-		/* Keyed meanwhile, perhaps with key itself. */
-		if (__atomic_load_n(&s->key, __ATOMIC_ACQUIRE) == key)
-			return s;
+		/* Keyed or sealed meanwhile: look at it again. */
+		k = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
+		goto again;
 	}
 }
 
@@ -309,7 +307,8 @@ slot_fill(struct alloc_thread *r, struct alloc_slot *s, uint64_t st,
 
 /* alloc_table_add, every case: a new key, a full or growing table. */
 static int __attribute__((noinline))
-table_add(uint64_t ptr, uint64_t size, uint64_t meta, unsigned dev)
+table_add(uint64_t ptr, uint64_t size, uint64_t meta, unsigned dev,
+    struct alloc_entry *oldp)
 {
 	struct alloc_thread *r = op_begin();
 	struct alloc_tab *t = op_table();
@@ -352,12 +351,15 @@ table_add(uint64_t ptr, uint64_t size, uint64_t meta, unsigned dev)
 	}
 out:
 	op_end(r);
-	if (stale)
+	if (stale) {
 		log_debug("allocation 0x%llx replaces a stale entry",
 		    (unsigned long long)ptr);
+		if (oldp != NULL)
+			*oldp = old;
+	}
 	if (grow)
 		(void)tab_grow(t, 0);
-	return 0;
+	return stale;
 }
 
 /*
@@ -367,7 +369,7 @@ out:
  */
 int
 alloc_table_add(uint64_t ptr, uint64_t size, uint32_t kind, int dev,
-    unsigned flags)
+    unsigned flags, struct alloc_entry *old)
 {
 	uint64_t meta = meta_pack(kind, dev, flags), st;
 	struct alloc_thread *r;
@@ -394,7 +396,7 @@ alloc_table_add(uint64_t ptr, uint64_t size, uint32_t kind, int dev,
 		}
 	}
 	op_end(r);
-	return table_add(ptr, size, meta, (unsigned)dev);
+	return table_add(ptr, size, meta, (unsigned)dev, old);
 }
 
 /* alloc_table_remove, every case; in r's operation. */

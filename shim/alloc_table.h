@@ -25,11 +25,12 @@ struct alloc_entry {
 /*
  * Record an allocation; ptr must not be 0. One still recorded at ptr was
  * freed behind the shim's back and is replaced (a lookup of ptr meanwhile
- * may find neither). Returns 0, or -1 when out of memory (or ptr is 0, or
- * dev out of range).
+ * may find neither): its entry is copied to *old (unless old is NULL),
+ * for the caller to settle. Returns 0; 1 when it replaced one; -1 when
+ * out of memory (or ptr is 0, or dev out of range).
  */
 int	alloc_table_add(uint64_t ptr, uint64_t size, uint32_t kind, int dev,
-	    unsigned flags);
+	    unsigned flags, struct alloc_entry *old);
 
 /* Forget ptr; 1 with its entry copied to *out, or 0 if it is not here. */
 int	alloc_table_remove(uint64_t ptr, struct alloc_entry *out);

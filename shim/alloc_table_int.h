@@ -18,18 +18,35 @@
 #define SLOT_LIVE	2
 #define SLOT_MOVED	3
 #define SLOT_STATE(st)		((unsigned)((st) & 3))
+/*
+ * The key of a slot sealed while it was empty: it never takes a key, and
+ * every search that reaches it goes on in the next table. No allocation
+ * key is all ones (addresses and handles are aligned).
+ */
+#define SLOT_SEALED		(~0ull)
 /* The state word after st: the next sequence number, in state s. */
 #define SLOT_NEXT(st, s)	((((st) & ~3ull) + 4) | (s))
 
 #define TAB_STATIC_BITS	11	/* the first table: 2048 slots, static */
 #define TAB_GROW(cap)	((cap) / 8 * 5)	/* keys past which it grows */
 #define TAB_FULL(cap)	((cap) / 8 * 7)	/* keys an add may not pass */
-#define TAB_CLOSED	(1ull << 63)	/* in keys: moving, no new key */
+#define TAB_CLOSED	(1ull << 63)	/* in keys: moving, no new count */
 #define RECLAIM_TRIES	100	/* yields to wait for a retired table */
 #define TAB_HUGE	(2u << 20)	/* tables this big ask for huge pages */
 
+/*
+ * A pause at a point of an operation where another thread's step decides
+ * the outcome: empty in the library; the unit test defines it to stop a
+ * thread there (tests/unit/test_shim_alloc_table.c).
+ */
+#ifndef TABLE_PAUSE
+#define TABLE_PAUSE(point)	((void)0)
+#endif
+#define TP_COUNTED	0	/* an add counted its key, not yet keyed */
+#define TP_CLOSED	1	/* a move closed the table, moved nothing */
+
 struct alloc_slot {
-	uint64_t	key;		/* 0 until set, then for good */
+	uint64_t	key;		/* 0 until keyed or sealed, then for good */
 	uint64_t	state;		/* sequence << 2 | SLOT_* */
 	uint64_t	size;
 	uint64_t	meta;		/* kind | dev << 32 | flags << 48 */
@@ -73,10 +90,10 @@ struct alloc_slot *slot_claim_empty(struct alloc_tab *t, uint64_t i,
 	    uint64_t key, int mover, int *grow);
 
 /*
- * key's slot in t for an add: found, or claimed (its key 0 -> key), or an
- * empty MOVED slot that sends the add on to t->next. NULL if t has no room
- * for another key. The grower (mover) always has room: the table keeps it
- * (reserve). *grow is set when the claim took t past TAB_GROW.
+ * key's slot in t for an add: found, or claimed (its key 0 -> key), or a
+ * sealed one (MOVED) that sends the add on to t->next. NULL if t has no
+ * room for another key. The grower (mover) always has room: the table
+ * keeps it (reserve). *grow is set when the claim took t past TAB_GROW.
  */
 static inline struct alloc_slot *
 slot_claim(struct alloc_tab *t, uint64_t key, int mover, int *grow)
@@ -88,9 +105,34 @@ slot_claim(struct alloc_tab *t, uint64_t key, int mover, int *grow)
 		s = &t->slots[i];
 		if ((k = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE)) == key)
 			return s;
-		if (k == 0)
+		if (k == 0 || k == SLOT_SEALED)
 			return slot_claim_empty(t, i, key, mover, grow);
 	}
+}
+
+/* The sealed slot s is MOVED: whoever sees it sealed makes sure of it. */
+static inline void
+slot_sealed(struct alloc_slot *s)
+{
+	uint64_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+
+	while (SLOT_STATE(st) == SLOT_FREE &&
+	    !__atomic_compare_exchange_n(&s->state, &st,
+	    SLOT_NEXT(st, SLOT_MOVED), 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		;
+}
+
+/* Seal the empty slot s: 1 done (and MOVED), 0 it was keyed first. */
+static inline int
+slot_seal(struct alloc_slot *s)
+{
+	uint64_t k = 0;
+
+	if (!__atomic_compare_exchange_n(&s->key, &k, SLOT_SEALED, 0,
+	    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) && k != SLOT_SEALED)
+		return 0;
+	slot_sealed(s);
+	return 1;
 }
 
 /* What s holds: its state, and in *e its entry if LIVE (alloc_table.c). */

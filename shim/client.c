@@ -5,6 +5,7 @@
  */
 #include <poll.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -21,6 +22,9 @@
 #include "units.h"
 
 pthread_mutex_t client_free_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void	client_free_failed(CUdeviceptr, const struct alloc_entry *,
+		    unsigned);
 
 static uint64_t
 sat_add(uint64_t a, uint64_t b)
@@ -244,14 +248,16 @@ int
 client_commit(const struct client_ticket *t, uint64_t ptr, uint64_t size)
 {
 	static int said;
-	int r = 0;
+	struct alloc_entry old;
+	int r = 0, stale;
 
 	if (t->dev < 0)
 		return 0;
 	/* After any free of the same address still on its way: client_free. */
 	pthread_mutex_lock(&client_free_lock);
 	pthread_mutex_lock(&client_lock);
-	if (alloc_table_add(ptr, size, t->kind, t->dev, 0) < 0) {
+	if ((stale = alloc_table_add(ptr, size, t->kind, t->dev, 0,
+	    &old)) < 0) {
 		if (shim_once(&said))
 			log_errx("cannot record an allocation: out of memory; "
 			    "failing it");
@@ -269,7 +275,22 @@ client_commit(const struct client_ticket *t, uint64_t ptr, uint64_t size)
 out:
 	pthread_mutex_unlock(&client_lock);
 	pthread_mutex_unlock(&client_free_lock);
+	/* The daemon's record of a stale one goes with the COMMIT. */
+	if (stale == 1 && (old.flags & ALLOC_LEASED))
+		client_lease_give(old.dev, old.size);
 	return r;
+}
+
+void
+client_stale(uint64_t ptr, const struct alloc_entry *old)
+{
+	if (old->flags & ALLOC_LEASED) {
+		client_lease_give(old->dev, old->size);
+		return;
+	}
+	pthread_mutex_lock(&client_lock);
+	client_tell_free(ptr);
+	pthread_mutex_unlock(&client_lock);
 }
 
 void
@@ -332,6 +353,76 @@ client_release(uint64_t key, CUresult (*real_release)(void *), void *arg)
 	return client_release_keys(&key, 1, real_release, arg);
 }
 
+struct client_taken {
+	uint64_t		key;
+	struct alloc_entry	e;
+};
+
+/*
+ * After end(): give back (gone) or record again what was taken, those of
+ * the daemon first, under the client lock; then those of leases, which
+ * may need that lock themselves (client_lease_give). Free lock held.
+ */
+static uint64_t
+client_end_settle(const struct client_taken *tk, size_t m, int gone,
+    unsigned gen)
+{
+	uint64_t bytes = 0;
+	size_t i;
+
+	pthread_mutex_lock(&client_lock);
+	for (i = 0; i < m; i++) {
+		if (tk[i].e.flags & ALLOC_LEASED)
+			continue;
+		if (!gone)
+			client_free_failed(tk[i].key, &tk[i].e, gen);
+		else
+			client_tell_free(tk[i].key);
+	}
+	pthread_mutex_unlock(&client_lock);
+	for (i = 0; i < m; i++) {
+		if (gone)
+			bytes += tk[i].e.size;
+		if (!(tk[i].e.flags & ALLOC_LEASED))
+			continue;
+		if (gone)
+			client_lease_give(tk[i].e.dev, tk[i].e.size);
+		else
+			(void)alloc_table_add(tk[i].key, tk[i].e.size,
+			    tk[i].e.kind, tk[i].e.dev, tk[i].e.flags, NULL);
+	}
+	return bytes;
+}
+
+uint64_t
+client_end_keys(const uint64_t *keys, size_t n, int (*end)(void *),
+    void *arg, size_t *count)
+{
+	static int said;
+	struct client_taken *tk = NULL;
+	uint64_t bytes = 0;
+	unsigned gen;
+	size_t i, m = 0;
+	int gone;
+
+	*count = 0;
+	if (n != 0 && (tk = calloc(n, sizeof(*tk))) == NULL && shim_once(&said))
+		log_errx("cannot list a context's allocations: out of memory; "
+		    "they stay charged");
+	pthread_mutex_lock(&client_free_lock);
+	gen = __atomic_load_n(&client_gen, __ATOMIC_ACQUIRE);
+	for (i = 0; tk != NULL && i < n; i++)
+		if (alloc_table_remove(keys[i], &tk[m].e))
+			tk[m++].key = keys[i];
+	gone = end(arg);
+	if (m != 0)
+		bytes = client_end_settle(tk, m, gone, gen);
+	pthread_mutex_unlock(&client_free_lock);
+	free(tk);
+	*count = gone ? m : 0;
+	return bytes;
+}
+
 void
 client_recharge(uint64_t key, int dev, uint32_t kind, uint64_t size)
 {
@@ -347,7 +438,7 @@ client_recharge(uint64_t key, int dev, uint32_t kind, uint64_t size)
 	if (size == 0) {
 		if (alloc_table_remove(key, &e))
 			client_tell_free(key);
-	} else if (alloc_table_add(key, size, kind, dev, 0) == 0)
+	} else if (alloc_table_add(key, size, kind, dev, 0, NULL) >= 0)
 		/* reserved 0: the record is charged as it now stands. */
 		client_tell_commit(dev, key, 0, size, kind);
 out:
@@ -423,7 +514,7 @@ static void
 client_free_failed(CUdeviceptr ptr, const struct alloc_entry *e,
     unsigned gen)
 {
-	if (alloc_table_add(ptr, e->size, e->kind, e->dev, e->flags) == 0 &&
+	if (alloc_table_add(ptr, e->size, e->kind, e->dev, e->flags, NULL) >= 0 &&
 	    gen != client_gen)
 		client_tell_commit(e->dev, ptr, 0, e->size, e->kind);
 }
@@ -449,7 +540,7 @@ client_free(CUdeviceptr ptr, CUresult (*real_free)(CUdeviceptr))
 			client_lease_give(e.dev, e.size);
 		else
 			(void)alloc_table_add(ptr, e.size, e.kind, e.dev,
-			    e.flags);
+			    e.flags, NULL);
 		return r;
 	}
 	pthread_mutex_lock(&client_free_lock);

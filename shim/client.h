@@ -15,6 +15,7 @@
 #ifndef GF_SHIM_CLIENT_H
 #define GF_SHIM_CLIENT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <cuda.h>
@@ -65,6 +66,26 @@ CUresult client_reserve_refused(int dev, uint64_t size, uint32_t kind,
  */
 int	client_commit(const struct client_ticket *t, uint64_t ptr,
 	    uint64_t size);
+
+/*
+ * The table had an entry old at ptr, freed behind the shim's back (by a
+ * context's end), that an allocation drawn from a lease replaced: give
+ * its memory back, to its lease or to the daemon.
+ */
+struct alloc_entry;
+void	client_stale(uint64_t ptr, const struct alloc_entry *old);
+
+/*
+ * The allocations recorded under keys[0..n) all go with one driver call
+ * (a context's end): they leave the table first, so that none of their
+ * addresses can be handed out and recorded again meanwhile; then end(arg)
+ * is called, with the free lock held (see client_free): 1 when they are
+ * gone, and each is given back (to its lease, or to the daemon in FREE);
+ * 0 when they stay, and each is recorded again. Returns the bytes given
+ * back, and their number in *count.
+ */
+uint64_t client_end_keys(const uint64_t *keys, size_t n, int (*end)(void *),
+	    void *arg, size_t *count);
 
 /* The driver call failed: return the reservation. */
 void	client_rollback(const struct client_ticket *t);

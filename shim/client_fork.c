@@ -12,6 +12,7 @@
 #include "alloc_table.h"
 #include "client.h"
 #include "client_int.h"
+#include "ctx_table.h"
 #include "log.h"
 #include "pool_table.h"
 #include "vmm_table.h"
@@ -46,6 +47,7 @@ client_fork_child(void)
 	activity_fork_child();
 	vmm_fork_child();
 	pool_fork_child();
+	ctx_array_fork_child();
 	if (client_fd >= 0)
 		close(client_fd);
 	client_fd = -1;

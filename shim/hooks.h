@@ -63,6 +63,15 @@ SHIM_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn,
 		    int cudaVersion, cuuint64_t flags,
 		    CUdriverProcAddressQueryResult *symbolStatus);
 
+/* Context ends (hooks_ctx.c); after hooks_list.h, cuda.h's macros gone. */
+#include "hooks_list.h"
+SHIM_EXPORT CUresult cuCtxDestroy(CUcontext ctx);
+SHIM_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx);
+SHIM_EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice dev);
+SHIM_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev);
+SHIM_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev);
+SHIM_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev);
+
 /* The gated pass-throughs (hooks_gate.c), as hooks_list.h lists them. */
 #define GATE_ABI(name, version, ptds, symbol, flag, params, args) \
 	SHIM_EXPORT CUresult symbol params;

@@ -15,6 +15,7 @@
 
 #include "activity.h"
 #include "client.h"
+#include "ctx_table.h"
 #include "gpufrac/proto.h"
 #include "hooks.h"
 #include "mem.h"
@@ -118,6 +119,7 @@ static CUresult
 array_create(const struct array_call *c)
 {
 	struct client_ticket t;
+	CUcontext ctx;
 	uint64_t size;
 	int dev = mem_device();
 	CUresult r;
@@ -133,8 +135,14 @@ array_create(const struct array_call *c)
 		client_rollback(&t);
 		return r;
 	}
-	if (client_commit(&t, array_key(c), size) == 0)
-		return CUDA_SUCCESS;
+	/* Its context, for when that ends (hooks_ctx.c); none: no record. */
+	if (real_cu.cuCtxGetCurrent == NULL ||
+	    real_cu.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS ||
+	    ctx_array_made(array_key(c), ctx) == 0) {
+		if (client_commit(&t, array_key(c), size) == 0)
+			return CUDA_SUCCESS;
+		ctx_array_gone(array_key(c));
+	}
 	/* Memory the shim cannot record would be charged for ever. */
 	array_unmake(c);
 	client_rollback(&t);
@@ -160,7 +168,9 @@ cuArrayCreate_v2(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *pAllocateArray)
 	struct array_call c = { .d2 = pAllocateArray, .array = pHandle };
 
 	if (!hook_enter())
-		return REAL_CALL(cuArrayCreate_v2, pHandle, pAllocateArray);
+		return hook_refused() ? CUDA_ERROR_OUT_OF_MEMORY :
+		    REAL_CALL(cuArrayCreate_v2, pHandle,
+		    pAllocateArray);
 	if (pHandle == NULL || pAllocateArray == NULL) {
 		hook_leave();
 		return REAL_CALL(cuArrayCreate_v2, pHandle, pAllocateArray);
@@ -179,7 +189,9 @@ cuArray3DCreate_v2(CUarray *pHandle,
 	struct array_call c = { .array = pHandle };
 
 	if (!hook_enter())
-		return REAL_CALL(cuArray3DCreate_v2, pHandle, pAllocateArray);
+		return hook_refused() ? CUDA_ERROR_OUT_OF_MEMORY :
+		    REAL_CALL(cuArray3DCreate_v2, pHandle,
+		    pAllocateArray);
 	/* Deferred arrays hold no memory until mapped (not accounted). */
 	if (pHandle == NULL || pAllocateArray == NULL ||
 	    (pAllocateArray->Flags & CUDA_ARRAY3D_DEFERRED_MAPPING)) {
@@ -198,7 +210,8 @@ cuMipmappedArrayCreate(CUmipmappedArray *pHandle,
 	struct array_call c = { .mipmap = pHandle, .levels = numMipmapLevels };
 
 	if (!hook_enter())
-		return REAL_CALL(cuMipmappedArrayCreate, pHandle,
+		return hook_refused() ? CUDA_ERROR_OUT_OF_MEMORY :
+		    REAL_CALL(cuMipmappedArrayCreate, pHandle,
 		    pMipmappedArrayDesc, numMipmapLevels);
 	if (pHandle == NULL || pMipmappedArrayDesc == NULL ||
 	    numMipmapLevels == 0 ||
@@ -235,6 +248,8 @@ array_release(void *handle, CUresult (*run)(void *))
 	g = activity_enter();
 	r = client_release((uint64_t)(uintptr_t)handle | ARRAY_KEY_TAG, run,
 	    handle);
+	if (r == CUDA_SUCCESS)
+		ctx_array_gone((uint64_t)(uintptr_t)handle | ARRAY_KEY_TAG);
 	activity_leave(g);
 	hook_leave();
 	return r;

@@ -7,7 +7,7 @@
  * rest expand to nothing and all are undefined at the end.
  *   HOOK_ABI(name, version, ptds, symbol)  a hook written by hand
  *	(hooks_mem.c, hooks_array.c, hooks_vmm.c, hooks_pool.c,
- *	hooks_procaddr.c); HOOK(name, version, symbol) is one without a
+ *	hooks_ctx.c, hooks_procaddr.c); HOOK(name, version, symbol) is one without a
  *	per-thread variant, HOOK_PT one and its variant
  *   GATE_ABI(name, version, ptds, symbol, flag, params, args)  a gated
  *	pass-through (hooks_gate.c): it waits to be swapped in, calls the
@@ -131,8 +131,8 @@ GATE("cuCtxCreate", 11040, cuCtxCreate_v3,
 GATE("cuCtxCreate", 12050, cuCtxCreate_v4,
     (CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags,
     CUdevice dev), (pctx, ctxCreateParams, flags, dev))
-GATE("cuCtxDestroy", 2000, cuCtxDestroy, (CUcontext ctx), (ctx))
-GATE("cuCtxDestroy", 4000, cuCtxDestroy_v2, (CUcontext ctx), (ctx))
+HOOK("cuCtxDestroy", 2000, cuCtxDestroy)
+HOOK("cuCtxDestroy", 4000, cuCtxDestroy_v2)
 GATE("cuCtxGetApiVersion", 3020, cuCtxGetApiVersion,
     (CUcontext ctx, unsigned int *version), (ctx, version))
 GATE("cuCtxGetCurrent", 4000, cuCtxGetCurrent, (CUcontext *pctx), (pctx))
@@ -174,14 +174,10 @@ GATE_OWN("cuDeviceGetUuid", 11040, cuDeviceGetUuid_v2, cuDeviceGetUuid_v2,
     (CUuuid *uuid, CUdevice dev), (uuid, dev))
 GATE("cuDevicePrimaryCtxGetState", 7000, cuDevicePrimaryCtxGetState,
     (CUdevice dev, unsigned int *flags, int *active), (dev, flags, active))
-GATE("cuDevicePrimaryCtxRelease", 7000, cuDevicePrimaryCtxRelease,
-    (CUdevice dev), (dev))
-GATE("cuDevicePrimaryCtxRelease", 11000, cuDevicePrimaryCtxRelease_v2,
-    (CUdevice dev), (dev))
-GATE("cuDevicePrimaryCtxReset", 7000, cuDevicePrimaryCtxReset,
-    (CUdevice dev), (dev))
-GATE("cuDevicePrimaryCtxReset", 11000, cuDevicePrimaryCtxReset_v2,
-    (CUdevice dev), (dev))
+HOOK("cuDevicePrimaryCtxRelease", 7000, cuDevicePrimaryCtxRelease)
+HOOK("cuDevicePrimaryCtxRelease", 11000, cuDevicePrimaryCtxRelease_v2)
+HOOK("cuDevicePrimaryCtxReset", 7000, cuDevicePrimaryCtxReset)
+HOOK("cuDevicePrimaryCtxReset", 11000, cuDevicePrimaryCtxReset_v2)
 GATE("cuDevicePrimaryCtxRetain", 7000, cuDevicePrimaryCtxRetain,
     (CUcontext *pctx, CUdevice dev), (pctx, dev))
 GATE("cuDevicePrimaryCtxSetFlags", 7000, cuDevicePrimaryCtxSetFlags,

@@ -113,10 +113,15 @@ static CUresult
 mem_alloc_leased(CUdeviceptr *dptr, size_t size, int dev)
 {
 	CUresult r = REAL_CALL(cuMemAlloc_v2, dptr, size);
+	struct alloc_entry old;
+	int added;
 
-	if (r == CUDA_SUCCESS && alloc_table_add(*dptr, size, GF_KIND_MEM, dev,
-	    ALLOC_LEASED) == 0)
+	if (r == CUDA_SUCCESS && (added = alloc_table_add(*dptr, size,
+	    GF_KIND_MEM, dev, ALLOC_LEASED, &old)) >= 0) {
+		if (__builtin_expect(added, 0))
+			client_stale(*dptr, &old);
 		return CUDA_SUCCESS;
+	}
 	if (r == CUDA_SUCCESS) {
 		/* Memory the shim cannot record would be charged for ever. */
 		REAL_CALL(cuMemFree_v2, *dptr);
@@ -157,7 +162,8 @@ cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 	CUresult r;
 
 	if (!hook_enter())
-		return REAL_CALL(cuMemAlloc_v2, dptr, bytesize);
+		return hook_refused() ? CUDA_ERROR_OUT_OF_MEMORY :
+		    REAL_CALL(cuMemAlloc_v2, dptr, bytesize);
 	act = activity_enter();
 	/* Nothing to charge: the driver rejects these by itself. */
 	if (dptr == NULL || bytesize == 0)
@@ -183,7 +189,8 @@ cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
 	CUresult r;
 
 	if (!hook_enter())
-		return REAL_CALL(cuMemAllocPitch_v2, dptr, pPitch,
+		return hook_refused() ? CUDA_ERROR_OUT_OF_MEMORY :
+		    REAL_CALL(cuMemAllocPitch_v2, dptr, pPitch,
 		    WidthInBytes, Height, ElementSizeBytes);
 	act = activity_enter();
 	row = WidthInBytes > UINT64_MAX - (MEM_PITCH_ALIGN - 1) ? UINT64_MAX :
@@ -211,7 +218,9 @@ cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
 	CUresult r;
 
 	if (!hook_enter())
-		return REAL_CALL(cuMemAllocManaged, dptr, bytesize, flags);
+		return hook_refused() ? CUDA_ERROR_OUT_OF_MEMORY :
+		    REAL_CALL(cuMemAllocManaged, dptr, bytesize,
+		    flags);
 	act = activity_enter();
 	if (dptr == NULL || bytesize == 0)
 		r = REAL_CALL(cuMemAllocManaged, dptr, bytesize, flags);

@@ -71,7 +71,8 @@ pool_async(async_fn *const *fn, CUdeviceptr *dptr, size_t size,
 	struct pool_call c = { fn, NULL, dptr, size, NULL, stream };
 
 	if (!hook_enter())
-		return pool_call_run(&c);
+		return hook_refused() ? CUDA_ERROR_OUT_OF_MEMORY :
+		    pool_call_run(&c);
 	return pool_hooked(&c);
 }
 
@@ -81,8 +82,12 @@ pool_from(from_fn *const *fn, CUdeviceptr *dptr, size_t size,
 {
 	struct pool_call c = { NULL, fn, dptr, size, pool, stream };
 
-	if (!hook_enter() || pool == NULL)
+	/* The driver refuses a NULL pool by itself. */
+	if (pool == NULL)
 		return pool_call_run(&c);
+	if (!hook_enter())
+		return hook_refused() ? CUDA_ERROR_OUT_OF_MEMORY :
+		    pool_call_run(&c);
 	return pool_hooked(&c);
 }
 

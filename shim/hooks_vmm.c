@@ -64,7 +64,9 @@ cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 	CUresult r;
 
 	if (!hook_enter())
-		return REAL_CALL(cuMemCreate, handle, size, prop, flags);
+		return hook_refused() ? CUDA_ERROR_OUT_OF_MEMORY :
+		    REAL_CALL(cuMemCreate, handle, size, prop,
+		    flags);
 	g = activity_enter();
 	r = vmm_create(handle, size, prop, flags);
 	activity_leave(g);

@@ -62,6 +62,12 @@ static const struct {
 	SYM(cuMemUnmap, "cuMemUnmap"),
 	SYM(cuMipmappedArrayGetMemoryRequirements,
 	    "cuMipmappedArrayGetMemoryRequirements"),
+	SYM(cuCtxDestroy_v1, "cuCtxDestroy"),
+	SYM(cuCtxDestroy_v2, "cuCtxDestroy_v2"),
+	SYM(cuDevicePrimaryCtxReset_v1, "cuDevicePrimaryCtxReset"),
+	SYM(cuDevicePrimaryCtxReset_v2, "cuDevicePrimaryCtxReset_v2"),
+	SYM(cuDevicePrimaryCtxRelease_v1, "cuDevicePrimaryCtxRelease"),
+	SYM(cuDevicePrimaryCtxRelease_v2, "cuDevicePrimaryCtxRelease_v2"),
 #define GATE_ABI(name, version, ptds, symbol, flag, params, args) \
 	SYM(symbol, #symbol),
 #include "hooks_list.h"

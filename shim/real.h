@@ -65,6 +65,13 @@ struct real_driver {
 	CUresult (*cuMipmappedArrayGetMemoryRequirements)(
 		    CUDA_ARRAY_MEMORY_REQUIREMENTS *, CUmipmappedArray,
 		    CUdevice);
+	/* "cuCtxDestroy", "cuDevicePrimaryCtxReset", "...Release": v1 ABIs */
+	CUresult (*cuCtxDestroy_v1)(CUcontext);
+	CUresult (*cuCtxDestroy_v2)(CUcontext);
+	CUresult (*cuDevicePrimaryCtxReset_v1)(CUdevice);
+	CUresult (*cuDevicePrimaryCtxReset_v2)(CUdevice);
+	CUresult (*cuDevicePrimaryCtxRelease_v1)(CUdevice);
+	CUresult (*cuDevicePrimaryCtxRelease_v2)(CUdevice);
 	/* one per gated pass-through of hooks_list.h, named as it exports */
 #define GATE_ABI(name, version, ptds, symbol, flag, params, args) \
 	CUresult (*symbol) params;
@@ -120,6 +127,24 @@ static inline void
 hook_leave(void)
 {
 	real_depth = 0;
+}
+
+/*
+ * For a hook that takes device memory, after hook_enter() said 0: 1 when
+ * the call must be refused (CUDA_ERROR_OUT_OF_MEMORY) rather than passed
+ * through unseen. That is when the thread is already inside a hook, or
+ * starting the shim: a signal handler (or a host function the driver runs
+ * on the caller's thread) interrupted it there. Counting the allocation
+ * is not safe then: the interrupted hook may hold the client's locks or
+ * be half-way through the allocation table's per-thread record. The
+ * shim's own calls to the driver go through real_cu, never through a
+ * hook, so they do not come here.
+ */
+static inline int
+hook_refused(void)
+{
+	return real_depth != 0 &&
+	    __atomic_load_n(&real_state, __ATOMIC_ACQUIRE) != REAL_PASS;
 }
 
 #endif

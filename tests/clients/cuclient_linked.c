@@ -22,6 +22,17 @@
  *   sync             cuCtxSynchronize      -> "sync ok" | "sync err=CODE"
  *   busy             inside cuLaunchHostFunc (a driver call gpufrac hooks)
  *                    print "holding", then wait for SIGUSR1
+ *   reset            cuDevicePrimaryCtxReset_v2 of the current device, whose
+ *                    allocations and arrays it frees (forgotten here)
+ *                    -> "reset ok" | "reset err=CODE"
+ *   ctx              cuCtxCreate on the current device: the new context is
+ *                    current -> "ctx ok" | "ctx err=CODE"
+ *   ctxdestroy       cuCtxDestroy of the newest one, with what was made
+ *                    since it was created -> "ctxdestroy ok" | "... err=CODE"
+ *   sigalloc N SIZE  inside cuLaunchHostFunc, raise SIGALRM, whose handler
+ *                    tries N cuMemAlloc of SIZE, keeping them (a handler
+ *                    that interrupts a hooked call): "sigalloc K" |
+ *                    "sigalloc K err=CODE" (K made, CODE of the last refused)
  *   busy-unhooked    the same inside a call of the simulated driver's
  *                    private export table, which no shim can know
  *   unhooked         a call of that table that returns at once:
@@ -637,6 +648,104 @@ cmd_busy(void)
 	report("busy", cuLaunchHostFunc(NULL, hold_fn, NULL));
 }
 
+/* ctx and ctxdestroy: the contexts made, what was made before each. */
+static CUcontext ctxs[16];
+static int nctxs, ctx_mems[16], ctx_arrays[16], ctx_mipmaps[16];
+
+static void
+cmd_reset(void)
+{
+	CUdevice dev;
+	CUresult r;
+
+	if ((r = cuCtxGetDevice(&dev)) == CUDA_SUCCESS &&
+	    (r = cuDevicePrimaryCtxReset_v2(dev)) == CUDA_SUCCESS)
+		nmems = narrays = nmipmaps = 0;
+	report("reset", r);
+}
+
+static void
+cmd_ctx(void)
+{
+	CUdevice dev;
+	CUresult r;
+
+	if (nctxs == (int)(sizeof(ctxs) / sizeof(ctxs[0])))
+		die("too many contexts");
+	if ((r = cuCtxGetDevice(&dev)) == CUDA_SUCCESS &&
+	    (r = cuCtxCreate_v2(&ctxs[nctxs], 0, dev)) == CUDA_SUCCESS) {
+		ctx_mems[nctxs] = nmems;
+		ctx_arrays[nctxs] = narrays;
+		ctx_mipmaps[nctxs++] = nmipmaps;
+	}
+	report("ctx", r);
+}
+
+static void
+cmd_ctxdestroy(void)
+{
+	CUresult r;
+
+	if (nctxs == 0)
+		die("no context to destroy");
+	if ((r = cuCtxDestroy_v2(ctxs[nctxs - 1])) == CUDA_SUCCESS) {
+		nctxs--;
+		nmems = ctx_mems[nctxs];
+		narrays = ctx_arrays[nctxs];
+		nmipmaps = ctx_mipmaps[nctxs];
+	}
+	report("ctxdestroy", r);
+}
+
+/* sigalloc: what the handler is to do, and what it did. */
+static size_t sig_n, sig_size, sig_made;
+static CUresult sig_last = CUDA_SUCCESS;
+
+static void
+sig_alloc(int sig)
+{
+	CUdeviceptr p;
+	CUresult r;
+	size_t i;
+
+	(void)sig;
+	for (i = 0; i < sig_n; i++)
+		if ((r = api.alloc(&p, sig_size)) == CUDA_SUCCESS) {
+			remember(p, sig_size);
+			sig_made++;
+		} else
+			sig_last = r;
+}
+
+static void
+sig_raise_fn(void *arg)
+{
+	(void)arg;
+	raise(SIGALRM);
+}
+
+static void
+cmd_sigalloc(char **argv)
+{
+	struct sigaction sa;
+	CUresult r;
+
+	sig_n = size_arg(argv[1]);
+	sig_size = size_arg(argv[2]);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = sig_alloc;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGALRM, &sa, NULL) < 0)
+		die("sigaction failed");
+	/* raise() returns once the handler has run: inside the hook. */
+	if ((r = cuLaunchHostFunc(NULL, sig_raise_fn, NULL)) != CUDA_SUCCESS)
+		die("cuLaunchHostFunc failed");
+	if (sig_last == CUDA_SUCCESS)
+		printf("sigalloc %zu\n", sig_made);
+	else
+		printf("sigalloc %zu err=%d\n", sig_made, (int)sig_last);
+}
+
 /* fn inside a call of the private table, which no shim sees. */
 static CUresult
 private_call(void (*fn)(void *))
@@ -736,6 +845,10 @@ static const struct command {
 	{ "busy",		1, 0, NULL, cmd_busy },
 	{ "busy-unhooked",	1, 0, NULL, cmd_busy_unhooked },
 	{ "unhooked",		1, 0, NULL, cmd_unhooked },
+	{ "sigalloc",		3, 2, cmd_sigalloc, NULL },
+	{ "reset",		1, 0, NULL, cmd_reset },
+	{ "ctx",		1, 0, NULL, cmd_ctx },
+	{ "ctxdestroy",		1, 0, NULL, cmd_ctxdestroy },
 	{ "fork",		1, 1, cmd_fork, NULL },
 };
 

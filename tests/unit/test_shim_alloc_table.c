@@ -7,6 +7,7 @@
  * grows and moves under them, checked exactly at the end. Run under
  * SANITIZE=thread too.
  */
+#include <semaphore.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,7 +19,12 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-/* The Makefile links unit tests with common/ only: build the table here. */
+/*
+ * The Makefile links unit tests with common/ only: build the table here,
+ * with its pause points (alloc_table_int.h) live: test_pause.
+ */
+static void	test_pause(int);
+#define TABLE_PAUSE(point)	test_pause(point)
 #include "../../shim/alloc_table.c"
 #include "../../shim/alloc_tab.c"
 
@@ -79,7 +85,7 @@ add_gen(uint64_t key, uint32_t gen)
 {
 	struct want w = want_of(key, gen);
 
-	return alloc_table_add(key, w.size, w.kind, w.dev, w.flags);
+	return alloc_table_add(key, w.size, w.kind, w.dev, w.flags, NULL);
 }
 
 struct sums {
@@ -123,6 +129,95 @@ table_check(size_t n)
 		assert_int_equal(alloc_table_used(dev), s.used[dev]);
 }
 
+/*
+ * Pauses: a thread that set pause_at stops there once, says so in
+ * pause_arrived and waits for pause_go; the others pass.
+ */
+#define NPAUSE	2
+static __thread int pause_at = -1;
+static sem_t pause_arrived[NPAUSE], pause_go[NPAUSE];
+
+static void
+test_pause(int point)
+{
+	if (point != pause_at)
+		return;
+	pause_at = -1;
+	sem_post(&pause_arrived[point]);
+	while (sem_wait(&pause_go[point]) != 0)
+		;
+}
+
+static void
+pause_wait(int point)
+{
+	while (sem_wait(&pause_arrived[point]) != 0)
+		;
+}
+
+static void *
+paused_add(void *arg)
+{
+	pause_at = TP_COUNTED;
+	return (void *)(intptr_t)add_gen((uint64_t)(uintptr_t)arg, 1);
+}
+
+static void *
+paused_move(void *arg)
+{
+	(void)arg;
+	pause_at = TP_CLOSED;
+	pthread_mutex_lock(&tab_grow_lock);
+	(void)tab_move(tab_cur);
+	pthread_mutex_unlock(&tab_grow_lock);
+	return NULL;
+}
+
+/*
+ * Issue 26: an add counts its key (A), a move closes the table (M), a
+ * second add finds the same empty slot (B) and, being late, seals it and
+ * goes on in the next table; then A writes its key. A sealed slot must not
+ * take it: a search for B's key that reaches it must go on in the next
+ * table, not stop at the empty slot beyond, while the move is under way.
+ */
+static void
+test_seal_race(void **state)
+{
+	uint64_t k1 = 0x7f0000100000ull, k2 = k1;
+	struct alloc_entry e;
+	pthread_t a, m;
+	void *ra;
+	int found, i;
+
+	(void)state;
+	for (i = 0; i < NPAUSE; i++) {
+		sem_init(&pause_arrived[i], 0, 0);
+		sem_init(&pause_go[i], 0, 0);
+	}
+	do
+		k2 += 0x1000;
+	while (slot_home(tab_cur, k2) != slot_home(tab_cur, k1));
+	assert_int_equal(pthread_create(&a, NULL, paused_add,
+	    (void *)(uintptr_t)k1), 0);
+	pause_wait(TP_COUNTED);
+	assert_int_equal(pthread_create(&m, NULL, paused_move, NULL), 0);
+	pause_wait(TP_CLOSED);
+	assert_int_equal(add_gen(k2, 2), 0);
+	sem_post(&pause_go[TP_COUNTED]);
+	assert_int_equal(pthread_join(a, &ra), 0);
+	assert_int_equal((intptr_t)ra, 0);
+	/* The move has not moved a slot yet; it goes on before any assert. */
+	found = alloc_table_remove(k2, &e);
+	sem_post(&pause_go[TP_CLOSED]);
+	assert_int_equal(pthread_join(m, NULL), 0);
+	assert_int_equal(found, 1);
+	assert_int_equal(entry_gen(k2, &e), 2);
+	assert_int_equal(alloc_table_get(k2, &e), 0);
+	assert_int_equal(alloc_table_remove(k1, &e), 1);
+	assert_int_equal(entry_gen(k1, &e), 1);
+	table_check(0);
+}
+
 static int
 table_empty(void **state)
 {
@@ -137,9 +232,10 @@ test_basic(void **state)
 
 	(void)state;
 	table_check(0);
-	assert_int_equal(alloc_table_add(0x7f0000001000ull, 4096, 1, 0, 0), 0);
+	assert_int_equal(alloc_table_add(0x7f0000001000ull, 4096, 1, 0, 0,
+	    NULL), 0);
 	assert_int_equal(alloc_table_add(0x7f0000002000ull, 8192, 2, 1,
-	    ALLOC_LEASED), 0);
+	    ALLOC_LEASED, NULL), 0);
 	assert_int_equal(alloc_table_used(0), 4096);
 	assert_int_equal(alloc_table_used(1), 8192);
 	assert_int_equal(alloc_table_get(0x7f0000002000ull, &e), 1);
@@ -151,7 +247,10 @@ test_basic(void **state)
 	table_check(2);
 
 	/* Freed behind the shim's back: the new entry replaces it. */
-	assert_int_equal(alloc_table_add(0x7f0000001000ull, 512, 3, 2, 0), 0);
+	assert_int_equal(alloc_table_add(0x7f0000001000ull, 512, 3, 2, 0, &e),
+	    1);
+	assert_int_equal(e.size, 4096);
+	assert_int_equal(e.dev, 0);
 	assert_int_equal(alloc_table_used(0), 0);
 	assert_int_equal(alloc_table_used(2), 512);
 	table_check(2);
@@ -165,10 +264,10 @@ test_basic(void **state)
 	table_check(0);
 
 	/* Refused: no pointer, no such device. */
-	assert_int_equal(alloc_table_add(0, 1, 1, 0, 0), -1);
-	assert_int_equal(alloc_table_add(0x1000, 1, 1, -1, 0), -1);
-	assert_int_equal(alloc_table_add(0x1000, 1, 1, SHIM_MAX_DEVICES, 0),
-	    -1);
+	assert_int_equal(alloc_table_add(0, 1, 1, 0, 0, NULL), -1);
+	assert_int_equal(alloc_table_add(0x1000, 1, 1, -1, 0, NULL), -1);
+	assert_int_equal(alloc_table_add(0x1000, 1, 1, SHIM_MAX_DEVICES, 0,
+	    NULL), -1);
 	assert_int_equal(alloc_table_remove(0, &e), 0);
 	assert_int_equal(alloc_table_used(-1), 0);
 	assert_int_equal(alloc_table_used(SHIM_MAX_DEVICES), 0);
@@ -266,7 +365,7 @@ thread_adds(void *arg)
 	uint64_t *base = arg, i;
 
 	for (i = 0; i < 100; i++)
-		if (alloc_table_add(*base + i * 4096, 1000, 1, 1, 0) < 0)
+		if (alloc_table_add(*base + i * 4096, 1000, 1, 1, 0, NULL) < 0)
 			return arg;
 	return NULL;
 }
@@ -721,6 +820,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_basic, table_empty),
 		cmocka_unit_test_teardown(test_walk_stops, table_empty),
+		cmocka_unit_test_teardown(test_seal_race, table_empty),
 		cmocka_unit_test_teardown(test_stress, table_empty),
 		cmocka_unit_test_teardown(test_grow, table_empty),
 		cmocka_unit_test_teardown(test_churn, table_empty),

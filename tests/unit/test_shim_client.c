@@ -20,6 +20,7 @@
 #include "../../shim/activity.c"
 #include "../../shim/vmm_table.c"
 #include "../../shim/pool_table.c"
+#include "../../shim/ctx_table.c"
 #include "../../shim/client_conn.c"
 #include "../../shim/client_device.c"
 #include "../../shim/client_connect.c"

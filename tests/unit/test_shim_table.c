@@ -119,6 +119,21 @@ cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray)
 	return CUDA_SUCCESS;
 }
 
+/* The context ends (hooks_ctx.c), by context and by device. */
+#define CTX_STUB(name, type)						\
+CUresult								\
+name(type arg)								\
+{									\
+	(void)arg;							\
+	return CUDA_SUCCESS;						\
+}
+CTX_STUB(cuCtxDestroy, CUcontext)
+CTX_STUB(cuCtxDestroy_v2, CUcontext)
+CTX_STUB(cuDevicePrimaryCtxReset, CUdevice)
+CTX_STUB(cuDevicePrimaryCtxReset_v2, CUdevice)
+CTX_STUB(cuDevicePrimaryCtxRelease, CUdevice)
+CTX_STUB(cuDevicePrimaryCtxRelease_v2, CUdevice)
+
 CUresult
 cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
     const CUmemAllocationProp *prop, unsigned long long flags)

@@ -1,0 +1,206 @@
+/*
+ * Context ends: cuCtxDestroy, cuDevicePrimaryCtxReset and the last
+ * cuDevicePrimaryCtxRelease free every allocation of cuMemAlloc,
+ * cuMemAllocPitch and cuMemAllocManaged, and every array, that the
+ * context held; not those of cuMemCreate or the stream-ordered pools,
+ * which belong to no context (cuda.h, cuCtxDestroy). Their charge goes
+ * with them: out of the table, back to the lease or the daemon.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "activity.h"
+#include "alloc_table.h"
+#include "client.h"
+#include "ctx_table.h"
+#include "gpufrac/proto.h"
+#include "hooks.h"
+#include "log.h"
+#include "real.h"
+#include "units.h"
+
+/* One context's end, and what the driver said of it. */
+struct ctx_end {
+	CUcontext	 ctx;		/* the context that ends */
+	CUdevice	 dev;		/* its device, for the primary calls */
+	CUresult	(*by_ctx)(CUcontext);
+	CUresult	(*by_dev)(CUdevice);
+	int		 release;	/* ends only if it was the last use */
+	CUresult	 r;
+};
+
+/* Pointers only: the other kinds' keys are tagged handles. */
+struct ctx_keys {
+	CUcontext	 ctx;
+	uint64_t	*keys;
+	size_t		 n, cap;
+};
+
+static int
+ctx_collect(uint64_t ptr, const struct alloc_entry *e, void *arg)
+{
+	struct ctx_keys *k = arg;
+	CUcontext c;
+
+	if (e->kind != GF_KIND_MEM && e->kind != GF_KIND_PITCH &&
+	    e->kind != GF_KIND_MANAGED)
+		return 0;
+	if (real_cu.cuPointerGetAttribute(&c, CU_POINTER_ATTRIBUTE_CONTEXT,
+	    ptr) != CUDA_SUCCESS || c != k->ctx)
+		return 0;
+	return ctx_keys_push(&k->keys, &k->n, &k->cap, ptr);
+}
+
+/* The driver call, for client_end_keys: 1 if the context is gone. */
+static int
+ctx_end_run(void *arg)
+{
+	struct ctx_end *c = arg;
+	unsigned flags;
+	int active;
+
+	c->r = c->by_ctx != NULL ? c->by_ctx(c->ctx) : c->by_dev(c->dev);
+	if (c->r != CUDA_SUCCESS)
+		return 0;
+	if (!c->release)
+		return 1;
+	return real_cu.cuDevicePrimaryCtxGetState != NULL &&
+	    real_cu.cuDevicePrimaryCtxGetState(c->dev, &flags, &active) ==
+	    CUDA_SUCCESS && !active;
+}
+
+/* End c, giving back what it held; within hook_enter. */
+static CUresult
+ctx_end(struct ctx_end *c)
+{
+	struct ctx_keys k = { c->ctx, NULL, 0, 0 };
+	char b[16];
+	uint64_t bytes;
+	size_t n;
+
+	if (c->ctx == NULL || real_cu.cuPointerGetAttribute == NULL) {
+		(void)ctx_end_run(c);	/* nothing of it is accounted */
+		return c->r;
+	}
+	if (alloc_table_walk(ctx_collect, &k) != 0 ||
+	    ctx_array_list(c->ctx, &k.keys, &k.n, &k.cap) != 0)
+		log_errx("cannot list a context's allocations: out of memory; "
+		    "some stay charged");
+	bytes = client_end_keys(k.keys, k.n, ctx_end_run, c, &n);
+	free(k.keys);
+	if (c->r == CUDA_SUCCESS && n != 0) {
+		ctx_array_forget(c->ctx);
+		log_info("%s ended: %s in %zu allocations given back",
+		    c->by_dev != NULL ? "a primary context" : "a context",
+		    size_format(bytes, b, sizeof(b)), n);
+	}
+	return c->r;
+}
+
+/* The primary context of dev while it is active, else NULL. */
+static CUcontext
+ctx_primary(CUdevice dev)
+{
+	unsigned flags;
+	int active;
+	CUcontext c;
+
+	if (real_cu.cuDevicePrimaryCtxGetState == NULL ||
+	    real_cu.cuDevicePrimaryCtxRetain == NULL ||
+	    real_cu.cuDevicePrimaryCtxRelease_v2 == NULL ||
+	    real_cu.cuDevicePrimaryCtxGetState(dev, &flags, &active) !=
+	    CUDA_SUCCESS || !active)
+		return NULL;
+	/* Active: retained already, so this retain and release are even. */
+	if (real_cu.cuDevicePrimaryCtxRetain(&c, dev) != CUDA_SUCCESS)
+		return NULL;
+	(void)real_cu.cuDevicePrimaryCtxRelease_v2(dev);
+	return c;
+}
+
+static CUresult
+ctx_hook(struct ctx_end *c, const char *name)
+{
+	struct gf_activity *act;
+
+	if (c->by_ctx == NULL && c->by_dev == NULL) {
+		hook_leave();
+		return real_missing(name);
+	}
+	act = activity_enter();
+	if (c->by_dev != NULL)
+		c->ctx = ctx_primary(c->dev);
+	(void)ctx_end(c);
+	activity_leave(act);
+	hook_leave();
+	return c->r;
+}
+
+#define CTX_BY_CTX(fn)	{ .ctx = ctx, .dev = -1, .by_ctx = (fn) }
+#define CTX_BY_DEV(fn, rel)	{ .dev = dev, .by_dev = (fn), .release = (rel) }
+
+CUresult
+cuCtxDestroy(CUcontext ctx)
+{
+	struct ctx_end c = CTX_BY_CTX(NULL);
+
+	if (!hook_enter())
+		return REAL_CALL(cuCtxDestroy_v1, ctx);
+	c.by_ctx = real_cu.cuCtxDestroy_v1;
+	return ctx_hook(&c, "cuCtxDestroy");
+}
+
+CUresult
+cuCtxDestroy_v2(CUcontext ctx)
+{
+	struct ctx_end c = CTX_BY_CTX(NULL);
+
+	if (!hook_enter())
+		return REAL_CALL(cuCtxDestroy_v2, ctx);
+	c.by_ctx = real_cu.cuCtxDestroy_v2;
+	return ctx_hook(&c, "cuCtxDestroy_v2");
+}
+
+CUresult
+cuDevicePrimaryCtxReset(CUdevice dev)
+{
+	struct ctx_end c = CTX_BY_DEV(NULL, 0);
+
+	if (!hook_enter())
+		return REAL_CALL(cuDevicePrimaryCtxReset_v1, dev);
+	c.by_dev = real_cu.cuDevicePrimaryCtxReset_v1;
+	return ctx_hook(&c, "cuDevicePrimaryCtxReset");
+}
+
+CUresult
+cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+	struct ctx_end c = CTX_BY_DEV(NULL, 0);
+
+	if (!hook_enter())
+		return REAL_CALL(cuDevicePrimaryCtxReset_v2, dev);
+	c.by_dev = real_cu.cuDevicePrimaryCtxReset_v2;
+	return ctx_hook(&c, "cuDevicePrimaryCtxReset_v2");
+}
+
+CUresult
+cuDevicePrimaryCtxRelease(CUdevice dev)
+{
+	struct ctx_end c = CTX_BY_DEV(NULL, 1);
+
+	if (!hook_enter())
+		return REAL_CALL(cuDevicePrimaryCtxRelease_v1, dev);
+	c.by_dev = real_cu.cuDevicePrimaryCtxRelease_v1;
+	return ctx_hook(&c, "cuDevicePrimaryCtxRelease");
+}
+
+CUresult
+cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+	struct ctx_end c = CTX_BY_DEV(NULL, 1);
+
+	if (!hook_enter())
+		return REAL_CALL(cuDevicePrimaryCtxRelease_v2, dev);
+	c.by_dev = real_cu.cuDevicePrimaryCtxRelease_v2;
+	return ctx_hook(&c, "cuDevicePrimaryCtxRelease_v2");
+}
