@@ -120,18 +120,23 @@ void
 depart_done(struct arbiter *a, struct depart *d, int kept)
 {
 	struct ledger_client *lc = d->lc;
-	uint64_t ms = event_now_ms() - d->exit_ms;
-	uint64_t used = ledger_client_used(&a->ledger, lc);
+	unsigned long long ms = event_now_ms() - d->exit_ms;
+	size_t i;
 
-	if (kept)
-		arbiter_event_timed(a, GF_EV_DRIVER_KEPT, lc, used,
-		    (uint32_t)ms, "the driver had not given it back %llu ms "
-		    "after the process exited: uncharged all the same",
-		    (unsigned long long)ms);
-	else
-		arbiter_event_timed(a, GF_EV_RELEASED, lc, used, (uint32_t)ms,
-		    "memory came back %llu ms after the process exited",
-		    (unsigned long long)ms);
+	/* One event per device, as the charges were made. */
+	for (i = 0; i < a->ledger.ndevices; i++) {
+		if (lc->usage[i].used == 0)
+			continue;
+		if (kept)
+			arbiter_event(a, GF_EV_DRIVER_KEPT, lc, (int)i,
+			    lc->usage[i].used, "the driver had not given it "
+			    "back %llu ms after the process exited: uncharged "
+			    "all the same", ms);
+		else
+			arbiter_event(a, GF_EV_RELEASED, lc, (int)i,
+			    lc->usage[i].used, "memory came back %llu ms after "
+			    "the process exited", ms);
+	}
 	depart_end(a, d);
 }
 

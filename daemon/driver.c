@@ -96,7 +96,7 @@ driver_client_new(struct arbiter *a, uint32_t pid)
 	size_t dev;
 	long i;
 
-	for (dev = 0; dev < a->ledger.ndevices; dev++) {
+	for (dev = 0; a->driver != NULL && dev < a->ledger.ndevices; dev++) {
 		dd = &a->driver[dev];
 		for (i = 0; i < dd->nstrangers; i++)
 			if (dd->strangers[i].pid == pid)
@@ -218,7 +218,7 @@ pending(const struct arbiter *a)
 	TAILQ_FOREACH(d, &a->departs, entry)
 		if (d->pidfd < 0)
 			return 1;
-	for (i = 0; i < a->ledger.ndevices; i++)
+	for (i = 0; a->driver != NULL && i < a->ledger.ndevices; i++)
 		if (a->driver[i].shortfall > 0)
 			return 1;
 	return 0;
@@ -232,6 +232,8 @@ look(struct arbiter *a)
 	int serve = 0, changed = 0, looked = 1;
 	size_t i;
 
+	if (a->driver == NULL)
+		return;		/* not started */
 	TAILQ_FOREACH(d, &a->departs, entry)
 		d->held = 0;
 	for (i = 0; i < a->ledger.ndevices; i++) {
@@ -292,9 +294,12 @@ void
 driver_refused(struct arbiter *a, struct ledger_client *lc, size_t dev,
     uint64_t size)
 {
-	struct driver_dev *dd = &a->driver[dev];
+	struct driver_dev *dd;
 	uint64_t avail, used = 0;
 
+	if (a->driver == NULL)
+		return;		/* not started */
+	dd = &a->driver[dev];
 	look(a);
 	avail = ledger_available(&a->ledger, lc->group, dev);
 	arbiter_event(a, GF_EV_DRIVER_OOM, lc, (int)dev, size, "the driver "

@@ -10,7 +10,8 @@
  *                   one: any other pid is a finding
  *   devices_*       the GPUs of the input's device set, and a checkpoint
  *                   API that does what each process's FZ_CKPT_* mode says
- *   nvml_*          NVML's per-process bytes, as FZ_OP_NVML set them
+ *   nvml_*          NVML's per-process bytes, as FZ_OP_NVML set them, and
+ *                   the device's, their sum
  *   log_errx        the ledger's lines about a broken invariant are
  *                   findings; the rest is quiet unless FUZZ_LOG is set
  */
@@ -38,6 +39,7 @@ void	__wrap_devices_checkpoint_api(struct ckpt_api *);
 int	__wrap_nvml_open(const char *, const uint8_t (*)[GF_UUID_LEN], size_t);
 int	__wrap_nvml_ready(void);
 long	__wrap_nvml_procs(size_t, struct nvml_proc **);
+int	__wrap_nvml_used(size_t, uint64_t *);
 void	__wrap_nvml_close(void);
 void	__wrap_log_errx(const char *, ...)
 	    __attribute__((format(printf, 1, 2)));
@@ -275,6 +277,20 @@ __wrap_nvml_procs(size_t dev, struct nvml_proc **procs)
 		*procs = NULL;
 	}
 	return n;
+}
+
+/* What the device holds: what the processes hold, no one else. */
+int
+__wrap_nvml_used(size_t dev, uint64_t *used)
+{
+	size_t i;
+
+	if (!nvml_up || dev >= FZ_MAXDEV)
+		return -1;
+	*used = 0;
+	for (i = 0; i < FZ_NPROCS; i++)
+		*used += fz.procs[i].nvml[dev];
+	return 0;
 }
 
 void

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../daemon/depart.h"
+#include "../daemon/driver.h"
 #include "../daemon/resolve.h"
 #include "fuzz.h"
 #include "proto.h"
@@ -355,6 +356,9 @@ fz_proc_exit(struct fz_proc *p)
 	if (p->self && depart_cancel(&fz.a, p->pid) > 0)
 		resolve_serve(&fz.a);
 	proc_reset(p);
+	/* Its memory is back in the (simulated) driver: the daemon looks. */
+	driver_look_soon(&fz.a);
+	fz_round();
 }
 
 void
