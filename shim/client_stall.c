@@ -46,7 +46,7 @@ stall_wait_out(struct gf_activity *p)
 static void
 stall_watch_out(struct stall *s, struct gf_activity *p)
 {
-	int first = 1, said = 0;
+	int looks = 0, said = 0;
 	pid_t tid;
 
 	stall_snapshot(s);
@@ -56,14 +56,15 @@ stall_watch_out(struct stall *s, struct gf_activity *p)
 		poll(NULL, 0, STALL_LOOK_MS);
 		if (!stall_out(p))
 			break;
+		looks++;
 		if ((tid = stall_look(s)) == 0) {
-			if (first)
+			/* A verdict needs two looks: the fifth says enough. */
+			if (looks == 1 || looks == 5)
 				log_debug("swapped out: no thread waits in "
-				    "the driver unseen at the first look");
-			first = 0;
+				    "the driver unseen after %d look%s", looks,
+				    looks == 1 ? "" : "s");
 			continue;
 		}
-		first = 0;
 		if (!said++)
 			log_info("thread %d waits in the driver unseen while "
 			    "this process is swapped out: asking gpufracd to "

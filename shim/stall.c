@@ -35,6 +35,8 @@ struct stall_state {
 struct stall_thread {
 	pid_t		tid;
 	int		seen;		/* at this look */
+	int		named;		/* its name was read: */
+	int		driver_own;	/* a thread of the driver's */
 	struct stall_state snap;	/* when the process went out */
 	struct stall_state last;	/* at the last look */
 	int		last_driver;	/* then: waiting in the driver */
@@ -276,6 +278,27 @@ stall_find(struct stall *s, pid_t tid)
 	return t;
 }
 
+/*
+ * Whether the thread is one of the driver's own, which the real driver
+ * names "cuda-EvtHandlr", "cuda00001400006" and so on: it waits in the
+ * driver for ever, and where it waits changes when the process is locked
+ * (seen on an H200, tests/gpu/stall_probe), so its state tells nothing.
+ */
+static int
+stall_driver_own(pid_t tid)
+{
+	char path[64], name[16];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, name, sizeof(name));
+	close(fd);
+	return n >= 4 && memcmp(name, "cuda", 4) == 0;
+}
+
 static int
 stall_self(const struct stall *s, pid_t tid)
 {
@@ -316,6 +339,12 @@ stall_walk(struct stall *s, int snapshot)
 		    (t = stall_find(s, (pid_t)v)) == NULL)
 			continue;
 		t->seen = 1;
+		if (!t->named) {
+			t->driver_own = stall_driver_own(t->tid);
+			t->named = 1;
+		}
+		if (t->driver_own)
+			continue;
 		before = t->last;
 		was = t->last_driver;
 		stall_read_state(t->tid, &t->last);

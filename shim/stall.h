@@ -6,8 +6,10 @@
  * ask for. Such a thread is told from the others by what the kernel shows
  * of it: blocked in a system call (/proc/self/task/TID/syscall), with a
  * return address into the driver's code near the top of its stack, in a
- * state it was not in when the process went out (the driver's own helper
- * threads sit in the driver for ever), and still so at the next look.
+ * state it was not in when the process went out, and still so at the next
+ * look; not one of the driver's own threads (named "cuda..." as the real
+ * driver names them), which sit in the driver for ever and wait
+ * elsewhere once the process is locked.
  *
  * Only the stall thread (client_stall.c) uses it, and only while the
  * process is out: nothing here runs on a hook's path.

@@ -62,6 +62,21 @@ looker(void *arg)
 			indrv++;
 	printf("snapshot: %zu threads, %d blocked in the driver\n", s->n,
 	    indrv);
+	for (i = 0; i < s->n; i++) {
+		char path[64], name[32] = "?";
+		FILE *fp;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%d/comm",
+		    (int)s->t[i].tid);
+		if ((fp = fopen(path, "r")) != NULL) {
+			if (fgets(name, sizeof(name), fp) != NULL)
+				name[strcspn(name, "\n")] = '\0';
+			fclose(fp);
+		}
+		printf("  thread %d '%s'%s%s\n", (int)s->t[i].tid, name,
+		    s->t[i].driver_own ? ", the driver's own" : "",
+		    s->t[i].tid == main_tid ? ", main" : "");
+	}
 	fflush(stdout);
 	for (k = 0; k < 60; k++) {
 		poll(NULL, 0, 100);
