@@ -55,6 +55,7 @@ static const struct msg_type types[] = {
 	TG0(SWAP_IN, gf_swap_in),
 	T(LEASE_RETURN, gf_lease),
 	T(LEASE_RESTORE, gf_lease),
+	T(CTX_END, gf_ctx_end),
 	T0(STATUS_REQ),
 	T0(PS_REQ),
 	T(ALLOCS_REQ, gf_allocs_req),

@@ -368,6 +368,27 @@ on_free(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	return 0;
 }
 
+/* For the decision log: what a context's end gave back (its FREEs came). */
+static int
+on_ctx_end(struct arbiter *a, struct conn *c, const struct gf_msg *m,
+    char *why, size_t whylen)
+{
+	const struct gf_ctx_end *e = &m->u.ctx_end;
+	int dev = ledger_device_find(&a->ledger, e->uuid);
+
+	(void)why;
+	(void)whylen;
+	if (dev < 0 || !c->client->usage[dev].opened) {
+		log_debug("pid %u: CTX_END for a device it has not opened; "
+		    "ignored", c->pid);
+		return 0;
+	}
+	arbiter_event(a, GF_EV_CTX_END, c->client, dev, e->bytes, "a context "
+	    "ended: %u allocation%s given back", e->count,
+	    e->count == 1 ? "" : "s");
+	return 0;
+}
+
 /* The device a LEASE_RETURN or LEASE_RESTORE names, opened; or -1. */
 static int
 lease_device(struct arbiter *a, struct conn *c, const struct gf_msg *m)
@@ -494,6 +515,7 @@ static const struct dispatch_handler handlers[] = {
 	{ GF_MSG_SWAP_IN, DISPATCH_CLIENT, on_swap_in },
 	{ GF_MSG_LEASE_RETURN, DISPATCH_CLIENT, on_lease_return },
 	{ GF_MSG_LEASE_RESTORE, DISPATCH_CLIENT, on_lease_restore },
+	{ GF_MSG_CTX_END, DISPATCH_CLIENT, on_ctx_end },
 };
 
 int

@@ -64,6 +64,10 @@ static const struct {
 	{ GF_EV_DRIVER_OOM, "gpufrac_driver_oom_total",
 	  "Granted requests the driver refused, resolved as collisions.",
 	  "gpufrac_driver_oom_bytes_total", "Bytes the driver refused." },
+	{ GF_EV_CTX_END, "gpufrac_context_ends_total",
+	  "Contexts destroyed or reset with allocations still in them.",
+	  "gpufrac_context_end_bytes_total",
+	  "Bytes their ends gave back." },
 };
 
 /* What a counter of a row reads. */

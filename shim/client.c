@@ -370,6 +370,8 @@ client_end_settle(const struct client_taken *tk, size_t m, int gone,
 	uint64_t bytes = 0;
 	size_t i;
 
+	for (i = 0; gone && i < m; i++)
+		bytes += tk[i].e.size;
 	pthread_mutex_lock(&client_lock);
 	for (i = 0; i < m; i++) {
 		if (tk[i].e.flags & ALLOC_LEASED)
@@ -379,10 +381,11 @@ client_end_settle(const struct client_taken *tk, size_t m, int gone,
 		else
 			client_tell_free(tk[i].key);
 	}
+	/* A context is on one device: for the daemon's decision log. */
+	if (gone)
+		client_tell_ctx_end(tk[0].e.dev, bytes, m);
 	pthread_mutex_unlock(&client_lock);
 	for (i = 0; i < m; i++) {
-		if (gone)
-			bytes += tk[i].e.size;
 		if (!(tk[i].e.flags & ALLOC_LEASED))
 			continue;
 		if (gone)

@@ -312,6 +312,23 @@ client_tell_free(uint64_t ptr)
 		client_lost(why);
 }
 
+void
+client_tell_ctx_end(int dev, uint64_t bytes, size_t count)
+{
+	char why[CLIENT_WHY_LEN];
+	struct gf_ctx_end e;
+
+	if (!client_up || !client_device_valid(dev))
+		return;
+	memset(&e, 0, sizeof(e));
+	memcpy(e.uuid, client_devs[dev].uuid, GF_UUID_LEN);
+	e.bytes = bytes;
+	e.count = count > UINT32_MAX ? UINT32_MAX : (uint32_t)count;
+	if (client_send(client_fd, GF_MSG_CTX_END, &e, NULL, why,
+	    sizeof(why)) < 0)
+		client_lost(why);
+}
+
 /* ---- calls: requests and their replies (see client_int.h) ------------ */
 
 /* Hand a packet read from the connection to whom it is for. Lock held. */

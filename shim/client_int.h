@@ -107,6 +107,8 @@ int	client_send_commit(int fd, int dev, uint64_t ptr, uint64_t reserved,
 void	client_tell_commit(int dev, uint64_t ptr, uint64_t reserved,
 	    uint64_t size, uint32_t kind);
 void	client_tell_free(uint64_t ptr);
+/* A context's end gave back count allocations of bytes on dev. */
+void	client_tell_ctx_end(int dev, uint64_t bytes, size_t count);
 void	client_dispatch(const struct gf_msg *m);
 void	client_token_free(void);
 int	client_call(uint16_t type, int dev, const void *payload,

@@ -121,6 +121,7 @@ enum {
 	GF_MSG_SWAP_IN,
 	GF_MSG_LEASE_RETURN,
 	GF_MSG_LEASE_RESTORE,
+	GF_MSG_CTX_END,
 	/* gpufracctl -> daemon */
 	GF_MSG_STATUS_REQ = 32,
 	GF_MSG_PS_REQ,
@@ -237,6 +238,7 @@ enum {
 	GF_EV_DRIVER_KEPT,	/* ... or was not, within release_timeout:
 				   its charge goes all the same */
 	GF_EV_DRIVER_OOM,	/* the driver refused a granted request */
+	GF_EV_CTX_END,		/* a context's end gave its memory back */
 };
 
 #define GF_REASON_LEN		96
@@ -333,6 +335,19 @@ struct gf_rollback {
 
 struct gf_free {
 	uint64_t	ptr;
+};
+
+/*
+ * CTX_END: a context of the process ended (cuCtxDestroy, a primary
+ * context's reset or last release) and with it count allocations of
+ * bytes on the device, whose FREEs (those not drawn from a lease) came
+ * just before. Said for the decision log; no reply.
+ */
+struct gf_ctx_end {
+	uint8_t		uuid[GF_UUID_LEN];
+	uint64_t	bytes;
+	uint32_t	count;
+	uint32_t	zero;
 };
 
 struct gf_allocs_req {
@@ -530,6 +545,7 @@ struct gf_msg {
 		struct gf_commit	commit;
 		struct gf_rollback	rollback;
 		struct gf_free		free;
+		struct gf_ctx_end	ctx_end;
 		struct gf_allocs_req	allocs_req;
 		struct gf_status	status;
 		struct gf_device_status	device_status;
@@ -561,6 +577,7 @@ _Static_assert(sizeof(struct gf_lease) == 24, "gf_lease layout");
 _Static_assert(sizeof(struct gf_deny) == 24, "gf_deny layout");
 _Static_assert(sizeof(struct gf_commit) == 48, "gf_commit layout");
 _Static_assert(sizeof(struct gf_rollback) == 24, "gf_rollback layout");
+_Static_assert(sizeof(struct gf_ctx_end) == 32, "gf_ctx_end layout");
 _Static_assert(sizeof(struct gf_status) == 136, "gf_status layout");
 _Static_assert(sizeof(struct gf_device_status) == 168, "gf_device_status layout");
 _Static_assert(sizeof(struct gf_client) == 136, "gf_client layout");

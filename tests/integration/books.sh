@@ -50,6 +50,15 @@ check "and lists only that" allocs_are "$PID_r" 2
 check "the log says what a reset gave back" \
 	grep -q "a primary context ended: 40.0MiB in 10 allocations" \
 	"$TMP/r.err"
+# What the daemon's context-end events of PID say was given back, in order.
+ctx_end_bytes() {
+	ctl events --json | "$PYTHON" -c 'import json, sys
+print([e["bytes"] for e in map(json.loads, sys.stdin)
+    if e["event"] == "context-end" and e["pid"] == int(sys.argv[1])])' "$1"
+}
+check_eq "and so does a context-end event of the daemon, per reset" \
+	"$(ctx_end_bytes "$PID_r")" \
+	"[$((10 * MiB)), $((20 * MiB)), $((30 * MiB)), $((40 * MiB))]"
 daemon_stop
 daemon_start
 wait_for "a restarted daemon is told of the live allocations" 3 \
