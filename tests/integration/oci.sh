@@ -235,6 +235,10 @@ if holding "$N" "a container without the annotation runs"; then
 	check_eq "in the default group" \
 		"$(ps_json '[c["group"] for c in j["clients"]]')" "['default']"
 	check "and no group is made for it" no_oci_group
+	# NVML names processes as the initial pid namespace does, as the
+	# daemon does: a container's memory is its client's, not foreign.
+	check_eq "its memory is not counted twice, as foreign" \
+		"$(ctl status --json | json 'j["devices"][0]["foreign_bytes"]')" 0
 	release
 fi
 wait "$CRUN_PID"

@@ -23,7 +23,7 @@ proc_find(pid_t pid)
 	for (i = 0; i < (int)state_shm->nslots; i++) {
 		struct state_proc *sp = &state_shm->procs[i];
 
-		if (sp->pid != pid)
+		if (sp->pid == 0 || slot_pid(sp) != pid)
 			continue;
 		if (i == state_self_slot || proc_alive(sp))
 			return sp;
@@ -154,7 +154,8 @@ state_ck_lock(pid_t pid, unsigned timeout_ms)
 
 	if (state_lock() < 0)
 		return CUDA_ERROR_OPERATING_SYSTEM;
-	if (sp->pid != pid || sp->start != start || sp->ckstate != CK_LOCKING ||
+	if (slot_pid(sp) != pid || sp->start != start ||
+	    sp->ckstate != CK_LOCKING ||
 	    sp->locker != getpid()) {
 		state_unlock();		/* it died, and its slot went */
 		return CUDA_ERROR_INVALID_VALUE;

@@ -20,8 +20,11 @@
 #define STATE_PROCS	4096		/* processes holding memory at once */
 
 struct state_proc {
-	int32_t		pid;		/* 0: free slot, or releasing */
+	int32_t		pid;		/* 0: free slot, or releasing; as its
+					 * own pid namespace numbers it */
 	uint32_t	release_ms;	/* SIMCUDA_RELEASE_DELAY_MS, its own */
+	uint64_t	pidns;		/* that namespace (/proc/self/ns/pid's
+					 * inode) */
 	uint64_t	start;		/* /proc/PID/stat field 22, which tells
 					 * a reused pid apart */
 	/* A dead process's memory, held for no pid until this time
@@ -95,6 +98,7 @@ int		state_self_get(void);
 /* Start time and liveness of pid; -1 if it is gone or a zombie. */
 int		proc_start(pid_t pid, uint64_t *start);
 int		proc_alive(const struct state_proc *sp);
+pid_t		slot_pid(const struct state_proc *sp);
 void		slot_clear(struct state_proc *sp);	/* its memory is back */
 /* Its process is gone: slot_clear() now, or, with a release delay, hold
  * its memory for no pid until the delay has passed. */

@@ -6,6 +6,7 @@
  * after its death is noticed). Its exported VMM allocations are
  * share.c's; the gate and the checkpoint state, gate.c's and ckstate.c's.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -61,12 +62,104 @@ proc_start(pid_t pid, uint64_t *start)
 	return 0;
 }
 
+/* The initial pid namespace's inode (PROC_PID_INIT_INO, linux/proc_ns.h). */
+#define PIDNS_INIT	0xEFFFFFFCu
+
+/* This process's pid namespace, 0 if it cannot be told. */
+static uint64_t
+pidns_self(void)
+{
+	static uint64_t ns;
+	struct stat st;
+
+	if (ns == 0 && stat("/proc/self/ns/pid", &st) == 0)
+		ns = (uint64_t)st.st_ino;
+	return ns;
+}
+
+/* The last pid of /proc/PID/status's NSpid line: as its own namespace has it. */
+static pid_t
+nspid_of(pid_t pid)
+{
+	char path[64], buf[2048], *p, *q;
+	ssize_t n;
+	long v = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if ((p = strstr(buf, "\nNSpid:")) == NULL)
+		return 0;
+	for (p += 7; *p != '\n' && *p != '\0'; p = q) {
+		errno = 0;
+		v = strtol(p, &q, 10);
+		if (q == p || errno != 0)
+			break;
+	}
+	return (pid_t)v;
+}
+
+/*
+ * What this process calls the process of slot sp, whose pid its own pid
+ * namespace gave: the same pid in the same namespace; else, from the
+ * initial namespace (as the real driver and NVML see every process, and
+ * the daemon does), the process of that start time whose innermost pid it
+ * is (remembered per slot); 0 when it cannot be seen from here.
+ */
+pid_t
+slot_pid(const struct state_proc *sp)
+{
+	static struct { int32_t pid; uint64_t start; pid_t here; }
+	    seen[STATE_PROCS];
+	size_t i = (size_t)(sp - state_shm->procs);
+	uint64_t start;
+	struct dirent *e;
+	pid_t here = 0;
+	DIR *d;
+
+	if (sp->pid == 0 || sp->pidns == 0 || sp->pidns == pidns_self())
+		return sp->pid;
+	if (pidns_self() != PIDNS_INIT || i >= STATE_PROCS)
+		return 0;
+	if (seen[i].pid == sp->pid && seen[i].start == sp->start &&
+	    proc_start(seen[i].here, &start) == 0 && start == sp->start)
+		return seen[i].here;
+	if ((d = opendir("/proc")) == NULL)
+		return 0;
+	while (here == 0 && (e = readdir(d)) != NULL) {
+		char *end;
+		long p = strtol(e->d_name, &end, 10);
+
+		if (end != e->d_name && *end == '\0' && p > 0 &&
+		    p <= INT32_MAX && proc_start((pid_t)p, &start) == 0 &&
+		    start == sp->start && nspid_of((pid_t)p) == sp->pid)
+			here = (pid_t)p;
+	}
+	closedir(d);
+	seen[i].pid = sp->pid;
+	seen[i].start = sp->start;
+	seen[i].here = here;
+	return here;
+}
+
 int
 proc_alive(const struct state_proc *sp)
 {
 	uint64_t start;
+	pid_t pid;
 
-	return proc_start(sp->pid, &start) == 0 && start == sp->start;
+	/* In another namespace, unseen from here: not ours to declare dead. */
+	if (sp->pidns != 0 && sp->pidns != pidns_self() &&
+	    pidns_self() != PIDNS_INIT)
+		return 1;
+	pid = slot_pid(sp);
+	return pid != 0 && proc_start(pid, &start) == 0 && start == sp->start;
 }
 
 static uint64_t
@@ -86,6 +179,7 @@ slot_unpid(struct state_proc *sp)
 	__atomic_store_n(&sp->locked, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&sp->inflight, 0, __ATOMIC_SEQ_CST);
 	sp->pid = 0;
+	sp->pidns = 0;
 	sp->start = 0;
 	sp->ckstate = CK_RUNNING;
 	sp->locker = 0;
@@ -223,7 +317,8 @@ state_self_get(void)
 	/* Our pid's memory, if any, belongs to an earlier process or to this
 	 * one before it called exec(): either way it is gone. */
 	for (i = 0; i < (int)state_shm->nslots; i++)
-		if (state_shm->procs[i].pid == pid)
+		if (state_shm->procs[i].pid == pid &&
+		    state_shm->procs[i].pidns == pidns_self())
 			slot_die(&state_shm->procs[i]);
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < STATE_PROCS; i++) {
@@ -232,6 +327,7 @@ state_self_get(void)
 			if (sp->pid != 0 || sp->release_at != 0)
 				continue;
 			sp->pid = pid;
+			sp->pidns = pidns_self();
 			sp->start = start;
 			sp->release_ms = release_ms;
 			if ((uint32_t)i >= state_shm->nslots)
@@ -441,7 +537,9 @@ state_procs(int phys, pid_t *pids, uint64_t *bytes, int max)
 		if (sp->pid == 0 || sp->used[phys] == 0)
 			continue;
 		if (n < max) {
-			pids[n] = sp->pid;
+			/* As the real NVML: the pid the initial namespace
+			 * gives it, where this process can tell. */
+			pids[n] = slot_pid(sp) != 0 ? slot_pid(sp) : sp->pid;
 			bytes[n] = sp->used[phys];
 		}
 		n++;
