@@ -135,6 +135,12 @@ int	config_group_name_ok(const char *name);
 struct config_group *config_group_new(struct config *c, const char *name,
 	    char *where);
 
+/*
+ * g's settings back to a new [group] section's defaults; its name, rules
+ * and where are kept.
+ */
+void	config_group_reset(struct config_group *g);
+
 /* A deep copy of src into dst: 0, or -1 (ENOMEM, dst left empty). */
 int	config_group_copy(struct config_group *dst,
 	    const struct config_group *src);

@@ -32,9 +32,10 @@ int	rtgroups_save(const struct config *rt, const char *path, char *err,
 
 /*
  * Into out (fresh from config_init): rt with the group s names created or
- * changed as s says; rules (n of them) replace its rules when n > 0.
- * Returns 0, or -1 with one line in err (a bad name, rule or value; a new
- * group without rules) and out empty.
+ * changed as s says; rules (n of them) replace its rules when n > 0. With
+ * GF_GROUP_JOB an existing group is replaced whole, and only by the same
+ * rules. Returns 0, or -1 with one line in err (a bad name, rule or value;
+ * a new group without rules; a job's group over another's) and out empty.
  */
 int	rtgroups_set(const struct config *rt, const struct gf_group_set *s,
 	    const struct gf_group_rule *rules, size_t n, struct config *out,

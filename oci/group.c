@@ -92,6 +92,8 @@ oci_group_build(const struct oci_state *st, struct ctlreq_group *g,
 	oci_group_name(st->id, name);
 	if (ctlreq_group_init(g, name, err, errlen) < 0)
 		return -1;
+	/* the container's word, not the administrator's: [jobs] caps it */
+	g->set.flags |= GF_GROUP_JOB;
 	if (oci_state_annot(st, "memory") == NULL) {
 		snprintf(err, errlen, "container '%s': annotation '%s%s' is "
 		    "missing (the other %s annotations need it)", st->id,

@@ -461,6 +461,17 @@ struct gf_group_set {
  */
 #define GF_GROUP_TRANSIENT	0x1u
 
+/*
+ * What a container or job asked for, passed on by its launcher (the OCI
+ * hook, the Slurm plugin), as opposed to an administrator's word: the
+ * daemon holds the settings to its [jobs] caps; they replace an existing
+ * group's whole (what is unset takes [daemon]'s default, not the old
+ * value); and a group whose rules are not these rules -- another
+ * container's or step's -- is refused, never replaced. A daemon without
+ * this flag refuses it ("bad flags"): nothing passes uncapped.
+ */
+#define GF_GROUP_JOB		0x2u
+
 struct gf_group_rm {
 	char		name[GF_GROUP_LEN];
 };
