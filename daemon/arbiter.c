@@ -10,6 +10,7 @@
 
 #include "activity.h"
 #include "arbiter.h"
+#include "caps.h"
 #include "conversation.h"
 #include "depart.h"
 #include "devices.h"
@@ -467,16 +468,45 @@ in_files(const struct arbiter *a, const char *name, char *err,
 	return 1;
 }
 
+/*
+ * A container's or step's request (GF_GROUP_JOB) held to [jobs], into
+ * *s: 0, or -1 with err naming the cap it is over. What was capped is
+ * logged.
+ */
+static int
+job_caps(const struct arbiter *a, struct gf_group_set *s, char *err,
+    size_t errlen)
+{
+	const struct ledger *l = &a->ledger;
+	uint64_t *cap = calloc(l->ndevices ? l->ndevices : 1, sizeof(*cap));
+	size_t i;
+	int rc;
+
+	if (cap == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (i = 0; i < l->ndevices; i++)
+		cap[i] = l->devices[i].capacity;
+	rc = caps_hold(&a->conf, cap, l->ndevices, s, err, errlen);
+	free(cap);
+	if (rc == CAPS_CAPPED)
+		log_warnx("group '%s': %s", s->name, err);
+	return rc < 0 ? -1 : 0;
+}
+
 int
 arbiter_group_set(struct arbiter *a, struct conn *self,
-    const struct gf_group_set *s, const struct gf_group_rule *rules,
+    const struct gf_group_set *asked, const struct gf_group_rule *rules,
     size_t nrules, char *err, size_t errlen)
 {
+	struct gf_group_set s = *asked;
 	struct config rt;
 
 	config_init(&rt);
-	if (in_files(a, s->name, err, errlen) ||
-	    rtgroups_set(&a->rt, s, rules, nrules, &rt, err, errlen) < 0)
+	if (in_files(a, s.name, err, errlen) || ((s.flags & GF_GROUP_JOB) &&
+	    job_caps(a, &s, err, errlen) < 0) ||
+	    rtgroups_set(&a->rt, &s, rules, nrules, &rt, err, errlen) < 0)
 		return -1;
 	return arbiter_rt_change(a, self, &rt, err, errlen);
 }
