@@ -75,8 +75,8 @@ dir_sync(const char *path)
 }
 
 int
-rtgroups_save(const struct config *rt, const char *path, char *err,
-    size_t errlen)
+rtgroups_save(const struct config *rt, const struct config *aside,
+    const char *path, char *err, size_t errlen)
 {
 	char tmp[PATH_MAX];
 	size_t i;
@@ -98,6 +98,8 @@ rtgroups_save(const struct config *rt, const char *path, char *err,
 	    "here: this file is rewritten whole.\n\n");
 	for (i = 0; i < rt->ngroups; i++)
 		config_group_write(fp, &rt->groups[i]);
+	for (i = 0; aside != NULL && i < aside->ngroups; i++)
+		config_group_write(fp, &aside->groups[i]);
 	if (fflush(fp) != 0 || fsync(fileno(fp)) < 0 || ferror(fp)) {
 		fclose(fp);
 		goto out_unlink;

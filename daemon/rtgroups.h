@@ -26,9 +26,13 @@ int	rtgroups_path(const struct config *conf, char *buf, size_t size);
  */
 void	rtgroups_load(struct config *rt, const char *path);
 
-/* Write rt to path: 0, or -1 with one line in err and path unchanged. */
-int	rtgroups_save(const struct config *rt, const char *path, char *err,
-	    size_t errlen);
+/*
+ * Write rt's groups, then aside's (may be NULL: the groups set aside at
+ * start, kept for the next), to path: 0, or -1 with one line in err and
+ * path unchanged.
+ */
+int	rtgroups_save(const struct config *rt, const struct config *aside,
+	    const char *path, char *err, size_t errlen);
 
 /*
  * Into out (fresh from config_init): rt with the group s names created or

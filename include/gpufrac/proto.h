@@ -472,6 +472,9 @@ struct gf_group_set {
  */
 #define GF_GROUP_JOB		0x2u
 
+/* gf_group_status.runtime of a run-time group that did not fit at start. */
+#define GF_GROUP_ASIDE		2u
+
 struct gf_group_rm {
 	char		name[GF_GROUP_LEN];
 };
@@ -502,7 +505,10 @@ struct gf_group_status {
 	uint32_t	resolver;	/* GF_RESOLVER_* */
 	uint32_t	on_preempt;	/* GF_PREEMPT_* */
 	uint32_t	nclients;
-	uint32_t	runtime;	/* 1: made at run time (GROUP_SET) */
+	uint32_t	runtime;	/* 1: made at run time (GROUP_SET);
+					   GF_GROUP_ASIDE: saved, set aside
+					   at start (no device, not in
+					   force) */
 	uint32_t	zero;
 	uint64_t	borrowed;	/* of the device's lent memory, what
 					   this group holds */

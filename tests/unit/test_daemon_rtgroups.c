@@ -285,7 +285,7 @@ test_save_and_load(void **state)
 	config_init(&rt);
 	config_init(&back);
 	full_group(&back, &rt);
-	assert_int_equal(rtgroups_save(&rt, path, err, sizeof(err)), 0);
+	assert_int_equal(rtgroups_save(&rt, NULL, path, err, sizeof(err)), 0);
 	rtgroups_load(&back, path);
 	assert_int_equal(back.ngroups, 1);
 	g = &rt.groups[0];
@@ -307,7 +307,7 @@ test_save_and_load(void **state)
 	assert_int_equal(h->transient, 1);
 
 	/* Where it cannot be written, nothing is. */
-	assert_int_equal(rtgroups_save(&rt, "/nonexistent/dir/x.conf", err,
+	assert_int_equal(rtgroups_save(&rt, NULL, "/nonexistent/dir/x.conf", err,
 	    sizeof(err)), -1);
 	assert_non_null(strstr(err, "cannot write '/nonexistent/dir/x.conf'"));
 	unlink(path);
