@@ -31,6 +31,8 @@ amount_over(uint32_t kind, uint64_t value, uint32_t ckind, uint64_t cvalue,
 {
 	size_t i;
 
+	if (ckind == GF_LIMIT_NONE)		/* no cap */
+		return 0;
 	if (kind == ckind)
 		return value > cvalue;
 	for (i = 0; i < n; i++)

@@ -61,7 +61,7 @@ struct config_jobs {
 	int32_t		max_priority;		/* default 0 */
 	uint32_t	max_guarantee_kind;	/* GF_LIMIT_*; default 0 bytes */
 	uint64_t	max_guarantee_value;
-	uint32_t	max_limit_kind;		/* default 100% */
+	uint32_t	max_limit_kind;		/* GF_LIMIT_NONE (default): any */
 	uint64_t	max_limit_value;
 	uint32_t	resolvers;		/* 1 << GF_RESOLVER_* allowed;
 						   default fail and wait */

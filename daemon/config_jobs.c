@@ -17,8 +17,7 @@ config_jobs_init(struct config_jobs *j)
 	j->max_priority = 0;
 	j->max_guarantee_kind = GF_LIMIT_BYTES;
 	j->max_guarantee_value = 0;
-	j->max_limit_kind = GF_LIMIT_PERCENT;
-	j->max_limit_value = 10000;
+	j->max_limit_kind = GF_LIMIT_NONE;	/* any: a limit is a ceiling */
 	j->resolvers = 1u << GF_RESOLVER_FAIL | 1u << GF_RESOLVER_WAIT;
 	j->cap = 0;
 }

@@ -99,6 +99,11 @@ test_limit_on_each_device(void **state)
 	s = asked();
 	s.limit_kind = GF_LIMIT_NONE;
 	refused(&c, s, "limit 100% is above [jobs] max_limit 4.0GiB");
+	/* no max_limit: any limit, even above the devices */
+	c.jobs.max_limit_kind = GF_LIMIT_NONE;
+	s = asked();
+	s.limit_value = 64 * GiB;
+	assert_int_equal(caps_hold(&c, devs, 2, &s, err, sizeof(err)), 0);
 	config_free(&c);
 }
 

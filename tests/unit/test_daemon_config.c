@@ -93,8 +93,7 @@ test_defaults(void **state)
 	assert_int_equal(c.jobs.max_priority, 0);
 	assert_int_equal(c.jobs.max_guarantee_kind, GF_LIMIT_BYTES);
 	assert_int_equal(c.jobs.max_guarantee_value, 0);
-	assert_int_equal(c.jobs.max_limit_kind, GF_LIMIT_PERCENT);
-	assert_int_equal(c.jobs.max_limit_value, 10000);
+	assert_int_equal(c.jobs.max_limit_kind, GF_LIMIT_NONE);
 	assert_int_equal(c.jobs.resolvers, 1u << GF_RESOLVER_FAIL |
 	    1u << GF_RESOLVER_WAIT);
 	assert_int_equal(c.jobs.cap, 0);
