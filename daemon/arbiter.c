@@ -10,6 +10,7 @@
 
 #include "activity.h"
 #include "arbiter.h"
+#include "caps.h"
 #include "conversation.h"
 #include "depart.h"
 #include "devices.h"
@@ -324,11 +325,99 @@ arbiter_settle(struct arbiter *a, struct conn *self)
 	resolve_serve(a);
 }
 
+/* The first problem reported, kept quiet: why a group is set aside. */
+static void
+report_first(const char *line, void *arg)
+{
+	char *why = arg;
+
+	if (*why == '\0')
+		snprintf(why, GF_ERRMSG_LEN, "%s", line);
+}
+
+/* Do conf and rt fit the machine: 1, 0 (why, GF_ERRMSG_LEN, says why), -1. */
+static int
+rt_fits(struct arbiter *a, const struct config *conf,
+    const struct config *rt, char *why)
+{
+	uint64_t *reserves = calloc(a->ledger.ndevices ? a->ledger.ndevices :
+	    1, sizeof(*reserves));
+	struct groups gs;
+	int errors;
+
+	why[0] = '\0';
+	if (reserves == NULL || groups_build(&gs, conf, rt, 0) < 0) {
+		free(reserves);
+		return -1;
+	}
+	errors = arbiter_check(&a->ledger, &gs, reserves, report_first, why);
+	groups_free(&gs);
+	free(reserves);
+	return errors == 0;
+}
+
+/* Move group i of from to the end of to: 0, or -1 (ENOMEM, unmoved). */
+static int
+group_move(struct config *from, size_t i, struct config *to)
+{
+	struct config_group *g;
+
+	g = realloc(to->groups, (to->ngroups + 1) * sizeof(*g));
+	if (g == NULL)
+		return -1;
+	to->groups = g;
+	to->groups[to->ngroups++] = from->groups[i];
+	memmove(&from->groups[i], &from->groups[i + 1],
+	    (from->ngroups - i - 1) * sizeof(*g));
+	from->ngroups--;
+	return 0;
+}
+
+/*
+ * The saved run-time groups that fit with conf, taken in the order saved;
+ * each that does not (its guarantee, or a rule conf now rejects) is set
+ * aside, logged, and kept in the state file for the next start: a group
+ * saved by a container never keeps the daemon from starting (issue 27).
+ * 0, or -1 (ENOMEM).
+ */
+static int
+rt_set_aside(struct arbiter *a, const struct config *conf)
+{
+	char why[GF_ERRMSG_LEN];
+	struct config saved = a->rt;
+	int r;
+
+	if (saved.ngroups == 0)
+		return 0;
+	if ((r = rt_fits(a, conf, &a->rt, why)) != 0)
+		return r < 0 ? -1 : 0;
+	config_init(&a->rt);
+	while (saved.ngroups > 0) {
+		if (group_move(&saved, 0, &a->rt) < 0 ||
+		    (r = rt_fits(a, conf, &a->rt, why)) < 0)
+			goto out_nomem;
+		if (r == 1)
+			continue;
+		if (group_move(&a->rt, a->rt.ngroups - 1, &a->aside) < 0)
+			goto out_nomem;
+		log_warnx("run-time group '%s' set aside: it does not fit "
+		    "with the configuration: %s", a->aside.groups[
+		    a->aside.ngroups - 1].pol.name, why);
+	}
+	config_free(&saved);
+	return 0;
+
+out_nomem:
+	config_free(&saved);
+	return -1;
+}
+
 /* The run-time groups' state file: where, and what it holds. */
 static int
 arbiter_rt_load(struct arbiter *a, const struct config *conf)
 {
 	config_init(&a->rt);
+	config_init(&a->aside);
 	if (rtgroups_path(conf, a->state_path, sizeof(a->state_path)) < 0) {
 		log_errx("the state directory's path is too long for '%s'",
 		    RTGROUPS_FILE);
@@ -377,10 +466,13 @@ arbiter_start(struct arbiter *a, struct config *conf, const char *lib)
 	overhead_init(a);
 	if (driver_init(a) < 0)
 		return -1;
+	if (rt_set_aside(a, conf) < 0) {
+		log_errx("out of memory checking the run-time groups");
+		config_free(conf);
+		return -1;
+	}
 	if (arbiter_apply(a, conf, &a->rt, &rt) < 0) {
-		log_errx("the configuration does not fit this machine (with "
-		    "%zu run-time groups from '%s')", a->rt.ngroups,
-		    a->state_path);
+		log_errx("the configuration does not fit this machine");
 		return -1;
 	}
 	reap_arm(a);
@@ -441,7 +533,7 @@ arbiter_rt_change(struct arbiter *a, struct conn *self, struct config *rt,
 
 	if (candidate_check(a, &cd, &r) < 0)
 		return -1;
-	if (rtgroups_save(rt, a->state_path, err, errlen) < 0) {
+	if (rtgroups_save(rt, &a->aside, a->state_path, err, errlen) < 0) {
 		log_errx("%s", err);
 		candidate_drop(a, &cd);
 		return -1;
@@ -467,18 +559,111 @@ in_files(const struct arbiter *a, const char *name, char *err,
 	return 1;
 }
 
+/*
+ * A container's or step's request (GF_GROUP_JOB) held to [jobs], into
+ * *s: 0, or -1 with err naming the cap it is over. What was capped is
+ * logged.
+ */
+static int
+job_caps(const struct arbiter *a, struct gf_group_set *s, char *err,
+    size_t errlen)
+{
+	const struct ledger *l = &a->ledger;
+	uint64_t *cap = calloc(l->ndevices ? l->ndevices : 1, sizeof(*cap));
+	size_t i;
+	int rc;
+
+	if (cap == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (i = 0; i < l->ndevices; i++)
+		cap[i] = l->devices[i].capacity;
+	rc = caps_hold(&a->conf, cap, l->ndevices, s, err, errlen);
+	free(cap);
+	if (rc == CAPS_CAPPED)
+		log_warnx("group '%s': %s", s->name, err);
+	return rc < 0 ? -1 : 0;
+}
+
+/* The set-aside group called name, or -1. */
+static ssize_t
+aside_find(const struct arbiter *a, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < a->aside.ngroups; i++)
+		if (strcmp(a->aside.groups[i].pol.name, name) == 0)
+			return (ssize_t)i;
+	return -1;
+}
+
+/*
+ * Take group i out of the set-aside ones into *g, or (put) put *g back
+ * where it was: the array keeps its room, so putting back cannot fail.
+ */
+static void
+aside_take(struct arbiter *a, size_t i, struct config_group *g, int put)
+{
+	struct config_group *v = a->aside.groups;
+
+	if (!put) {
+		*g = v[i];
+		memmove(&v[i], &v[i + 1], (a->aside.ngroups - i - 1) *
+		    sizeof(*v));
+		a->aside.ngroups--;
+		return;
+	}
+	memmove(&v[i + 1], &v[i], (a->aside.ngroups - i) * sizeof(*v));
+	v[i] = *g;
+	a->aside.ngroups++;
+}
+
+/*
+ * A set-aside group set again is set anew (its old settings are not
+ * kept): the change saves the state file without the old one.
+ */
 int
 arbiter_group_set(struct arbiter *a, struct conn *self,
-    const struct gf_group_set *s, const struct gf_group_rule *rules,
+    const struct gf_group_set *asked, const struct gf_group_rule *rules,
     size_t nrules, char *err, size_t errlen)
 {
+	struct gf_group_set s = *asked;
+	struct config_group old;
 	struct config rt;
+	ssize_t i;
+	int rc;
 
 	config_init(&rt);
-	if (in_files(a, s->name, err, errlen) ||
-	    rtgroups_set(&a->rt, s, rules, nrules, &rt, err, errlen) < 0)
+	if (in_files(a, s.name, err, errlen) || ((s.flags & GF_GROUP_JOB) &&
+	    job_caps(a, &s, err, errlen) < 0) ||
+	    rtgroups_set(&a->rt, &s, rules, nrules, &rt, err, errlen) < 0)
 		return -1;
-	return arbiter_rt_change(a, self, &rt, err, errlen);
+	if ((i = aside_find(a, s.name)) >= 0)
+		aside_take(a, (size_t)i, &old, 0);
+	rc = arbiter_rt_change(a, self, &rt, err, errlen);
+	if (i >= 0 && rc < 0)
+		aside_take(a, (size_t)i, &old, 1);
+	else if (i >= 0)
+		config_group_free(&old);
+	return rc;
+}
+
+/* Remove the set-aside group i: 0, or -1 (err set; it stays). */
+static int
+aside_rm(struct arbiter *a, size_t i, char *err, size_t errlen)
+{
+	struct config_group old;
+
+	aside_take(a, i, &old, 0);
+	if (rtgroups_save(&a->rt, &a->aside, a->state_path, err,
+	    errlen) < 0) {
+		log_errx("%s", err);
+		aside_take(a, i, &old, 1);
+		return -1;
+	}
+	config_group_free(&old);
+	return 0;
 }
 
 int
@@ -491,6 +676,10 @@ arbiter_group_rm(struct arbiter *a, struct conn *self, const char *name,
 	/* A run-time group shadowed by a file group may still go. */
 	config_init(&rt);
 	if ((rc = rtgroups_rm(&a->rt, name, &rt, err, errlen)) < 0) {
+		ssize_t i = aside_find(a, name);
+
+		if (rc == RTGROUPS_NONE && i >= 0)
+			return aside_rm(a, (size_t)i, err, errlen);
 		(void)in_files(a, name, err, errlen);
 		return rc;
 	}
@@ -515,6 +704,7 @@ arbiter_stop(struct arbiter *a)
 	groups_free(&a->groups);
 	config_free(&a->conf);
 	config_free(&a->rt);
+	config_free(&a->aside);
 }
 
 static void

@@ -26,6 +26,8 @@ struct event_loop;
 struct arbiter {
 	struct config	 conf;		/* in force */
 	struct config	 rt;		/* run-time groups (rtgroups.h) */
+	struct config	 aside;		/* saved ones that did not fit at
+					   start: kept, saved, not in force */
 	struct groups	 groups;	/* of both, as the ledger numbers them */
 	char		 state_path[CONFIG_SOCKET_LEN + sizeof(RTGROUPS_FILE)];
 	struct ledger	 ledger;

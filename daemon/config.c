@@ -56,6 +56,7 @@ config_init(struct config *c)
 	c->swap_min_idle_ms = 1000;
 	c->release_timeout_ms = 60000;
 	c->lease_idle_ms = 1000;
+	config_jobs_init(&c->jobs);
 }
 
 void
@@ -229,6 +230,8 @@ section_begin(struct parse *p, char *s)
 	}
 	if (strcmp(name, "daemon") == 0)
 		return SEC_DAEMON;
+	if (strcmp(name, "jobs") == 0)
+		return SEC_JOBS;
 	wlen = strcspn(name, " \t");
 	arg = trim(name + wlen);
 	if (wlen == 6 && strncmp(name, "device", 6) == 0) {
@@ -631,6 +634,11 @@ static const struct key keys[] = {
 	{ SEC_DAEMON, "release_timeout", key_release_timeout },
 	{ SEC_DAEMON, "lease_idle", key_lease_idle },
 	{ SEC_DAEMON, "metrics_listen", key_metrics_listen },
+	{ SEC_JOBS, "max_priority", key_max_priority },
+	{ SEC_JOBS, "max_guarantee", key_max_guarantee },
+	{ SEC_JOBS, "max_limit", key_max_limit },
+	{ SEC_JOBS, "resolvers", key_resolvers },
+	{ SEC_JOBS, "over_cap", key_over_cap },
 	{ SEC_DEVICE, "reserve", key_reserve },
 	{ SEC_GROUP, "match", key_match },
 	{ SEC_GROUP, "limit", key_limit },

@@ -1,5 +1,6 @@
 /*
- * gpufrac.conf: the [daemon], [device X] and [group NAME] sections, read
+ * gpufrac.conf: the [daemon], [jobs], [device X] and [group NAME] sections,
+ * read
  * with inih from the main file and then every *.conf in its ".d" directory,
  * into a fresh struct config. Checks only what the files themselves say;
  * what depends on the machine (does device 3 exist, does a reserve fit it,
@@ -52,6 +53,22 @@ struct config_group {
 
 #define LEASE_IDLE_MIN_MS	100	/* lease_idle's least */
 
+/*
+ * [jobs]: how far a container's annotations or a Slurm step's options
+ * (GROUP_SET with GF_GROUP_JOB) may go; caps.h holds a request to them.
+ */
+struct config_jobs {
+	int32_t		max_priority;		/* default 0 */
+	uint32_t	max_guarantee_kind;	/* GF_LIMIT_*; default 0 bytes */
+	uint64_t	max_guarantee_value;
+	uint32_t	max_limit_kind;		/* GF_LIMIT_NONE (default): any */
+	uint64_t	max_limit_value;
+	uint32_t	resolvers;		/* 1 << GF_RESOLVER_* allowed;
+						   default fail and wait */
+	int		cap;			/* over a cap: 1 capped, 0
+						   refused (the default) */
+};
+
 struct config {
 	char		socket[CONFIG_SOCKET_LEN];
 	char		state_dir[CONFIG_SOCKET_LEN];	/* "": the socket's
@@ -74,6 +91,7 @@ struct config {
 	uint64_t	release_timeout_ms;	/* the longest a departed process's
 						   charge waits for the driver */
 	char		metrics_listen[METRICS_LISTEN_LEN]; /* "": no metrics */
+	struct config_jobs jobs;
 	struct config_device *devices;
 	size_t		ndevices;
 	struct config_group *groups;	/* in order of first appearance */
@@ -134,6 +152,12 @@ int	config_group_name_ok(const char *name);
  */
 struct config_group *config_group_new(struct config *c, const char *name,
 	    char *where);
+
+/*
+ * g's settings back to a new [group] section's defaults; its name, rules
+ * and where are kept.
+ */
+void	config_group_reset(struct config_group *g);
 
 /* A deep copy of src into dst: 0, or -1 (ENOMEM, dst left empty). */
 int	config_group_copy(struct config_group *dst,

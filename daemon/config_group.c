@@ -55,11 +55,24 @@ config_group_new(struct config *c, const char *name, char *where)
 	g = &c->groups[c->ngroups++];
 	memset(g, 0, sizeof(*g));
 	proto_strlcpy(g->pol.name, name, sizeof(g->pol.name));
+	config_group_reset(g);
+	g->where = where;
+	return g;
+}
+
+void
+config_group_reset(struct config_group *g)
+{
+	char name[sizeof(g->pol.name)];
+
+	memcpy(name, g->pol.name, sizeof(name));
+	memset(&g->pol, 0, sizeof(g->pol));
+	memcpy(g->pol.name, name, sizeof(name));
 	g->pol.guarantee_kind = GF_LIMIT_BYTES;
 	g->pol.on_preempt = GF_PREEMPT_KILL;
 	g->pol.kill_grace_ms = POLICY_KILL_GRACE_MS;
-	g->where = where;
-	return g;
+	g->limit_set = g->resolver_set = g->wait_timeout_set = 0;
+	g->transient = 0;
 }
 
 /* The group named name, added (with defaults) if new; -1 on ENOMEM. */

@@ -20,6 +20,7 @@ enum {
 	SEC_DAEMON,
 	SEC_DEVICE,
 	SEC_GROUP,
+	SEC_JOBS,
 	SEC_BAD,		/* reported; its keys are skipped */
 };
 
@@ -78,6 +79,14 @@ void	key_on_preempt(struct parse *, const char *, const char *);
 void	key_kill_grace(struct parse *, const char *, const char *);
 void	key_group_may_raise(struct parse *, const char *, const char *);
 void	key_transient(struct parse *, const char *, const char *);
+
+/* config_jobs.c: [jobs]'s keys, and their defaults. */
+void	config_jobs_init(struct config_jobs *j);
+void	key_max_priority(struct parse *, const char *, const char *);
+void	key_max_guarantee(struct parse *, const char *, const char *);
+void	key_max_limit(struct parse *, const char *, const char *);
+void	key_resolvers(struct parse *, const char *, const char *);
+void	key_over_cap(struct parse *, const char *, const char *);
 
 /*
  * After every file was read without an error: fill in the groups' unset

@@ -52,13 +52,38 @@ group_record(const struct ledger *l, struct conn *c, uint32_t seq,
 	return conn_reply(c, GF_MSG_GROUP_STATUS, seq, &r, why, whylen);
 }
 
+/* The set-aside run-time groups (arbiter.h): one record each, no device. */
+static int
+status_aside(const struct config *aside, struct conn *c, uint32_t seq,
+    char *why, size_t whylen)
+{
+	struct gf_group_status r;
+	size_t i;
+
+	for (i = 0; i < aside->ngroups; i++) {
+		const struct group_policy *pol = &aside->groups[i].pol;
+
+		memset(&r, 0, sizeof(r));
+		proto_strlcpy(r.name, pol->name, sizeof(r.name));
+		r.priority = pol->priority;
+		r.resolver = pol->resolver;
+		r.on_preempt = pol->on_preempt;
+		r.runtime = GF_GROUP_ASIDE;
+		if (conn_reply(c, GF_MSG_GROUP_STATUS, seq, &r, why,
+		    whylen) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /*
  * Every group on every device, members or not; without devices, one
- * record per group (no uuid) so that the groups still show.
+ * record per group (no uuid) so that the groups still show; then the
+ * groups set aside.
  */
 static int
-status_groups(const struct ledger *l, struct conn *c, uint32_t seq,
-    char *why, size_t whylen)
+status_groups(const struct ledger *l, const struct config *aside,
+    struct conn *c, uint32_t seq, char *why, size_t whylen)
 {
 	uint64_t *borrowed = calloc(l->ngroups * (l->ndevices ? l->ndevices :
 	    1), sizeof(*borrowed));
@@ -83,10 +108,10 @@ status_groups(const struct ledger *l, struct conn *c, uint32_t seq,
 		count += l->ndevices == 0;
 	}
 	free(borrowed);
-	if (rc < 0)
+	if (rc < 0 || status_aside(aside, c, seq, why, whylen) < 0)
 		return -1;
 	memset(&end, 0, sizeof(end));
-	end.count = count;
+	end.count = count + (uint32_t)aside->ngroups;
 	return conn_reply(c, GF_MSG_GROUP_END, seq, &end, why, whylen);
 }
 
@@ -135,7 +160,7 @@ on_status_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	end.count = (uint32_t)l->ndevices;
 	if (conn_reply(c, GF_MSG_DEVICE_END, m->hdr.seq, &end, why, whylen) < 0)
 		return -1;
-	return status_groups(l, c, m->hdr.seq, why, whylen);
+	return status_groups(l, &a->aside, c, m->hdr.seq, why, whylen);
 }
 
 /* One CLIENT record: of device dev, or (dev < 0) of no device. */

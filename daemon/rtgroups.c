@@ -75,8 +75,8 @@ dir_sync(const char *path)
 }
 
 int
-rtgroups_save(const struct config *rt, const char *path, char *err,
-    size_t errlen)
+rtgroups_save(const struct config *rt, const struct config *aside,
+    const char *path, char *err, size_t errlen)
 {
 	char tmp[PATH_MAX];
 	size_t i;
@@ -98,6 +98,8 @@ rtgroups_save(const struct config *rt, const char *path, char *err,
 	    "here: this file is rewritten whole.\n\n");
 	for (i = 0; i < rt->ngroups; i++)
 		config_group_write(fp, &rt->groups[i]);
+	for (i = 0; aside != NULL && i < aside->ngroups; i++)
+		config_group_write(fp, &aside->groups[i]);
 	if (fflush(fp) != 0 || fsync(fileno(fp)) < 0 || ferror(fp)) {
 		fclose(fp);
 		goto out_unlink;
@@ -186,7 +188,7 @@ values_check(const struct gf_group_set *s, char *err, size_t errlen)
 		bad = "on_preempt";
 	else if (s->priority_set > 1)
 		bad = "priority_set";
-	else if (s->flags & ~GF_GROUP_TRANSIENT)
+	else if (s->flags & ~(GF_GROUP_TRANSIENT | GF_GROUP_JOB))
 		bad = "flags";
 	else
 		return 0;
@@ -256,6 +258,46 @@ group_apply(struct config_group *g, const struct gf_group_set *s)
 		g->transient = 1;
 }
 
+/* Are the n rules of new those of g, in order? */
+static int
+rules_same(const struct config_group *g, const struct match_rule *new,
+    size_t n)
+{
+	char a[GF_RULE_LEN + 16], b[GF_RULE_LEN + 16];
+	size_t i;
+
+	if (g->nrules != n)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (strcmp(match_rule_format(&g->rules[i], a, sizeof(a)),
+		    match_rule_format(&new[i], b, sizeof(b))) != 0)
+			return 0;
+	return 1;
+}
+
+/*
+ * A job's group (GF_GROUP_JOB) that exists already: its own again (the
+ * same rules, as when a container is made again under its id), whose
+ * settings go back to the defaults before s's are applied; or another
+ * job's, refused (issue 27: a name chosen to take another's group).
+ */
+static int
+job_replace(struct config_group *g, const struct match_rule *rules,
+    size_t n, char *err, size_t errlen)
+{
+	char text[GF_RULE_LEN + 16];
+
+	if (n == 0 || !rules_same(g, rules, n)) {
+		snprintf(err, errlen, "group '%s' exists for other processes "
+		    "(%s%s): refusing to replace it", g->pol.name,
+		    g->nrules > 0 ? match_rule_format(&g->rules[0], text,
+		    sizeof(text)) : "no rule", g->nrules > 1 ? ", ..." : "");
+		return -1;
+	}
+	config_group_reset(g);
+	return 0;
+}
+
 int
 rtgroups_set(const struct config *rt, const struct gf_group_set *s,
     const struct gf_group_rule *rules, size_t n, struct config *out,
@@ -278,7 +320,9 @@ rtgroups_set(const struct config *rt, const struct gf_group_set *s,
 		}
 		if ((g = group_new(out, s->name)) == NULL)
 			goto out_nomem;
-	}
+	} else if ((s->flags & GF_GROUP_JOB) &&
+	    job_replace(g, parsed, n, err, errlen) < 0)
+		goto out_free;
 	if (n > 0) {
 		for (i = 0; i < g->nrules; i++)
 			match_rule_free(&g->rules[i]);

@@ -26,15 +26,20 @@ int	rtgroups_path(const struct config *conf, char *buf, size_t size);
  */
 void	rtgroups_load(struct config *rt, const char *path);
 
-/* Write rt to path: 0, or -1 with one line in err and path unchanged. */
-int	rtgroups_save(const struct config *rt, const char *path, char *err,
-	    size_t errlen);
+/*
+ * Write rt's groups, then aside's (may be NULL: the groups set aside at
+ * start, kept for the next), to path: 0, or -1 with one line in err and
+ * path unchanged.
+ */
+int	rtgroups_save(const struct config *rt, const struct config *aside,
+	    const char *path, char *err, size_t errlen);
 
 /*
  * Into out (fresh from config_init): rt with the group s names created or
- * changed as s says; rules (n of them) replace its rules when n > 0.
- * Returns 0, or -1 with one line in err (a bad name, rule or value; a new
- * group without rules) and out empty.
+ * changed as s says; rules (n of them) replace its rules when n > 0. With
+ * GF_GROUP_JOB an existing group is replaced whole, and only by the same
+ * rules. Returns 0, or -1 with one line in err (a bad name, rule or value;
+ * a new group without rules; a job's group over another's) and out empty.
  */
 int	rtgroups_set(const struct config *rt, const struct gf_group_set *s,
 	    const struct gf_group_rule *rules, size_t n, struct config *out,

@@ -8,13 +8,14 @@
 #include <string.h>
 
 #include "group.h"
+#include "sha256.h"
 #include "sock.h"
 
 #define NITEMS(a)	(sizeof(a) / sizeof((a)[0]))
 
 /* Room for the id after the prefix, and what is kept of a longer one. */
 #define NAME_ID_MAX	(GF_GROUP_LEN - 1 - (sizeof(OCI_GROUP_PREFIX) - 1))
-#define NAME_HASH_LEN	8
+#define NAME_HASH_LEN	16	/* hexadecimal digits: 64 bits */
 #define NAME_ID_KEPT	(NAME_ID_MAX - 1 - NAME_HASH_LEN)
 
 /* Each annotation and the group setting it gives (ctlreq_group_option). */
@@ -35,22 +36,10 @@ name_char(char c)
 	    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
 }
 
-/* 32-bit FNV-1a: spreads ids that differ only after what is kept. */
-static uint32_t
-id_hash(const char *id)
-{
-	uint32_t h = 2166136261u;
-
-	for (; *id != '\0'; id++) {
-		h ^= (unsigned char)*id;
-		h *= 16777619u;
-	}
-	return h;
-}
-
 void
 oci_group_name(const char *id, char name[GF_GROUP_LEN])
 {
+	uint8_t h[SHA256_LEN];
 	size_t len = strlen(id), i, n;
 
 	n = strlen(OCI_GROUP_PREFIX);
@@ -60,10 +49,18 @@ oci_group_name(const char *id, char name[GF_GROUP_LEN])
 		memcpy(name + n, id, len + 1);
 		return;
 	}
+	/*
+	 * "oci." where a kept id has "oci-": no id, however chosen, takes
+	 * the name derived from another (issue 27). The hash is SHA-256 so
+	 * that no one finds a second id for a name by trying.
+	 */
+	name[n - 1] = OCI_GROUP_DERIVED;
 	for (i = 0; i < NAME_ID_KEPT && id[i] != '\0'; i++)
 		name[n++] = name_char(id[i]) ? id[i] : '_';
-	snprintf(name + n, GF_GROUP_LEN - n, "-%0*x", NAME_HASH_LEN,
-	    id_hash(id));
+	name[n++] = OCI_GROUP_DERIVED;
+	sha256(id, len, h);
+	for (i = 0; i < NAME_HASH_LEN / 2; i++)
+		n += (size_t)snprintf(name + n, GF_GROUP_LEN - n, "%02x", h[i]);
 }
 
 int
@@ -95,6 +92,8 @@ oci_group_build(const struct oci_state *st, struct ctlreq_group *g,
 	oci_group_name(st->id, name);
 	if (ctlreq_group_init(g, name, err, errlen) < 0)
 		return -1;
+	/* the container's word, not the administrator's: [jobs] caps it */
+	g->set.flags |= GF_GROUP_JOB;
 	if (oci_state_annot(st, "memory") == NULL) {
 		snprintf(err, errlen, "container '%s': annotation '%s%s' is "
 		    "missing (the other %s annotations need it)", st->id,

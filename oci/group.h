@@ -12,15 +12,18 @@
 #include "ctlreq.h"
 #include "state.h"
 
-/* Group names of containers start with this. */
+/* Group names of containers start with this ("oci-", or "oci."). */
 #define OCI_GROUP_PREFIX	"oci-"
+#define OCI_GROUP_DERIVED	'.'
 
 /*
  * The group name of the container called id, into name (GF_GROUP_LEN
  * bytes): "oci-" and the id when it is at most 27 letters, digits, '.',
- * '_' or '-'; else "oci-", its first 18 characters with any other
- * character as '_', '-' and 8 hexadecimal digits of a hash of the whole
- * id, so that two long ids that start alike get different groups.
+ * '_' or '-'; else "oci.", its first 10 characters with any other
+ * character as '_', '.' and 16 hexadecimal digits of the SHA-256 of the
+ * whole id. A kept id always has '-' where a derived name has '.', so no
+ * id is given the name derived from another; two long ids that start
+ * alike get different groups.
  */
 void	oci_group_name(const char *id, char name[GF_GROUP_LEN]);
 
@@ -33,6 +36,8 @@ int	oci_group_wanted(const struct oci_state *st);
  *   gpufrac.io/guarantee  guarantee
  *   gpufrac.io/priority   priority
  *   gpufrac.io/resolver   resolver
+ * The group is flagged GF_GROUP_JOB: the daemon holds it to its [jobs]
+ * caps and replaces only the container's own group of the same name.
  * Returns 0, or -1 with err naming the annotation: an unknown one, a bad
  * value, or gpufrac.io/memory missing.
  */

@@ -83,7 +83,8 @@ cgroup_place(uint32_t job, char *err, size_t errlen)
 }
 
 /*
- * The run-time group: the step's cgroup and what the user asked for.
+ * The run-time group: the step's cgroup and what the user asked for,
+ * flagged GF_GROUP_JOB so that the daemon holds it to its [jobs] caps.
  * Nothing lets the tasks raise it themselves (client_may_raise is the
  * daemon's configuration, never set here): GPUFRAC_MEMORY_LIMIT in a
  * task can only lower its own share.
@@ -95,8 +96,10 @@ group_register(char *err, size_t errlen)
 	char e[SOCK_ERR_LEN];
 	struct ctlreq_group g;
 
-	if (ctlreq_group_init(&g, step.group, err, errlen) < 0 ||
-	    ctlreq_group_option(&g, "limit", r->mem, err, errlen) < 0 ||
+	if (ctlreq_group_init(&g, step.group, err, errlen) < 0)
+		return -1;
+	g.set.flags |= GF_GROUP_JOB;
+	if (ctlreq_group_option(&g, "limit", r->mem, err, errlen) < 0 ||
 	    (r->priority[0] != '\0' && ctlreq_group_option(&g, "priority",
 	    r->priority, err, errlen) < 0) ||
 	    (r->resolver[0] != '\0' && ctlreq_group_option(&g, "resolver",

@@ -5,8 +5,10 @@
  * mounted read-only at the same paths, LD_PRELOAD and GPUFRAC_SOCKET set --
  * and the hooks that give an annotated container its own group.
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ctl_cdi.h"
@@ -27,8 +29,21 @@ enum {
 struct cdi_paths {
 	const char	*shim;
 	const char	*hook;
-	const char	*socket;
+	const char	*socket;	/* sockdir's, once sockdir_find ran */
 	char		 sockdir[PATH_MAX];
+	char		 sockpath[PATH_MAX];
+};
+
+/*
+ * Directories that hold more than the daemon's socket: mounted into a
+ * container, they would give it the host's (issue 27). The socket wants a
+ * directory of its own, as /run/gpufrac is.
+ */
+static const char *const shared_dirs[] = {
+	"/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64",
+	"/libx32", "/media", "/mnt", "/opt", "/proc", "/root", "/run",
+	"/run/user", "/sbin", "/srv", "/sys", "/tmp", "/usr", "/usr/lib",
+	"/usr/local", "/var", "/var/lib", "/var/run", "/var/tmp",
 };
 
 static void
@@ -109,28 +124,92 @@ path_check(const char *what, const char *path)
 }
 
 /*
+ * path with ".", ".." and repeated slashes resolved by its words alone,
+ * into buf (PATH_MAX): for a directory that does not exist yet.
+ */
+static void
+path_lexical(const char *path, char *buf)
+{
+	size_t n = 0, len;
+	const char *w;
+
+	for (w = path; *w != '\0'; w += len) {
+		w += strspn(w, "/");
+		len = strcspn(w, "/");
+		if (len == 0 || (len == 1 && w[0] == '.'))
+			continue;
+		if (len == 2 && w[0] == '.' && w[1] == '.') {
+			while (n > 0 && buf[--n] != '/')
+				;
+			continue;
+		}
+		buf[n++] = '/';
+		memcpy(buf + n, w, len);
+		n += len;
+	}
+	buf[n] = '\0';
+}
+
+static int
+dir_shared(const char *dir)
+{
+	size_t i;
+
+	if (dir[0] == '\0' || strcmp(dir, "/") == 0)
+		return 1;
+	for (i = 0; i < sizeof(shared_dirs) / sizeof(shared_dirs[0]); i++)
+		if (strcmp(dir, shared_dirs[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/*
  * The directory of the socket is mounted, not the socket: a daemon that
  * restarts makes a new socket file, which a mount of the old one would
- * not show.
+ * not show. It is canonical (symbolic links, "..", "." resolved, as the
+ * runtime would) and never '/' nor a directory the host shares with much
+ * else: "/./gpufrac.sock" would mount the host's root into containers.
  */
 static int
 sockdir_find(struct cdi_paths *p)
 {
-	char *slash;
+	char dir[PATH_MAX], canon[PATH_MAX];
+	const char *base;
+	int n;
 
 	if (path_check("socket", p->socket) < 0)
 		return -1;
-	snprintf(p->sockdir, sizeof(p->sockdir), "%s", p->socket);
-	slash = strrchr(p->sockdir, '/');
-	while (slash > p->sockdir && slash[-1] == '/')
-		slash--;
-	*slash = '\0';
-	if (p->sockdir[0] == '\0') {
-		log_errx("cdi: socket '%s' is in '/', which would be mounted "
-		    "in every container: give it a directory of its own",
+	base = strrchr(p->socket, '/') + 1;
+	if (*base == '\0' || strcmp(base, ".") == 0 ||
+	    strcmp(base, "..") == 0) {
+		log_errx("cdi: socket '%s' names a directory, not a socket",
 		    p->socket);
 		return -1;
 	}
+	snprintf(dir, sizeof(dir), "%.*s", (int)(base - p->socket),
+	    p->socket);
+	if (realpath(dir, canon) == NULL) {
+		if (errno != ENOENT) {
+			log_errx("cdi: cannot resolve the directory of socket "
+			    "'%s': %s", p->socket, strerror(errno));
+			return -1;
+		}
+		path_lexical(dir, canon);
+	}
+	if (dir_shared(canon)) {
+		log_errx("cdi: socket '%s' is in '%s', which would be mounted "
+		    "in every container: give the daemon a directory of its "
+		    "own, such as /run/gpufrac", p->socket,
+		    canon[0] != '\0' ? canon : "/");
+		return -1;
+	}
+	snprintf(p->sockdir, sizeof(p->sockdir), "%s", canon);
+	n = snprintf(p->sockpath, sizeof(p->sockpath), "%s/%s", canon, base);
+	if (n < 0 || (size_t)n >= sizeof(p->sockpath)) {
+		log_errx("cdi: socket '%.64s...' is too long", p->socket);
+		return -1;
+	}
+	p->socket = p->sockpath;
 	return 0;
 }
 

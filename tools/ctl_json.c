@@ -116,10 +116,12 @@ json_group(FILE *fp, const struct gf_group_status *g)
 	fprintf(fp, ",\"limit_bytes\":%" PRIu64 ",\"guarantee_bytes\":%"
 	    PRIu64 ",\"used_bytes\":%" PRIu64 ",\"priority\":%" PRId32
 	    ",\"resolver\":\"%s\",\"on_preempt\":\"%s\",\"clients\":%"
-	    PRIu32 ",\"runtime\":%s,\"borrowed_bytes\":%" PRIu64 "}",
+	    PRIu32 ",\"runtime\":%s,\"borrowed_bytes\":%" PRIu64
+	    ",\"set_aside\":%s}",
 	    g->limit, g->guarantee, g->used, g->priority,
 	    name_resolver(g->resolver), name_on_preempt(g->on_preempt),
-	    g->nclients, g->runtime ? "true" : "false", g->borrowed);
+	    g->nclients, g->runtime ? "true" : "false", g->borrowed,
+	    g->runtime == GF_GROUP_ASIDE ? "true" : "false");
 }
 
 void

@@ -172,7 +172,8 @@ status_groups(FILE *fp, const struct ctl_status *st)
 		char clients[16], borrowed[32];
 		const char *row[] = { name, uuid, limit, guarantee, used,
 		    avail, borrowed, priority, name_resolver(g->resolver),
-		    clients, g->runtime ? "run-time" : "config" };
+		    clients, g->runtime == GF_GROUP_ASIDE ? "set aside" :
+		    g->runtime ? "run-time" : "config" };
 
 		ctl_printable(g->name, sizeof(g->name), name, sizeof(name));
 		if (name[0] == '\0')

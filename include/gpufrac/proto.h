@@ -476,6 +476,20 @@ struct gf_group_set {
  */
 #define GF_GROUP_TRANSIENT	0x1u
 
+/*
+ * What a container or job asked for, passed on by its launcher (the OCI
+ * hook, the Slurm plugin), as opposed to an administrator's word: the
+ * daemon holds the settings to its [jobs] caps; they replace an existing
+ * group's whole (what is unset takes [daemon]'s default, not the old
+ * value); and a group whose rules are not these rules -- another
+ * container's or step's -- is refused, never replaced. A daemon without
+ * this flag refuses it ("bad flags"): nothing passes uncapped.
+ */
+#define GF_GROUP_JOB		0x2u
+
+/* gf_group_status.runtime of a run-time group that did not fit at start. */
+#define GF_GROUP_ASIDE		2u
+
 struct gf_group_rm {
 	char		name[GF_GROUP_LEN];
 };
@@ -506,7 +520,10 @@ struct gf_group_status {
 	uint32_t	resolver;	/* GF_RESOLVER_* */
 	uint32_t	on_preempt;	/* GF_PREEMPT_* */
 	uint32_t	nclients;
-	uint32_t	runtime;	/* 1: made at run time (GROUP_SET) */
+	uint32_t	runtime;	/* 1: made at run time (GROUP_SET);
+					   GF_GROUP_ASIDE: saved, set aside
+					   at start (no device, not in
+					   force) */
 	uint32_t	zero;
 	uint64_t	borrowed;	/* of the device's lent memory, what
 					   this group holds */

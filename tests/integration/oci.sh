@@ -7,7 +7,11 @@
 # daemon that refuses the group or one that is not there keep the
 # container from starting; a container without the annotation runs with
 # no group made; and the group of a container that failed to start, for
-# which crun runs no poststop, goes once its cgroup is gone.
+# which crun runs no poststop, goes once its cgroup is gone. What an
+# annotation may ask is capped by gpufrac.conf's [jobs] (issue 27): over a
+# cap the container is refused, or capped; a container whose id spells
+# another's derived group name gets a group of its own; a group made for
+# another cgroup is not replaced, and one replaced is replaced whole.
 . "$(dirname "$0")/lib.sh"
 HOOK=$BUILD/oci/gpufrac-oci-hook
 C=$CLIENTS/cuclient_linked
@@ -165,7 +169,9 @@ holding() {
 }
 
 # release: let the only client go on past "hold".
-release() { kill -USR1 "$(ps_json 'j["clients"][0]["pid"]')"; }
+# (A process that has exited may still be listed, releasing, until the
+# driver has its memory back.)
+release() { kill -USR1 "$(ps_json '[c["pid"] for c in j["clients"] if c["state"] != "releasing"][0]')"; }
 
 # --- can crun run a container here at all? -------------------------------
 bundle probe '' '{}' true
@@ -174,6 +180,12 @@ rc=$?
 [ "$rc" -eq 0 ] ||
 	skip "crun cannot run a container here (exit $rc): $(tail -n 1 "$TMP/probe.err")"
 
+# What annotations may ask for: a little above the defaults.
+jobs_conf() {
+	printf '[jobs]\nmax_priority = 3\nmax_guarantee = 6Gi\n%s' "$1" \
+	    >"$TMP/gpufrac.conf"
+}
+jobs_conf ''
 daemon_start
 
 # --- the CDI spec -----------------------------------------------------------
@@ -195,7 +207,7 @@ check_eq "it mounts the shim and the socket's directory read-only" \
 	"$(json '[(m["hostPath"], m["containerPath"], m["options"][0]) for m in j["devices"][0]["containerEdits"]["mounts"]]' <"$SPEC")" \
 	"[('$SHIM', '$SHIM', 'ro'), ('$TMP/run', '$TMP/run', 'ro')]"
 
-oci_groups() { group_names | tr -d "[]' " | tr , '\n' | grep '^oci-'; }
+oci_groups() { group_names | tr -d "[]' " | tr , '\n' | grep '^oci[-.]'; }
 no_oci_group() { ! oci_groups >/dev/null; }
 
 # --- a container annotated gpufrac.io/memory ------------------------------
@@ -305,6 +317,16 @@ refused "$B" '{"gpufrac.io/memory": "1Gi", "gpufrac.io/memroy": "1Gi"}' "$SPEC" 
 B=gf-$$-big
 refused "$B" '{"gpufrac.io/memory": "5Gi", "gpufrac.io/guarantee": "5Gi"}' "$SPEC" \
 	"gpufrac-oci-hook: cannot create group 'oci-$B' for container '$B': guarantees on GPU-"
+# over the caps of [jobs]
+B=gf-$$-prio
+refused "$B" '{"gpufrac.io/memory": "1Gi", "gpufrac.io/priority": "2147483647"}' "$SPEC" \
+	"gpufrac-oci-hook: cannot create group 'oci-$B' for container '$B': priority 2147483647 is above [jobs] max_priority 3"
+B=gf-$$-preempt
+refused "$B" '{"gpufrac.io/memory": "1Gi", "gpufrac.io/resolver": "preempt"}' "$SPEC" \
+	"gpufrac-oci-hook: cannot create group 'oci-$B' for container '$B': resolver 'preempt' is not in [jobs] resolvers (fail wait)"
+B=gf-$$-hog
+refused "$B" '{"gpufrac.io/memory": "7Gi", "gpufrac.io/guarantee": "7Gi"}' "$SPEC" \
+	"gpufrac-oci-hook: cannot create group 'oci-$B' for container '$B': guarantee 7.0GiB is above [jobs] max_guarantee 6.0GiB"
 # no daemon on the socket the spec names
 mkdir "$TMP/gone"
 "$GPUFRACCTL" -s "$TMP/gone/gpufrac.sock" cdi --shim "$SHIM" --hook "$HOOK" \
@@ -312,5 +334,72 @@ mkdir "$TMP/gone"
 B=gf-$$-gone
 refused "$B" '{"gpufrac.io/memory": "1Gi"}' "$TMP/gone.json" \
 	"gpufrac-oci-hook: cannot create group 'oci-$B' for container '$B': cannot connect to '$TMP/gone/gpufrac.sock': "
+
+# --- a group made for another cgroup is not taken ------------------------
+V=gf-$$-taken
+ctl group set "oci-$V" --match "cgroup:/elsewhere-$$" --limit 1Gi --priority 2
+bundle "$V" "$SPEC" '{"gpufrac.io/memory": "32Mi"}' sh -c 'echo started'
+crun_run "$V"
+check "a container whose group name is another cgroup's is refused" \
+	test $? -ne 0
+check_eq "saying so in one line" "$(grep -v 'was already gone' "$TMP/$V.hook")" \
+	"gpufrac-oci-hook: cannot create group 'oci-$V' for container '$V': group 'oci-$V' exists for other processes (cgroup:/elsewhere-$$): refusing to replace it"
+check "its program never ran" test ! -s "$TMP/$V.out"
+check_eq "the other group is as it was" \
+	"$(group_field "oci-$V" limit_bytes) $(group_field "oci-$V" priority)" \
+	"$((1024 * MiB)) 2"
+ctl group rm "oci-$V"
+
+# --- an id chosen to spell another container's derived name ----------------
+L=gf-$$-a-container-id-longer-than-27
+bundle "$L" "$SPEC" '{"gpufrac.io/memory": "48Mi"}' "$C" total hold
+crun_start "$L"
+LPID=$CRUN_PID
+if holding "$L" "a container with a long id runs"; then
+	lgroup=$(oci_groups)
+	X=${lgroup#oci?}
+	bundle "$X" "$SPEC" '{"gpufrac.io/memory": "16Mi"}' sh -c 'echo started'
+	crun_run "$X"
+	check_eq "a container whose id is the long one's derived name, less 'oci-', runs" \
+		"$?:$(cat "$TMP/$X.out")" "0:started"
+	check_eq "in a group of its own, gone with it: the long one's is intact" \
+		"$(oci_groups | tr '\n' ' ')" "$lgroup "
+	check_eq "with its limit and its process" \
+		"$(group_field "$lgroup" limit_bytes) $(group_field "$lgroup" clients)" \
+		"$((48 * MiB)) 1"
+	release
+fi
+wait "$LPID"
+check_eq "the long one exits 0" $? 0
+
+# --- over_cap = cap; a group replaced is replaced whole -------------------
+jobs_conf 'over_cap = cap
+resolvers = fail wait swap
+'
+check "the daemon takes over_cap = cap" ctl reload
+K=gf-$$-capped
+bundle "$K" "$SPEC" '{"gpufrac.io/memory": "64Mi", "gpufrac.io/priority": "9", "gpufrac.io/resolver": "swap"}' \
+	"$C" total hold
+crun_start "$K"
+if holding "$K" "a container over max_priority runs, capped"; then
+	check_eq "at max_priority, with the resolver it asked for" \
+		"$(group_field "oci-$K" priority) $(group_field "oci-$K" resolver)" "3 swap"
+	check "the daemon says what it capped" grep -q \
+		"group 'oci-$K': priority 9 capped to 3 (\[jobs\] max_priority)" \
+		"$TMP/gpufracd.log"
+	# the hook again for the same container, fed its state by hand,
+	# naming only its memory: nothing of the old settings is kept
+	kpid=$(ps_json "[c['pid'] for c in j['clients'] if c['group'] == 'oci-$K'][0]")
+	printf '{"ociVersion": "1.0.2", "id": "%s", "status": "created", "pid": %s, "bundle": "%s", "annotations": {"gpufrac.io/memory": "32Mi"}}' \
+	    "$K" "$kpid" "$TMP/$K" | "$HOOK" -s "$GPUFRAC_SOCKET" createRuntime
+	check_eq "the hook sets the group again" $? 0
+	check_eq "replaced whole: its limit, the default priority and resolver" \
+		"$(group_field "oci-$K" limit_bytes) $(group_field "oci-$K" priority) $(group_field "oci-$K" resolver)" \
+		"$((32 * MiB)) 0 fail"
+	release
+fi
+wait "$CRUN_PID"
+check_eq "it exits 0" $? 0
+check "its group is gone" no_oci_group
 
 finish

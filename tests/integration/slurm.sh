@@ -100,6 +100,8 @@ case $line in
 *) skip "cannot move a process into a cgroup under '$CG': $(cat "$TMP/cg.err")";;
 esac
 
+# What a step may ask (issue 27): priority 7 and the wait resolver below.
+printf '[jobs]\nmax_priority = 8\nresolvers = fail wait\n' >"$TMP/gpufrac.conf"
 daemon_start
 
 # --- munged, slurmctld and slurmd, private ------------------------------
@@ -269,6 +271,15 @@ if [ -n "${ORPHAN:-}" ]; then
 else
 	fail "the step with a process left running did not start: '$out'"
 fi
+
+# --- no quota, no task: the daemon's [jobs] caps (issue 27) -------------
+srun --gpu-mem=64Mi --gpu-priority=9 sh -c 'echo ran' >"$TMP/c.out" 2>"$TMP/c.err"
+check_eq "a --gpu-priority within plugstack.conf's but above [jobs] max_priority: no task" \
+	"$?:$(cat "$TMP/c.out")" 1:
+check "the daemon's line names the cap" grep -Eq \
+	"error: gpufrac: step [0-9]+\.0: cannot set group 'slurm-[0-9]+\.0': priority 9 is above \[jobs\] max_priority 8" \
+	"$TMP/c.err"
+check_eq "and leaves no cgroup" "$(find "$CG" -mindepth 1 -type d)" ""
 
 # --- no quota, no task: the daemon cannot be reached ---------------------
 sed "s|socket=$GPUFRAC_SOCKET|socket=$TMP/none.sock|" "$SX/plugstack.conf" \

@@ -89,6 +89,14 @@ test_defaults(void **state)
 	assert_string_equal(c.state_dir, "");
 	assert_int_equal(c.ndevices, 0);
 	assert_int_equal(c.ngroups, 0);
+	/* [jobs]: a container or step asks for nothing above the files' */
+	assert_int_equal(c.jobs.max_priority, 0);
+	assert_int_equal(c.jobs.max_guarantee_kind, GF_LIMIT_BYTES);
+	assert_int_equal(c.jobs.max_guarantee_value, 0);
+	assert_int_equal(c.jobs.max_limit_kind, GF_LIMIT_NONE);
+	assert_int_equal(c.jobs.resolvers, 1u << GF_RESOLVER_FAIL |
+	    1u << GF_RESOLVER_WAIT);
+	assert_int_equal(c.jobs.cap, 0);
 	config_free(&c);
 }
 
@@ -125,6 +133,14 @@ test_good(void **state)
 	assert_int_equal(c.devices[1].ordinal, 1);
 	assert_int_equal(c.devices[1].reserve, 512ull << 20);
 	assert_int_equal(c.client_may_raise, 1);
+	assert_int_equal(c.jobs.max_priority, 5);
+	assert_int_equal(c.jobs.max_guarantee_kind, GF_LIMIT_PERCENT);
+	assert_int_equal(c.jobs.max_guarantee_value, 1000);
+	assert_int_equal(c.jobs.max_limit_kind, GF_LIMIT_BYTES);
+	assert_int_equal(c.jobs.max_limit_value, 8ull << 30);
+	assert_int_equal(c.jobs.resolvers, 1u << GF_RESOLVER_WAIT |
+	    1u << GF_RESOLVER_SWAP | 1u << GF_RESOLVER_PREEMPT);
+	assert_int_equal(c.jobs.cap, 1);
 	config_free(&c);
 }
 
@@ -270,6 +286,12 @@ static const struct {
 	{ "bad_bracket.conf", 1, "missing ']' in section header '[daemon'" },
 	{ "bad_outside.conf", 1, "key 'log_level' outside of any section" },
 	{ "bad_long_line.conf", 2, "line too long" },
+	{ "bad_jobs_resolvers.conf", 2, "unknown resolver 'later' for "
+	    "'resolvers' (expected fail, wait, preempt or swap)" },
+	{ "bad_jobs_over_cap.conf", 3, "bad value for 'over_cap': 'trim' "
+	    "(expected refuse or cap)" },
+	{ "bad_jobs_guarantee.conf", 2, "bad size for 'max_guarantee': "
+	    "'lots'" },
 };
 
 static void

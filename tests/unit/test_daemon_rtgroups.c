@@ -111,6 +111,71 @@ test_set_new_and_change(void **state)
 	config_free(&b);
 }
 
+/*
+ * A job's group (GF_GROUP_JOB) made again is replaced whole, and only
+ * by the same rules: another container's group is not taken (issue 27).
+ */
+static void
+test_set_job_replaces_whole(void **state)
+{
+	struct gf_group_rule mine[2] = { rule_of("cgroup:/c/a"),
+	    rule_of("cgroup:/c/a/*") };
+	struct gf_group_rule other[2] = { rule_of("cgroup:/c/b"),
+	    rule_of("cgroup:/c/b/*") };
+	struct gf_group_set s = set_of("oci-a");
+	struct config rt, a, b;
+	char err[256];
+	const struct config_group *g;
+
+	(void)state;
+	config_init(&rt);
+	config_init(&a);
+	config_init(&b);
+	s.nrules = 2;
+	s.flags = GF_GROUP_JOB | GF_GROUP_TRANSIENT;
+	s.limit_kind = GF_LIMIT_BYTES;
+	s.limit_value = 2 * GiB;
+	s.priority_set = 1;
+	s.priority = 5;
+	s.resolver = GF_RESOLVER_WAIT;
+	assert_int_equal(rtgroups_set(&rt, &s, mine, 2, &a, err,
+	    sizeof(err)), 0);
+
+	/* the same container again, naming only its memory */
+	s = set_of("oci-a");
+	s.nrules = 2;
+	s.flags = GF_GROUP_JOB | GF_GROUP_TRANSIENT;
+	s.limit_kind = GF_LIMIT_BYTES;
+	s.limit_value = GiB;
+	assert_int_equal(rtgroups_set(&a, &s, mine, 2, &b, err,
+	    sizeof(err)), 0);
+	assert_int_equal(b.ngroups, 1);
+	g = &b.groups[0];
+	assert_int_equal(g->pol.limit_value, GiB);
+	assert_int_equal(g->pol.priority, 0);		/* not the old 5 */
+	assert_int_equal(g->resolver_set, 0);		/* nor wait */
+	assert_int_equal(g->transient, 1);
+	config_free(&b);
+
+	/* another cgroup under the same name is refused */
+	config_init(&b);
+	set_fails(&a, &s, other, 2, "group 'oci-a' exists for other "
+	    "processes (cgroup:/c/a, ...): refusing to replace it");
+	/* and so is a job's set without rules */
+	s.nrules = 0;
+	set_fails(&a, &s, NULL, 0, "refusing to replace it");
+	/* an administrator's change still names what it changes */
+	s = set_of("oci-a");
+	s.nrules = 2;
+	s.limit_kind = GF_LIMIT_BYTES;
+	s.limit_value = GiB;
+	assert_int_equal(rtgroups_set(&a, &s, other, 2, &b, err,
+	    sizeof(err)), 0);
+	assert_int_equal(b.groups[0].pol.priority, 5);
+	config_free(&a);
+	config_free(&b);
+}
+
 static void
 test_set_refuses(void **state)
 {
@@ -145,7 +210,7 @@ test_set_refuses(void **state)
 	s.on_preempt = GF_PREEMPT_NONE + 1;
 	set_fails(&rt, &s, &good, 1, "bad on_preempt");
 	s = set_of("x");
-	s.flags = 0x2;
+	s.flags = 0x4;
 	set_fails(&rt, &s, &good, 1, "bad flags");
 }
 
@@ -220,7 +285,7 @@ test_save_and_load(void **state)
 	config_init(&rt);
 	config_init(&back);
 	full_group(&back, &rt);
-	assert_int_equal(rtgroups_save(&rt, path, err, sizeof(err)), 0);
+	assert_int_equal(rtgroups_save(&rt, NULL, path, err, sizeof(err)), 0);
 	rtgroups_load(&back, path);
 	assert_int_equal(back.ngroups, 1);
 	g = &rt.groups[0];
@@ -242,7 +307,7 @@ test_save_and_load(void **state)
 	assert_int_equal(h->transient, 1);
 
 	/* Where it cannot be written, nothing is. */
-	assert_int_equal(rtgroups_save(&rt, "/nonexistent/dir/x.conf", err,
+	assert_int_equal(rtgroups_save(&rt, NULL, "/nonexistent/dir/x.conf", err,
 	    sizeof(err)), -1);
 	assert_non_null(strstr(err, "cannot write '/nonexistent/dir/x.conf'"));
 	unlink(path);
@@ -298,6 +363,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_set_new_and_change),
+		cmocka_unit_test(test_set_job_replaces_whole),
 		cmocka_unit_test(test_set_refuses),
 		cmocka_unit_test(test_rm),
 		cmocka_unit_test(test_save_and_load),

@@ -13,6 +13,7 @@
 
 #include "gpufrac/proto.h"
 #include "../../oci/group.h"
+#include "../../oci/sha256.h"
 
 #define NITEMS(a)	(sizeof(a) / sizeof((a)[0]))
 
@@ -40,7 +41,8 @@ name_valid(const char *id)
 	    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 	    "0123456789._-") != len)
 		fail_msg("id '%s': bad name '%.*s'", id, GF_GROUP_LEN, name);
-	if (strncmp(name, OCI_GROUP_PREFIX, strlen(OCI_GROUP_PREFIX)) != 0)
+	if (strncmp(name, "oci", 3) != 0 || (name[3] != '-' &&
+	    name[3] != OCI_GROUP_DERIVED))
 		fail_msg("id '%s': name '%s' without the prefix", id, name);
 }
 
@@ -66,18 +68,17 @@ test_name_long_ids_hashed(void **state)
 	(void)state;
 	oci_group_name(podman, a);
 	assert_int_equal(strlen(a), GF_GROUP_LEN - 1);
-	assert_memory_equal(a, "oci-3f2a9c5e8b7d6a1f0e-", 23);
+	assert_memory_equal(a, "oci.3f2a9c5e8b.", 15);
 	name_valid(podman);
 
-	/* 28 characters no longer fit */
+	/* 28 characters no longer fit; the hash is SHA-256's first bytes */
 	oci_group_name("abcdefghijklmnopqrstuvwxyz01", a);
-	assert_int_equal(strlen(a), GF_GROUP_LEN - 1);
-	assert_memory_equal(a, "oci-abcdefghijklmnopqr-", 23);
+	assert_string_equal(a, "oci.abcdefghij.2d0d638860a1f217");
 
 	/* ids alike up to what is kept differ in the hash */
 	oci_group_name("web-frontend-production-replica-1", a);
 	oci_group_name("web-frontend-production-replica-2", b);
-	assert_memory_equal(a, b, 23);
+	assert_memory_equal(a, b, 15);
 	assert_string_not_equal(a, b);
 
 	/* the same id, the same name: poststop finds createRuntime's */
@@ -100,12 +101,55 @@ test_name_unsafe_characters(void **state)
 	for (i = 0; i < NITEMS(ids); i++)
 		name_valid(ids[i]);
 	oci_group_name("my container", a);
-	assert_memory_equal(a, "oci-my_container-", 17);
+	assert_memory_equal(a, "oci.my_contain.", 15);
 	/* "a b" and "a_b" are different containers */
 	oci_group_name("a b", a);
 	oci_group_name("a_b", b);
 	assert_string_equal(b, "oci-a_b");
 	assert_string_not_equal(a, b);
+}
+
+/*
+ * No id is given another's derived name (issue 27): the 27-character id
+ * that spells a long id's derived name after "oci-" keeps "oci-".
+ */
+static void
+test_name_no_id_takes_a_derived_one(void **state)
+{
+	char derived[GF_GROUP_LEN], kept[GF_GROUP_LEN];
+
+	(void)state;
+	oci_group_name("web-frontend-production-replica-1", derived);
+	assert_int_equal(derived[3], OCI_GROUP_DERIVED);
+	oci_group_name(derived + 4, kept);
+	assert_string_not_equal(kept, derived);
+	assert_int_equal(kept[3], '-');
+	/* nor does an id that is the whole derived name */
+	oci_group_name(derived, kept);
+	assert_string_not_equal(kept, derived);
+}
+
+/* The digest against FIPS 180-2's examples. */
+static void
+test_sha256_vectors(void **state)
+{
+	static const char *in[] = { "abc", "",
+	    "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq" };
+	static const char *want[] = {
+	    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+	    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+	    "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1" };
+	uint8_t h[SHA256_LEN];
+	char hex[2 * SHA256_LEN + 1];
+	size_t i, j;
+
+	(void)state;
+	for (i = 0; i < NITEMS(in); i++) {
+		sha256(in[i], strlen(in[i]), h);
+		for (j = 0; j < SHA256_LEN; j++)
+			snprintf(hex + 2 * j, 3, "%02x", h[j]);
+		assert_string_equal(hex, want[i]);
+	}
 }
 
 /* A state of id "c" with the annotations given as name, value pairs. */
@@ -321,6 +365,8 @@ main(void)
 		cmocka_unit_test(test_name_short_ids_kept),
 		cmocka_unit_test(test_name_long_ids_hashed),
 		cmocka_unit_test(test_name_unsafe_characters),
+		cmocka_unit_test(test_name_no_id_takes_a_derived_one),
+		cmocka_unit_test(test_sha256_vectors),
 		cmocka_unit_test(test_wanted),
 		cmocka_unit_test(test_build_all),
 		cmocka_unit_test(test_build_memory_only),
