@@ -122,7 +122,7 @@ departed_on(struct arbiter *a, size_t dev, const struct nvml_proc *procs,
     long n, uint64_t excess, int *any)
 {
 	struct depart *d;
-	uint64_t held, take;
+	uint64_t held, unused, take;
 
 	*any = 0;
 	TAILQ_FOREACH_REVERSE(d, &a->departs, departs, entry) {
@@ -134,7 +134,9 @@ departed_on(struct arbiter *a, size_t dev, const struct nvml_proc *procs,
 			continue;
 		}
 		/* A lease's unused part is charged, the driver holds none. */
-		held = d->lc->usage[dev].used - lease_unused(d->lc, dev);
+		held = d->lc->usage[dev].used;
+		unused = lease_unused(d->lc, dev);
+		held = held > unused ? held - unused : 0;
 		take = held < excess ? held : excess;
 		excess -= take;
 		if (take > held / 16)
