@@ -43,7 +43,7 @@ table_fill(struct table_run *t, size_t live, uint64_t first)
 	for (i = 0; i < live; i++) {
 		t->ring[i] = t->next;
 		t->next += 4096;
-		if (alloc_table_add(t->ring[i], BENCH_SIZE, GF_KIND_MEM, 0, 0) < 0)
+		if (alloc_table_add(t->ring[i], BENCH_SIZE, GF_KIND_MEM, 0, 0, NULL) < 0)
 			return -1;
 	}
 	return 0;
@@ -70,7 +70,7 @@ table_pairs(void *arg)
 	long i;
 
 	for (i = 0; i < t->pairs; i++) {
-		if (alloc_table_add(t->next, BENCH_SIZE, GF_KIND_MEM, 0, 0) < 0 ||
+		if (alloc_table_add(t->next, BENCH_SIZE, GF_KIND_MEM, 0, 0, NULL) < 0 ||
 		    alloc_table_remove(t->ring[t->head], &e) != 1)
 			t->failed = 1;
 		t->ring[t->head] = t->next;
