@@ -15,6 +15,10 @@ LIBEXECDIR ?= $(PREFIX)/libexec
 # Container engines read CDI specs here, whatever PREFIX is.
 CDIDIR    ?= /etc/cdi
 MANDIR    ?= $(PREFIX)/share/man
+# systemd reads units here, whatever PREFIX is: where its pkg-config file
+# says, else where every systemd looks.
+SYSTEMDUNITDIR ?= $(or $(shell pkg-config --variable=systemdsystemunitdir \
+		  systemd 2>/dev/null),/lib/systemd/system)
 CUDA_HOME ?= /usr/local/cuda
 PYTHON    ?= /usr/bin/python3
 O         ?= build
@@ -272,6 +276,11 @@ install: all
 	    --hook $(LIBEXECDIR)/gpufrac-oci-hook \
 	    >$(DESTDIR)$(CDIDIR)/gpufrac.json.tmp
 	mv $(DESTDIR)$(CDIDIR)/gpufrac.json.tmp $(DESTDIR)$(CDIDIR)/gpufrac.json
+	# The systemd unit, with this PREFIX's paths.
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	sed 's|@PREFIX@|$(PREFIX)|g' etc/gpufracd.service.in \
+	    >$(DESTDIR)$(SYSTEMDUNITDIR)/gpufracd.service
+	chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/gpufracd.service
 	# The Slurm plugin, where it was built; plugstack.conf is the admin's.
 	$(if $(SPANK),install -d $(DESTDIR)$(LIBDIR)/slurm)
 	$(if $(SPANK),install -m 755 $(SPANK) $(DESTDIR)$(LIBDIR)/slurm/gpufrac_spank.so)
@@ -287,7 +296,8 @@ uninstall:
 	    $(DESTDIR)$(MANDIR)/man8/gpufrac-oci-hook.8 \
 	    $(DESTDIR)$(LIBEXECDIR)/gpufrac-oci-hook $(DESTDIR)$(CDIDIR)/gpufrac.json \
 	    $(DESTDIR)$(MANDIR)/man8/gpufrac_spank.8 \
-	    $(DESTDIR)$(LIBDIR)/slurm/gpufrac_spank.so
+	    $(DESTDIR)$(LIBDIR)/slurm/gpufrac_spank.so \
+	    $(DESTDIR)$(SYSTEMDUNITDIR)/gpufracd.service
 
 clean:
 	rm -rf $(O)
