@@ -15,6 +15,10 @@ LIBEXECDIR ?= $(PREFIX)/libexec
 # Container engines read CDI specs here, whatever PREFIX is.
 CDIDIR    ?= /etc/cdi
 MANDIR    ?= $(PREFIX)/share/man
+# systemd reads units here, whatever PREFIX is: where its pkg-config file
+# says, else where every systemd looks.
+SYSTEMDUNITDIR ?= $(or $(shell pkg-config --variable=systemdsystemunitdir \
+		  systemd 2>/dev/null),/lib/systemd/system)
 CUDA_HOME ?= /usr/local/cuda
 PYTHON    ?= /usr/bin/python3
 O         ?= build
@@ -45,13 +49,27 @@ $(error cannot find $(CUDA_HOME)/include/cuda.h: install the CUDA toolkit or set
 endif
 endif
 
+# Before anything is built (every object needs the flags stamp), the
+# Debian packages the goals need: tools/deps.sh installs the missing ones
+# as root, as `make deps` does, or names them and the command in one line
+# and stops. Each list found installed is a line of the stamp, so that
+# dpkg is asked once per build tree and list, apt only when one is missing.
+DEPS_GOALS  = $(filter-out all install demo deps clean uninstall,\
+	      $(or $(MAKECMDGOALS),all))
+DEPS_NEEDED = $(strip $(if $(DEPS_GOALS),$(DEPS),$(BUILD_DEPS)))
+DEPS_STAMP  = $(O)/.deps
+$(DEPS_STAMP): FORCE
+	@grep -qxF '$(DEPS_NEEDED)' $@ 2>/dev/null || \
+	    { tools/deps.sh $(DEPS_NEEDED) && mkdir -p $(@D) && \
+	      echo '$(DEPS_NEEDED)' >>$@; }
+
 # Rebuild everything when the flags change (a sanitizer build, say): the
 # stamp is rewritten only when its content would differ. Flags added for
 # some objects only are `private`: a prerequisite (the stamp) must not
 # see them, or it would change with whichever object reached it first.
 FLAGS_STAMP = $(O)/.build-flags
 BUILD_FLAGS = $(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS)
-$(FLAGS_STAMP): FORCE
+$(FLAGS_STAMP): FORCE | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	@echo '$(BUILD_FLAGS)' | cmp -s - $@ 2>/dev/null || \
 	    echo '$(BUILD_FLAGS)' > $@
@@ -87,10 +105,12 @@ SPANK       = $(if $(and $(SPANK_OBJ),$(wildcard $(SPANK_H))),$(O)/slurm/gpufrac
 # What the programs link beyond libc; mk/*.mk may add to these.
 DAEMON_LIBS = -linih -ldl
 CTL_LIBS    =
-# Debian packages `make deps` installs (build, tests, engines tested).
-DEPS        = gcc make libc6-dev libinih-dev libcmocka-dev libjansson-dev \
-	      python3 python3-numba strace valgrind crun slurm-wlm munge \
-	      libslurm-dev
+# Debian packages: BUILD_DEPS to build (make, make install, make demo),
+# DEPS for the rest too (tests, benchmarks, engines tested); `make deps`
+# installs DEPS.
+BUILD_DEPS  = gcc make libc6-dev libinih-dev libjansson-dev
+DEPS        = $(BUILD_DEPS) libcmocka-dev python3 python3-numba strace \
+	      valgrind crun slurm-wlm munge libslurm-dev
 BINS        = $(SHIM) $(DAEMON) $(CTL) $(SIM) $(NVML) $(OCI_HOOK) $(SPANK)
 MAN         = man/gpufracctl.1 man/gpufrac.conf.5 man/libgpufrac.7 \
 	      man/gpufracd.8 man/gpufrac-oci-hook.8 man/gpufrac_spank.8
@@ -232,13 +252,7 @@ bench-share: all $(SHARE)
 	$(O)/bench/share
 
 deps:
-	@pkgs="$(DEPS)"; \
-	if [ "$$(id -u)" = 0 ]; then \
-		apt-get update -q && DEBIAN_FRONTEND=noninteractive \
-		apt-get install -y -q --no-install-recommends $$pkgs; \
-	else \
-		echo "run as root: apt-get install -y --no-install-recommends $$pkgs"; \
-	fi
+	@tools/deps.sh $(DEPS)
 
 install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PREFIX)/sbin \
@@ -262,6 +276,11 @@ install: all
 	    --hook $(LIBEXECDIR)/gpufrac-oci-hook \
 	    >$(DESTDIR)$(CDIDIR)/gpufrac.json.tmp
 	mv $(DESTDIR)$(CDIDIR)/gpufrac.json.tmp $(DESTDIR)$(CDIDIR)/gpufrac.json
+	# The systemd unit, with this PREFIX's paths.
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	sed 's|@PREFIX@|$(PREFIX)|g' etc/gpufracd.service.in \
+	    >$(DESTDIR)$(SYSTEMDUNITDIR)/gpufracd.service
+	chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/gpufracd.service
 	# The Slurm plugin, where it was built; plugstack.conf is the admin's.
 	$(if $(SPANK),install -d $(DESTDIR)$(LIBDIR)/slurm)
 	$(if $(SPANK),install -m 755 $(SPANK) $(DESTDIR)$(LIBDIR)/slurm/gpufrac_spank.so)
@@ -277,7 +296,8 @@ uninstall:
 	    $(DESTDIR)$(MANDIR)/man8/gpufrac-oci-hook.8 \
 	    $(DESTDIR)$(LIBEXECDIR)/gpufrac-oci-hook $(DESTDIR)$(CDIDIR)/gpufrac.json \
 	    $(DESTDIR)$(MANDIR)/man8/gpufrac_spank.8 \
-	    $(DESTDIR)$(LIBDIR)/slurm/gpufrac_spank.so
+	    $(DESTDIR)$(LIBDIR)/slurm/gpufrac_spank.so \
+	    $(DESTDIR)$(SYSTEMDUNITDIR)/gpufracd.service
 
 clean:
 	rm -rf $(O)

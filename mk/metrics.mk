@@ -3,4 +3,5 @@
 # promtool and scrapes it with a Prometheus server of its own (Debian's
 # prometheus package has both).
 DAEMON_LIBS += -lmicrohttpd
-DEPS        += libmicrohttpd-dev prometheus curl
+BUILD_DEPS  += libmicrohttpd-dev
+DEPS        += prometheus curl

@@ -2,9 +2,10 @@
  * gpufrac-oci-hook: an OCI runtime hook. At createRuntime it gives a
  * container annotated gpufrac.io/memory a run-time group in gpufracd,
  * matched by the container's cgroup; at poststop it removes the group.
- * The runtime writes the container's state to stdin; a failure at
- * createRuntime exits non-zero so that the runtime does not start a
- * container without the quota it asked for.
+ * The runtime writes the container's state to stdin, whose status says the
+ * stage when the arguments do not; a failure at createRuntime exits
+ * non-zero so that the runtime does not start a container without the
+ * quota it asked for.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -46,12 +47,30 @@ static const struct stage {
 
 #define NSTAGES	(sizeof(stages) / sizeof(stages[0]))
 
+/*
+ * The stage of a hook given none, by the status in the container's state
+ * (runtime-spec, "State"): runc says "creating" at createRuntime (and
+ * prestart), crun 1.8 "created"; both say "stopped" at poststop. A hook
+ * configuration often names the hook's path and no arguments (podman's
+ * hooks.d, a runtime's config.json written by hand).
+ */
+static const struct {
+	const char	*status;
+	const char	*stage;
+} statuses[] = {
+	{ "creating",	"createRuntime" },
+	{ "created",	"createRuntime" },
+	{ "stopped",	"poststop" },
+};
+
+#define NSTATUSES	(sizeof(statuses) / sizeof(statuses[0]))
+
 /* Reads exactly like the SYNOPSIS of gpufrac-oci-hook(8). */
 static void
 usage(FILE *fp)
 {
-	fputs("usage: gpufrac-oci-hook [-s socket] createRuntime | poststop\n",
-	    fp);
+	fputs("usage: gpufrac-oci-hook [-s socket] [createRuntime | "
+	    "poststop]\n", fp);
 }
 
 static int
@@ -131,10 +150,30 @@ stage_find(const char *name)
 	return NULL;
 }
 
+/* The stage the state's status says, or NULL with the reason said. */
+static const struct stage *
+stage_of_status(const struct oci_state *st)
+{
+	size_t i;
+
+	if (st->status == NULL) {
+		log_errx("container '%s': no stage given, and its state has "
+		    "no status", st->id);
+		return NULL;
+	}
+	for (i = 0; i < NSTATUSES; i++)
+		if (strcmp(statuses[i].status, st->status) == 0)
+			return stage_find(statuses[i].stage);
+	log_errx("container '%s': no stage given, and its status '%s' "
+	    "names none (expected creating, created or stopped)", st->id,
+	    st->status);
+	return NULL;
+}
+
 int
 main(int argc, char *argv[])
 {
-	const struct stage *stage;
+	const struct stage *stage = NULL;
 	const char *path = NULL;
 	struct oci_state st;
 	char err[ERR_LEN];
@@ -160,13 +199,13 @@ main(int argc, char *argv[])
 			return EXIT_USAGE;
 		}
 	}
-	if (argc - optind != 1) {
-		log_errx(optind == argc ? "no stage given" :
-		    "too many arguments");
+	if (argc - optind > 1) {
+		log_errx("too many arguments");
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if ((stage = stage_find(argv[optind])) == NULL) {
+	/* A stage given wins over the state's status. */
+	if (optind < argc && (stage = stage_find(argv[optind])) == NULL) {
 		log_errx("unknown stage '%s'", argv[optind]);
 		usage(stderr);
 		return EXIT_USAGE;
@@ -177,7 +216,10 @@ main(int argc, char *argv[])
 		log_errx("%s", err);
 		return EXIT_NO;
 	}
-	rc = oci_group_wanted(&st) ? stage->run(path, &st) : EXIT_OK;
+	if (stage == NULL && (stage = stage_of_status(&st)) == NULL)
+		rc = EXIT_NO;
+	else
+		rc = oci_group_wanted(&st) ? stage->run(path, &st) : EXIT_OK;
 	oci_state_free(&st);
 	return rc;
 }

@@ -75,6 +75,31 @@ id_take(json_t *root, struct oci_state *st, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * The status says the stage the hook is called at, when its arguments do
+ * not; required by the runtime spec, but a hook given its stage can do
+ * without it.
+ */
+static int
+status_take(json_t *root, struct oci_state *st, char *err, size_t errlen)
+{
+	json_t *v = json_object_get(root, "status");
+
+	if (v == NULL || json_is_null(v))
+		return 0;
+	if (!json_is_string(v) ||
+	    !printable(json_string_value(v), json_string_length(v))) {
+		snprintf(err, errlen, "container '%s': bad status in its "
+		    "state", st->id);
+		return -1;
+	}
+	if ((st->status = strdup(json_string_value(v))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
 /* The pid is absent, or 0, once the container has stopped. */
 static int
 pid_take(json_t *root, struct oci_state *st, char *err, size_t errlen)
@@ -182,6 +207,7 @@ oci_state_read(FILE *fp, struct oci_state *st, char *err, size_t errlen)
 		goto out_put;
 	}
 	if (id_take(root, st, err, errlen) < 0 ||
+	    status_take(root, st, err, errlen) < 0 ||
 	    pid_take(root, st, err, errlen) < 0 ||
 	    annots_take(root, st, err, errlen) < 0) {
 		oci_state_free(st);
@@ -215,6 +241,7 @@ oci_state_free(struct oci_state *st)
 		free(st->annots[i].value);
 	}
 	free(st->annots);
+	free(st->status);
 	free(st->id);
 	memset(st, 0, sizeof(*st));
 }

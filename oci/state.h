@@ -23,6 +23,7 @@ struct oci_annot {
 
 struct oci_state {
 	char		*id;		/* never empty */
+	char		*status;	/* "creating", "stopped"...; NULL: none */
 	uint32_t	 pid;		/* 0: none given (poststop) */
 	struct oci_annot *annots;	/* the gpufrac.io/ ones only */
 	size_t		 nannots;
@@ -31,9 +32,9 @@ struct oci_state {
 /*
  * Read the state JSON from fp up to its end. Returns 0 with st filled (the
  * caller frees it with oci_state_free), or -1 with one line in err and st
- * empty: not JSON, not an object, no id, a pid that is not a pid, or one of
- * our annotations that is not a string of printable characters (it is
- * quoted in messages). Other annotations are not looked at.
+ * empty: not JSON, not an object, no id, a pid that is not a pid, a status
+ * or one of our annotations that is not a string of printable characters
+ * (they are quoted in messages). Other annotations are not looked at.
  */
 int	oci_state_read(FILE *fp, struct oci_state *st, char *err,
 	    size_t errlen);

@@ -3,7 +3,8 @@
 # GPUFRAC_SOCKET, the createRuntime and poststop hooks) as a CDI-aware
 # engine would add them. A container annotated gpufrac.io/memory runs in a
 # group of its own, matched by its cgroup, and is held to the annotation;
-# the group is gone once the container has exited. A bad annotation, a
+# the group is gone once the container has exited, also when the hooks
+# are given no arguments (the stage from the state). A bad annotation, a
 # daemon that refuses the group or one that is not there keep the
 # container from starting; a container without the annotation runs with
 # no group made; and the group of a container that failed to start, for
@@ -68,6 +69,8 @@ in_cgroup2() {
 # none). Its root is read-only: the host's /usr and /etc, the checkout, the
 # build tree and $TMP at their own paths, the host's /dev/shm (the simulated GPU's shared
 # state). Hook messages go to $TMP/NAME.hook (crun's run.oci.hooks.stderr).
+# HOOK_ARGS=none: the hooks are given no arguments, only their path, as
+# hand-written hook configurations often are.
 bundle() {
 	CONTAINERS="$CONTAINERS $1"
 	"$PYTHON" - "$TMP" "$TOP" "$BUILD" "$1" "/gpufrac-test-$$-$1" "$2" "$3" \
@@ -120,8 +123,10 @@ if spec:
         # the sanitizers' reports where lib.sh's finish looks
         henv = h.get("env", []) + ["%s=%s" % (k, os.environ[k])
                                    for k in keep[3:] if k in os.environ]
-        hooks.setdefault(h["hookName"], []).append(
-            {"path": h["path"], "args": h.get("args", []), "env": henv})
+        hook = {"path": h["path"], "args": h.get("args", []), "env": henv}
+        if os.environ.get("HOOK_ARGS") == "none":
+            del hook["args"]
+        hooks.setdefault(h["hookName"], []).append(hook)
     if san_preload:
         env["LD_PRELOAD"] = san_preload
 annotations = json.loads(annots)
@@ -234,7 +239,33 @@ wait "$CRUN_PID"
 check_eq "the container exits 0" $? 0
 check "with nothing said by its hooks" test ! -s "$TMP/$Q.hook"
 check "its group is gone once it has exited" no_oci_group
-check "so are its process and its charge" clients_are 0
+# A departed process stays, releasing, until the driver has its memory
+# back; release, next, must not find it first.
+wait_for "so are its process and its charge" 10 clients_are 0
+
+# --- hooks given no arguments: the stage comes from the state's status ----
+A=gf-$$-noargs
+HOOK_ARGS=none bundle "$A" "$SPEC" '{"gpufrac.io/memory": "32Mi"}' \
+	"$C" total hold
+check_eq "a container's hooks may be given no arguments" \
+	"$(json '[(s, [h.get("args") for h in j["hooks"][s]]) for s in sorted(j["hooks"])]' \
+	    <"$TMP/$A/config.json")" \
+	"[('createRuntime', [None]), ('poststop', [None])]"
+crun_start "$A"
+if holding "$A" "a container whose hooks have no arguments runs"; then
+	check_eq "its createRuntime hook made its group" \
+		"$(ps_json '[c["group"] for c in j["clients"]]')" "['oci-$A']"
+	check_eq "and it is held to its annotation" \
+		"$(head -n 1 "$TMP/$A.out")" "total $((32 * MiB))"
+	release
+fi
+wait "$CRUN_PID"
+check_eq "it exits 0" $? 0
+check "with nothing said by its hooks" test ! -s "$TMP/$A.hook"
+check "its poststop hook removed the group" grep -q \
+	"removed run-time group 'oci-$A'" "$TMP/gpufracd.log"
+check "so it is gone" no_oci_group
+wait_for "and so is its process" 10 clients_are 0
 
 # --- a container without the annotation -----------------------------------
 N=gf-$$-none
@@ -256,6 +287,7 @@ fi
 wait "$CRUN_PID"
 check_eq "it exits 0" $? 0
 check "with nothing said by its hooks" test ! -s "$TMP/$N.hook"
+wait_for "its process is gone" 10 clients_are 0
 
 # --- a group removed by hand before the container stops --------------------
 R=gf-$$-rm

@@ -64,6 +64,7 @@ test_crun_create(void **state)
 	    0);
 	assert_string_equal(st.id, "gftest1");
 	assert_int_equal(st.pid, 5803);
+	assert_string_equal(st.status, "created");
 	assert_int_equal(st.nannots, 2);
 	assert_string_equal(oci_state_annot(&st, "memory"), "64Mi");
 	assert_string_equal(oci_state_annot(&st, "priority"), "-3");
@@ -71,6 +72,7 @@ test_crun_create(void **state)
 	assert_null(oci_state_annot(&st, "resolver"));
 	oci_state_free(&st);
 	assert_null(st.id);
+	assert_null(st.status);
 	assert_int_equal(st.nannots, 0);
 }
 
@@ -96,8 +98,43 @@ test_poststop_shapes(void **state)
 		assert_string_equal(st.id, "c");
 		assert_int_equal(st.pid, 0);
 		assert_int_equal(st.nannots, 0);
+		if (i < 2)
+			assert_string_equal(st.status, "stopped");
+		else
+			assert_null(st.status);
 		oci_state_free(&st);
 	}
+}
+
+/* What runc writes at createRuntime: the status a hook given no stage
+ * goes by. */
+static void
+test_runc_create(void **state)
+{
+	static const char text[] = "{\"ociVersion\":\"1.2.0\",\"id\":\"r1\","
+	    "\"status\":\"creating\",\"pid\":4242,\"bundle\":\"/b\","
+	    "\"annotations\":{\"gpufrac.io/memory\":\"1Gi\"}}";
+	struct oci_state st;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(state_of(text, strlen(text), &st, err, sizeof(err)),
+	    0);
+	assert_string_equal(st.status, "creating");
+	assert_int_equal(st.pid, 4242);
+	oci_state_free(&st);
+}
+
+/* A status that is not a string of printable characters is quoted in no
+ * message: refused. */
+static void
+test_bad_status(void **state)
+{
+	(void)state;
+	state_bad("{\"id\":\"c\",\"status\":42}", "container 'c': bad "
+	    "status in its state");
+	state_bad("{\"id\":\"c\",\"status\":{}}", "bad status");
+	state_bad("{\"id\":\"c\",\"status\":\"stop\\nped\"}", "bad status");
 }
 
 static void
@@ -203,6 +240,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_crun_create),
 		cmocka_unit_test(test_poststop_shapes),
+		cmocka_unit_test(test_runc_create),
+		cmocka_unit_test(test_bad_status),
 		cmocka_unit_test(test_not_json),
 		cmocka_unit_test(test_duplicate_keys),
 		cmocka_unit_test(test_bad_id),
