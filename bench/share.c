@@ -3,11 +3,12 @@
  * same seeded demand traces (share_trace.c) run four ways on the
  * simulated driver, or with -r (`make bench-share SHARE_DRIVER=real`) on
  * 16 GiB of device 0 of the driver the environment has, the daemons
- * keeping the rest back (share_device.c): static partitions (each tenant limited to its equal
- * share, resolver fail), one shared device with resolver wait, with
- * resolver swap, and with priorities and resolver preempt. For each it
- * reports the device memory left idle, failed allocations, time waited,
- * swaps and makespan: an aligned table, then one JSON line.
+ * keeping the rest back (share_device.c): static partitions (each tenant
+ * limited to its equal share, resolver fail), one shared device with
+ * resolver wait, with resolver swap, and with priorities and resolver
+ * preempt. For each it reports the device memory left idle, failed
+ * allocations, time waited, swaps and makespan: an aligned table, then
+ * one JSON line.
  *
  * The parent only supervises: it makes the temporary directory, runs the
  * ways in a child, and, however the child ended (an interrupt included),

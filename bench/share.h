@@ -2,10 +2,11 @@
  * `make bench-share`: what the sharing benchmark's files share. The same
  * seeded demand traces (share_trace.c) run four ways on one simulated GPU,
  * or on 16 GiB of a real one (-r: share_device.c sizes the daemon's
- * reserve), each against a gpufracd of its own (share_daemon.c) with one process per
- * tenant (share_tenant.c, started by share_proc.c), while the daemon's
- * status and decision log are watched (share_watch.c); share_way.c runs
- * one way, share_report.c prints the table and the JSON line.
+ * reserve), each against a gpufracd of its own (share_daemon.c) with one
+ * process per tenant (share_tenant.c, started by share_proc.c), while the
+ * daemon's status and decision log are watched (share_watch.c);
+ * share_way.c runs one way, share_report.c prints the table and the JSON
+ * line.
  */
 #ifndef GF_TOOLS_SHARE_H
 #define GF_TOOLS_SHARE_H
