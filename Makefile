@@ -248,8 +248,16 @@ demo: all $(O)/tests/clients/cuclient_linked
 bench: all $(BENCH)
 	$(BENCH)
 
+# SHARE_DRIVER=real: on 16 GiB of the machine's GPU (bench/share -r);
+# SHARE_ARGS: more options (-q, -n N, -s SEED).
+SHARE_DRIVER ?= simulated
 bench-share: all $(SHARE)
-	$(O)/bench/share
+	$(O)/bench/share $(SHARE_FLAGS_$(SHARE_DRIVER)) $(SHARE_ARGS)
+SHARE_FLAGS_simulated =
+SHARE_FLAGS_real = -r
+ifeq ($(filter simulated real,$(SHARE_DRIVER)),)
+$(error SHARE_DRIVER must be simulated or real, not '$(SHARE_DRIVER)')
+endif
 
 deps:
 	@tools/deps.sh $(DEPS)

@@ -262,29 +262,41 @@ harness_daemon_wait(pid_t *pid, int (*serves)(void *), void *arg, int ms)
 }
 
 int
-harness_env(const char *top, const char *state, const char *devices,
-    const char *sock)
+harness_env_real(const char *sock)
 {
 	static const char *const drop[] = { "LD_PRELOAD",
 	    "GPUFRAC_MEMORY_LIMIT", "GPUFRAC_DISABLE", "GPUFRAC_LOG",
 	    "GPUFRAC_PRIORITY", "GPUFRAC_RESOLVER", "GPUFRAC_WAIT_TIMEOUT",
 	    "CUDA_VISIBLE_DEVICES", "SIMCUDA_CONTEXT_BYTES",
 	    "SIMCUDA_NO_CHECKPOINT" };
+	size_t i;
+
+	for (i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
+		unsetenv(drop[i]);
+	if (setenv("GPUFRAC_SOCKET", sock, 1) < 0) {
+		log_warn("cannot set the environment");
+		return -1;
+	}
+	return 0;
+}
+
+int
+harness_env(const char *top, const char *state, const char *devices,
+    const char *sock)
+{
 	const char *old = getenv("LD_LIBRARY_PATH");
 	char lib[2 * PATH_MAX];
-	size_t i;
 
 	if ((size_t)snprintf(lib, sizeof(lib), "%s/tests/simcuda%s%s", top,
 	    old && *old ? ":" : "", old && *old ? old : "") >= sizeof(lib)) {
 		log_warnx("LD_LIBRARY_PATH is too long");
 		return -1;
 	}
-	for (i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
-		unsetenv(drop[i]);
+	if (harness_env_real(sock) < 0)
+		return -1;
 	if (setenv("LD_LIBRARY_PATH", lib, 1) < 0 ||
 	    setenv("SIMCUDA_STATE", state, 1) < 0 ||
-	    setenv("SIMCUDA_DEVICES", devices, 1) < 0 ||
-	    setenv("GPUFRAC_SOCKET", sock, 1) < 0) {
+	    setenv("SIMCUDA_DEVICES", devices, 1) < 0) {
 		log_warn("cannot set the environment");
 		return -1;
 	}

@@ -63,6 +63,12 @@ int	harness_daemon_wait(pid_t *pid, int (*serves)(void *), void *arg,
  */
 int	harness_env(const char *top, const char *state, const char *devices,
 	    const char *sock);
+/*
+ * The same for the driver the environment finds (the real one): the
+ * daemon's socket, and none of the settings a user's environment could
+ * bring; LD_LIBRARY_PATH and SIMCUDA_* are left as they are. 0 or -1.
+ */
+int	harness_env_real(const char *sock);
 
 /* The sanitizer runtime this program was linked with (SANITIZE=), or NULL. */
 const char *harness_sanitizer(void);

@@ -1,11 +1,14 @@
 /*
  * share: how well gpufrac shares one GPU, run by `make bench-share`. The
  * same seeded demand traces (share_trace.c) run four ways on the
- * simulated driver: static partitions (each tenant limited to its equal
- * share, resolver fail), one shared device with resolver wait, with
- * resolver swap, and with priorities and resolver preempt. For each it
- * reports the device memory left idle, failed allocations, time waited,
- * swaps and makespan: an aligned table, then one JSON line.
+ * simulated driver, or with -r (`make bench-share SHARE_DRIVER=real`) on
+ * 16 GiB of device 0 of the driver the environment has, the daemons
+ * keeping the rest back (share_device.c): static partitions (each tenant
+ * limited to its equal share, resolver fail), one shared device with
+ * resolver wait, with resolver swap, and with priorities and resolver
+ * preempt. For each it reports the device memory left idle, failed
+ * allocations, time waited, swaps and makespan: an aligned table, then
+ * one JSON line.
  *
  * The parent only supervises: it makes the temporary directory, runs the
  * ways in a child, and, however the child ended (an interrupt included),
@@ -39,7 +42,7 @@ static void __attribute__((noreturn))
 usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-	    "usage: share [-hq] [-n tenants] [-s seed]\n");
+	    "usage: share [-hqr] [-n tenants] [-s seed]\n");
 	exit(status);
 }
 
@@ -80,6 +83,8 @@ share_run_all(struct share_run *r)
 
 	/* A tenant that died is noticed on its pipe, not by a signal. */
 	signal(SIGPIPE, SIG_IGN);
+	if (r->p.real && device_probe(r) < 0)
+		return 1;
 	for (way = 0; way < WAY_COUNT; way++) {
 		fprintf(stderr, "share: %s\n", share_way_name(way));
 		way_run(r, way);
@@ -168,7 +173,7 @@ main(int argc, char *argv[])
 	if ((s = getenv("SHARE_SEED")) != NULL && *s != '\0' &&
 	    seed_parse(s, &r.p.seed) < 0)
 		usage(2);
-	while ((ch = getopt(argc, argv, "hn:qs:")) != -1) {
+	while ((ch = getopt(argc, argv, "hn:qrs:")) != -1) {
 		switch (ch) {
 		case 'n':
 			if (decimal_parse(optarg, SHARE_TENANTS_MAX, &n) < 0 ||
@@ -185,6 +190,9 @@ main(int argc, char *argv[])
 			r.p.tenants = QUICK_TENANTS;
 			r.p.duration_ms = QUICK_MS;
 			break;
+		case 'r':
+			r.p.real = 1;
+			break;
 		case 's':
 			if (seed_parse(optarg, &r.p.seed) < 0)
 				usage(2);
@@ -200,10 +208,14 @@ main(int argc, char *argv[])
 	if (tenants > 0)
 		r.p.tenants = (unsigned)tenants;
 	trace_make(&r.p, r.traces);
-	snprintf(r.state, sizeof(r.state), "gfshare-%d", (int)getpid());
+	/* The real driver has no state of ours to name or remove. */
+	if (!r.p.real)
+		snprintf(r.state, sizeof(r.state), "gfshare-%d",
+		    (int)getpid());
 	if (harness_top(r.top, sizeof(r.top)) < 0)
 		return 1;
-	if (daemon_dir_make(&r) < 0 || harness_env(r.top, r.state, SHARE_DEVICE, r.sock) < 0) {
+	if (daemon_dir_make(&r) < 0 || (r.p.real ? harness_env_real(r.sock) :
+	    harness_env(r.top, r.state, SHARE_DEVICE, r.sock)) < 0) {
 		daemon_teardown(&r);
 		return 1;
 	}

@@ -1,10 +1,12 @@
 /*
  * `make bench-share`: what the sharing benchmark's files share. The same
  * seeded demand traces (share_trace.c) run four ways on one simulated GPU,
- * each against a gpufracd of its own (share_daemon.c) with one process per
- * tenant (share_tenant.c, started by share_proc.c), while the daemon's
- * status and decision log are watched (share_watch.c); share_way.c runs
- * one way, share_report.c prints the table and the JSON line.
+ * or on 16 GiB of a real one (-r: share_device.c sizes the daemon's
+ * reserve), each against a gpufracd of its own (share_daemon.c) with one
+ * process per tenant (share_tenant.c, started by share_proc.c), while the
+ * daemon's status and decision log are watched (share_watch.c);
+ * share_way.c runs one way, share_report.c prints the table and the JSON
+ * line.
  */
 #ifndef GF_TOOLS_SHARE_H
 #define GF_TOOLS_SHARE_H
@@ -20,7 +22,8 @@ struct gf_event;
 #define SHARE_BURSTS_MAX	128
 #define SHARE_NOTE_LEN		160
 #define SHARE_DEVICE		"16Gi"	/* SIMCUDA_DEVICES */
-#define SHARE_DEVICE_BYTES	(16ull << 30)
+#define SHARE_DEVICE_BYTES	(16ull << 30)	/* also what -r shares */
+#define SHARE_NAME_LEN		64	/* a device's name (GF_NAME_LEN) */
 /* Tenants of the preempt way run with primary gid SHARE_GID + index. */
 #define SHARE_GID		61000
 
@@ -49,6 +52,22 @@ struct share_params {
 	uint64_t	 seed;
 	uint64_t	 capacity;	/* the device's bytes */
 	int		 quick;		/* -q: a short check, not a measure */
+	int		 real;		/* -r: the driver the environment has */
+};
+
+/*
+ * The device shared: device 0 of the driver, as the daemon sees it. On
+ * the simulated driver all of it; on the real one (-r) the daemon keeps
+ * back a reserve, so that what its clients may be given is
+ * SHARE_DEVICE_BYTES, as on the simulated device.
+ */
+struct share_device {
+	char		 name[SHARE_NAME_LEN];
+	char		 uuid[48];	/* "GPU-...", for its [device] section */
+	uint64_t	 total;		/* as the driver says */
+	uint64_t	 kept;		/* held outside gpufrac before the run */
+	uint64_t	 reserve;	/* [device] reserve; 0: none written */
+	uint64_t	 capacity;	/* shareable, as the first status said */
 };
 
 /* The four ways, in the order they run. */
@@ -77,6 +96,7 @@ struct share_run {
 	char		 state[64];	/* SIMCUDA_STATE */
 	pid_t		 daemon;
 	struct share_params p;
+	struct share_device dev;
 	struct share_trace traces[SHARE_TENANTS_MAX];
 	struct share_result results[WAY_COUNT];
 };
@@ -106,6 +126,8 @@ double	trace_mean(const struct share_trace *t);
 double	trace_work(const struct share_trace *t);
 
 /* share_daemon.c: a gpufracd with the configuration of one way. */
+/* daemon_start's way for a daemon with no configuration but the log's. */
+#define WAY_PROBE	(-1)
 /* mkdtemp; 0 or -1 with a note on stderr. */
 int	daemon_dir_make(struct share_run *r);
 /* Write the way's configuration and start gpufracd; 0 or -1. */
@@ -119,11 +141,22 @@ void	daemon_teardown(const struct share_run *r);
 /* The last lines of the daemon's log, on stderr. */
 void	daemon_log_tail(const struct share_run *r);
 
+/* share_device.c */
+/*
+ * -r: ask a daemon of no configuration what device 0 is and what is held
+ * on it outside gpufrac, and size r->dev.reserve so that SHARE_DEVICE_BYTES
+ * is left to share. 0, or -1 with one line on stderr (a device too small
+ * among them).
+ */
+int	device_probe(struct share_run *r);
+
 /* share_watch.c: the daemon's view while a way runs. */
 struct watch {
 	const char	*sock;
 	int		 fd;		/* the events, followed */
 	uint64_t	 capacity;	/* device 0's, from its status */
+	uint64_t	 kept;		/* of it, not shared (share_device's) */
+	char		 name[SHARE_NAME_LEN];	/* device 0's */
 	double		 idle_sum;
 	size_t		 samples;
 	int		 swap_available;

@@ -1,11 +1,13 @@
 /*
  * The sharing benchmark's gpufracd, one per way: the way's configuration
  * in a private temporary directory with the socket and the daemon's log,
- * on a private simulated device; all removed at the end.
+ * on a private simulated device (or, with -r, the real one less a
+ * reserve); all removed at the end.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,7 +64,14 @@ conf_groups(FILE *f, const struct share_run *r)
 	}
 }
 
-/* DIR/gpufrac-WAY.conf; 0 or -1. */
+/* The way's name, or "probe" for WAY_PROBE. */
+static const char *
+way_name(int way)
+{
+	return way == WAY_PROBE ? "probe" : share_way_name(way);
+}
+
+/* DIR/gpufrac-WAY.conf (WAY_PROBE: the log level alone); 0 or -1. */
 static int
 conf_write(const struct share_run *r, int way, const char *path)
 {
@@ -76,9 +85,18 @@ conf_write(const struct share_run *r, int way, const char *path)
 		log_warn("cannot create '%s'", path);
 		return -1;
 	}
-	fprintf(f, "; written by bench/share: the %s way\n[daemon]\n"
-	    "log_level = warn\ndefault_resolver = %s\nwait_timeout = %s\n",
-	    share_way_name(way), resolver[way], WAIT_TIMEOUT);
+	if (way == WAY_PROBE)
+		fputs("; written by bench/share: a look at the device\n"
+		    "[daemon]\nlog_level = warn\n", f);
+	else
+		fprintf(f, "; written by bench/share: the %s way\n[daemon]\n"
+		    "log_level = warn\ndefault_resolver = %s\n"
+		    "wait_timeout = %s\n", share_way_name(way), resolver[way],
+		    WAIT_TIMEOUT);
+	/* Named by UUID: nvidia-smi's numbers need not be the driver's. */
+	if (way != WAY_PROBE && r->dev.reserve > 0)
+		fprintf(f, "\n[device %s]\nreserve = %" PRIu64 "\n",
+		    r->dev.uuid, r->dev.reserve);
 	if (way == WAY_PREEMPT)
 		conf_groups(f, r);
 	if (fclose(f) != 0) {
@@ -107,7 +125,7 @@ daemon_serves(const struct share_run *r)
 static void
 log_name(char *buf, size_t size, int way)
 {
-	snprintf(buf, size, "gpufracd-%s.log", share_way_name(way));
+	snprintf(buf, size, "gpufracd-%s.log", way_name(way));
 }
 
 /* harness_daemon_wait's question. */
@@ -122,7 +140,7 @@ daemon_start(struct share_run *r, int way)
 {
 	char conf[PATH_MAX], logpath[PATH_MAX], name[48];
 
-	snprintf(name, sizeof(name), "gpufrac-%s.conf", share_way_name(way));
+	snprintf(name, sizeof(name), "gpufrac-%s.conf", way_name(way));
 	if (harness_path(conf, sizeof(conf), r->dir, name) < 0)
 		return -1;
 	log_name(name, sizeof(name), way);

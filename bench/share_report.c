@@ -2,7 +2,8 @@
  * What `make bench-share` prints: the demand, an aligned table with a row
  * per way, why a way could not be measured, the targets (each shared way
  * against static partitions) and whether each is met, and as the last
- * line one JSON object with a member per way (null: not measured).
+ * line one JSON object: the driver and device, then a member per way
+ * (null: not measured).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -33,7 +34,7 @@ demand_print(const struct share_run *r)
 {
 	double cap = (double)r->p.capacity, peak, mean;
 	double pmin = 1e9, pmax = 0, psum = 0, mmin = 1e9, mmax = 0, msum = 0;
-	char size[32];
+	char size[32], total[32], reserve[32], kept[32];
 	unsigned i;
 
 	for (i = 0; i < r->p.tenants; i++) {
@@ -46,10 +47,23 @@ demand_print(const struct share_run *r)
 		mmax = fmax(mmax, mean);
 		msum += mean;
 	}
-	printf("sharing one simulated %s GPU between %u tenants, seed %" PRIu64
-	    ", bursts due over %.1f s%s\n", size_format(r->p.capacity, size,
-	    sizeof(size)), r->p.tenants, r->p.seed,
-	    (double)r->p.duration_ms / 1000, r->p.quick ? " (quick)" : "");
+	if (r->p.real)
+		printf("sharing %s of a real %s (%s; the daemons keep back "
+		    "%s, %s is held outside gpufrac)\nbetween %u tenants, "
+		    "seed %" PRIu64 ", bursts due over %.1f s%s\n",
+		    size_format(r->p.capacity, size, sizeof(size)),
+		    r->dev.name, size_format(r->dev.total, total,
+		    sizeof(total)), size_format(r->dev.reserve, reserve,
+		    sizeof(reserve)), size_format(r->dev.kept, kept,
+		    sizeof(kept)), r->p.tenants, r->p.seed,
+		    (double)r->p.duration_ms / 1000, r->p.quick ?
+		    " (quick)" : "");
+	else
+		printf("sharing one simulated %s GPU between %u tenants, seed %"
+		    PRIu64 ", bursts due over %.1f s%s\n",
+		    size_format(r->p.capacity, size, sizeof(size)),
+		    r->p.tenants, r->p.seed, (double)r->p.duration_ms / 1000,
+		    r->p.quick ? " (quick)" : "");
 	printf("demand of each tenant: peak %.0f-%.0f%% of the device "
 	    "(together %.0f%%), mean %.1f-%.1f%% (together %.0f%%)\n\n",
 	    pmin, pmax, psum, mmin, mmax, msum);
@@ -204,6 +218,42 @@ json_int(const char *key, int64_t v, int comma)
 		printf(",");
 }
 
+/* s as a JSON string; null when empty. */
+static void
+json_str(const char *key, const char *s)
+{
+	printf("\"%s\":", key);
+	if (*s == '\0') {
+		printf("null,");
+		return;
+	}
+	putchar('"');
+	for (; *s != '\0'; s++)
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", (unsigned)(unsigned char)*s);
+		else
+			putchar(*s);
+	printf("\",");
+}
+
+/* The driver and the device shared: what the daemons said of it. */
+static void
+json_device(const struct share_run *r)
+{
+	const struct share_device *d = &r->dev;
+
+	printf("\"driver\":\"%s\",", r->p.real ? "real" : "simulated");
+	json_str("gpu", d->name);
+	json_int("device_bytes", d->capacity ? (int64_t)d->capacity : -1, 1);
+	/* The simulated device is shared whole: its total is the capacity. */
+	json_int("gpu_total_bytes", r->p.real ? (int64_t)d->total :
+	    d->capacity ? (int64_t)d->capacity : -1, 1);
+	json_int("reserve_bytes", (int64_t)d->reserve, 1);
+	json_int("kept_bytes", (int64_t)d->kept, 1);
+}
+
 static void
 json_print(const struct share_run *r)
 {
@@ -211,6 +261,7 @@ json_print(const struct share_run *r)
 	int way;
 
 	printf("{");
+	json_device(r);
 	for (way = 0; way < WAY_COUNT; way++) {
 		res = &r->results[way];
 		printf("%s\"%s\":{", way ? "," : "", share_way_name(way));
@@ -242,9 +293,10 @@ report_print(const struct share_run *r, double runtime_s)
 	    "FAILED: allocations refused. WAITED: the tenants' time inside "
 	    "driver calls, waiting for memory or to be swapped back in.\n"
 	    "SWAPS: swap-outs; MOVED: bytes out and in, in SWAP TIME (the "
-	    "daemon's events; the simulated driver's\ncheckpoint copies "
-	    "nothing, so its swaps take no time). WORK DONE: of the bursts' "
-	    "bytes x time.\nRan in %.1f s.\n", runtime_s);
+	    "daemon's events%s). WORK DONE: of the bursts' bytes x time.\n"
+	    "Ran in %.1f s.\n", r->p.real ? "" : "; the simulated driver's\n"
+	    "checkpoint copies nothing, so its swaps take no time",
+	    runtime_s);
 	fflush(stdout);
 	json_print(r);
 	fflush(stdout);

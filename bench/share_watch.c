@@ -7,6 +7,7 @@
  * once more for those not yet delivered.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -43,30 +44,33 @@ watch_free(struct watch *w)
 }
 
 /*
- * Idle is the capacity less what allocations hold: a lease (memory
- * charged ahead of a process's next allocations) is not in use, and a
- * process swapped out holds nothing on the device.
+ * Idle is the capacity (less what w->kept says is not shared) less what
+ * allocations hold: a lease (memory charged ahead of a process's next
+ * allocations) is not in use, and a process swapped out holds nothing on
+ * the device.
  */
 int
 watch_sample(struct watch *w)
 {
 	const struct gf_device_status *d;
 	struct ctl_status st;
-	uint64_t held;
+	uint64_t held, cap;
 	int rc = -1;
 
 	memset(&st, 0, sizeof(st));
 	if (ctl_query_status(w->sock, &st) < 0 || st.ndevices == 0 ||
-	    st.devices[0].capacity == 0)
+	    st.devices[0].capacity <= w->kept)
 		goto out;
 	d = &st.devices[0];
+	cap = d->capacity - w->kept;
 	held = d->used > d->leased ? d->used - d->leased : 0;
-	if (held > d->capacity)
-		held = d->capacity;
+	if (held > cap)
+		held = cap;
 	w->capacity = d->capacity;
+	snprintf(w->name, sizeof(w->name), "%.*s", (int)sizeof(d->name),
+	    d->name);
 	w->swap_available = st.daemon.swap_available != 0;
-	w->idle_sum += 100.0 * (double)(d->capacity - held) /
-	    (double)d->capacity;
+	w->idle_sum += 100.0 * (double)(cap - held) / (double)cap;
 	w->samples++;
 	rc = 0;
 out:

@@ -325,6 +325,13 @@ way_sum(struct way *wy, uint64_t t0)
 	res->swap_ms = wy->w.swap_ms;
 	res->preempts = wy->w.preempts;
 	res->kills = wy->w.kills;
+	/* The device as the first way's daemon saw it, for the report. */
+	if (wy->r->dev.capacity == 0 && wy->w.capacity > wy->w.kept) {
+		wy->r->dev.capacity = wy->w.capacity - wy->w.kept;
+		if (wy->r->dev.name[0] == '\0')
+			snprintf(wy->r->dev.name, sizeof(wy->r->dev.name),
+			    "%s", wy->w.name);
+	}
 }
 
 static void
@@ -385,6 +392,7 @@ way_run(struct share_run *r, int way)
 		return;
 	}
 	watch_init(&wy.w, r->sock);
+	wy.w.kept = r->dev.kept;
 	if (watch_follow(&wy.w) < 0) {
 		way_note(&wy, "cannot follow the daemon's events");
 		goto out_end;

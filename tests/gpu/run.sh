@@ -35,8 +35,11 @@
 #    GiB) each, GPU_SWAP_ROUNDS (2) rounds; each swap's GB/s beside the
 #    pinned copies'; a step that overruns prints the daemon's events, ps
 #    and the workers' Python stacks.
-# (make bench-share still runs its tenants on the simulated driver only:
-# its traces are sized for a 16 GiB device.)
+# 4. share.sh: make bench-share on the real driver (bench/share -r, root),
+#    its tenants on 16 GiB of the GPU, the rest kept back by each way's
+#    daemon; its JSON line is the figure "bench_share". The last step,
+#    skipped when under 60 s of the budget are left, run short (-q) when
+#    under 120 s (GPU_SHARE_QUICK=1 always short, 0 never).
 #
 # Run from the top of a built tree on a machine with a GPU:
 #   tests/gpu/run.sh
@@ -236,4 +239,21 @@ done
 run_step swap 150 env GPU_SWAP_ROUNDS="${GPU_SWAP_ROUNDS:-2}" \
     bash "$here/swap.sh" ${sim[@]+"${sim[@]}"}
 judge swap $?
+
+# 4. The sharing benchmark on the real driver, if there is time for it.
+left=$((deadline - SECONDS))
+quick=${GPU_SHARE_QUICK:-}
+if [ -z "$quick" ]; then
+	quick=0
+	[ "$left" -lt 120 ] && quick=1
+fi
+share_limit=110
+[ "$quick" = 1 ] && share_limit=55
+if [ "$left" -lt 60 ]; then
+	record bench_share skip "${left}s left of the suite's ${budget}s, under the 60 s it needs"
+else
+	run_step bench_share "$share_limit" env GPU_SHARE_QUICK="$quick" \
+	    bash "$here/share.sh" ${sim[@]+"${sim[@]}"}
+	judge bench_share $?
+fi
 [ "$failed" -eq 0 ]
