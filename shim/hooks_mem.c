@@ -276,6 +276,35 @@ cuMemFree_v2(CUdeviceptr dptr)
 }
 
 /*
+ * An allocation backed for the copy engine is a mapping rounded up to the
+ * granularity: the program is shown the size it asked for, as the bare
+ * driver would show it.
+ */
+CUresult
+cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
+{
+	struct gf_activity *act;
+	CUdeviceptr base = 0;
+	uint64_t size;
+	size_t n = 0;
+	CUresult r;
+
+	if (!hook_enter())
+		return REAL_CALL(cuMemGetAddressRange_v2, pbase, psize, dptr);
+	act = activity_enter();
+	r = REAL_CALL(cuMemGetAddressRange_v2, &base, &n, dptr);
+	if (r == CUDA_SUCCESS && vback_range(base, &size))
+		n = size;
+	if (r == CUDA_SUCCESS && pbase != NULL)
+		*pbase = base;
+	if (r == CUDA_SUCCESS && psize != NULL)
+		*psize = n;
+	activity_leave(act);
+	hook_leave();
+	return r;
+}
+
+/*
  * total = min(limit, capacity), free = min(limit - used, physical free),
  * never below 0 (DESIGN.md §3). free is also kept within total, which a
  * capacity below the limit could otherwise break.
