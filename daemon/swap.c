@@ -454,11 +454,11 @@ ended_out_copy(struct arbiter *a, struct swap_op *op)
 		    op->what);
 	/* The reason is cut at GF_REASON_LEN: what stayed comes last. */
 	arbiter_event_timed(a, GF_EV_SWAP_OUT, lc, op->moved,
-	    (uint32_t)(op->job.duration_us / 1000), "swapped out %s by copy "
-	    "in %llu ms, %s (%s)%s", size_format(op->moved, sbuf,
+	    (uint32_t)(op->job.duration_us / 1000), "swapped out (%s): %s by "
+	    "copy in %llu ms, %s%s", op->cause, size_format(op->moved, sbuf,
 	    sizeof(sbuf)), (unsigned long long)op->job.duration_us / 1000,
 	    rate_format(op->moved, op->job.duration_us, rbuf, sizeof(rbuf)),
-	    op->cause, left);
+	    left);
 	swap_asks_settle(a, lc, GF_SWAP_OUT, 1, NULL);
 }
 
@@ -488,11 +488,11 @@ ended_out(struct arbiter *a, struct swap_op *op)
 		lc->swapped_ms = event_now_ms();
 		set_state(lc);
 		arbiter_event_timed(a, GF_EV_SWAP_OUT, lc, bytes,
-		    (uint32_t)(j->duration_us / 1000), "swapped out %s by "
-		    "checkpoint in %llu ms, %s (%s)", size_format(bytes, sbuf,
-		    sizeof(sbuf)), (unsigned long long)j->duration_us / 1000,
-		    rate_format(bytes, j->duration_us, rbuf, sizeof(rbuf)),
-		    op->cause);
+		    (uint32_t)(j->duration_us / 1000), "swapped out (%s): %s "
+		    "by checkpoint in %llu ms, %s", op->cause, size_format(bytes,
+		    sbuf, sizeof(sbuf)), (unsigned long long)j->duration_us /
+		    1000, rate_format(bytes, j->duration_us, rbuf,
+		    sizeof(rbuf)));
 		swap_asks_settle(a, lc, GF_SWAP_OUT, 1, NULL);
 		return;
 	}
@@ -528,12 +528,11 @@ ended_in(struct arbiter *a, struct swap_op *op)
 		set_state(lc);
 		moved = op->engine == GF_ENGINE_COPY ? op->moved : bytes;
 		arbiter_event_timed(a, GF_EV_SWAP_IN, lc, bytes,
-		    (uint32_t)(j->duration_us / 1000), "swapped in %s by %s "
-		    "in %llu ms, %s (%s)", size_format(moved, sbuf,
+		    (uint32_t)(j->duration_us / 1000), "swapped in (%s): %s by "
+		    "%s in %llu ms, %s", op->cause, size_format(moved, sbuf,
 		    sizeof(sbuf)), engine_name(op->engine),
 		    (unsigned long long)j->duration_us / 1000,
-		    rate_format(moved, j->duration_us, rbuf, sizeof(rbuf)),
-		    op->cause);
+		    rate_format(moved, j->duration_us, rbuf, sizeof(rbuf)));
 		swap_asks_settle(a, lc, GF_SWAP_IN, 1, NULL);
 		return;
 	}
