@@ -56,6 +56,7 @@ static const struct msg_type types[] = {
 	T(LEASE_RETURN, gf_lease),
 	T(LEASE_RESTORE, gf_lease),
 	T(CTX_END, gf_ctx_end),
+	TS(MOVED, gf_moved, what),
 	T0(STATUS_REQ),
 	T0(PS_REQ),
 	T(ALLOCS_REQ, gf_allocs_req),
@@ -71,7 +72,7 @@ static const struct msg_type types[] = {
 	T(GRANT, gf_grant),
 	T(DENY, gf_deny),
 	TS(ERROR, gf_error, msg),
-	TS2(STATUS, gf_status, version, swap_reason),
+	TG2(STATUS, gf_status, swap_engine, version, swap_reason),
 	TS(DEVICE_STATUS, gf_device_status, name),
 	T(DEVICE_END, gf_end),
 	TG2(CLIENT, gf_client, version, group, version),
@@ -84,6 +85,7 @@ static const struct msg_type types[] = {
 	TS2(EVENT, gf_event, group, reason),
 	T(EVENT_END, gf_end),
 	T0(OK),
+	T(MOVE, gf_move),
 };
 
 static const struct msg_type *

@@ -38,6 +38,7 @@ config_default_policy(const struct config *c, struct group_policy *p)
 	p->on_preempt = GF_PREEMPT_KILL;
 	p->wait_timeout_ms = c->wait_timeout_ms;
 	p->kill_grace_ms = POLICY_KILL_GRACE_MS;
+	p->swap_engine = c->swap_engine;
 	p->client_may_raise = c->client_may_raise;
 }
 
@@ -547,6 +548,35 @@ key_swap_min_idle(struct parse *p, const char *key, const char *v)
 	(void)parse_duration(p, key, v, &p->conf->swap_min_idle_ms);
 }
 
+int
+parse_swap_engine(struct parse *p, const char *key, const char *v,
+    uint32_t *out)
+{
+	if (strcmp(v, "checkpoint") == 0)
+		*out = GF_ENGINE_CHECKPOINT;
+	else if (strcmp(v, "copy") == 0)
+		*out = GF_ENGINE_COPY;
+	else {
+		parse_error(p, "unknown engine '%s' for '%s' (expected copy "
+		    "or checkpoint)", v, key);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+key_swap_engine(struct parse *p, const char *key, const char *v)
+{
+	(void)parse_swap_engine(p, key, v, &p->conf->swap_engine);
+}
+
+static void
+key_swap_host_limit(struct parse *p, const char *key, const char *v)
+{
+	if (size_parse(v, &p->conf->swap_host_limit) < 0)
+		parse_error(p, "bad size for '%s': '%s'", key, v);
+}
+
 static void
 key_release_timeout(struct parse *p, const char *key, const char *v)
 {
@@ -631,6 +661,8 @@ static const struct key keys[] = {
 	{ SEC_DAEMON, "client_may_raise", key_client_may_raise },
 	{ SEC_DAEMON, "lend_guarantees", key_lend_guarantees },
 	{ SEC_DAEMON, "swap_min_idle", key_swap_min_idle },
+	{ SEC_DAEMON, "swap_engine", key_swap_engine },
+	{ SEC_DAEMON, "swap_host_limit", key_swap_host_limit },
 	{ SEC_DAEMON, "release_timeout", key_release_timeout },
 	{ SEC_DAEMON, "lease_idle", key_lease_idle },
 	{ SEC_DAEMON, "metrics_listen", key_metrics_listen },
@@ -648,6 +680,7 @@ static const struct key keys[] = {
 	{ SEC_GROUP, "wait_timeout", key_group_wait_timeout },
 	{ SEC_GROUP, "on_preempt", key_on_preempt },
 	{ SEC_GROUP, "kill_grace", key_kill_grace },
+	{ SEC_GROUP, "swap_engine", key_group_swap_engine },
 	{ SEC_GROUP, "client_may_raise", key_group_may_raise },
 	{ SEC_GROUP, "transient", key_transient },
 };

@@ -46,6 +46,7 @@ struct config_group {
 	int		limit_set;	/* else [daemon] default_limit */
 	int		resolver_set;	/* else [daemon] default_resolver */
 	int		wait_timeout_set; /* else [daemon] wait_timeout */
+	int		swap_engine_set; /* else [daemon] swap_engine */
 	int		transient;	/* a run-time group that goes with its
 					   cgroups (GF_GROUP_TRANSIENT) */
 	uint64_t	gone_since_ms;	/* reap.c's: its cgroups missing since */
@@ -86,6 +87,10 @@ struct config {
 	int		lend_guarantees;	/* unused guarantees are lent */
 	uint64_t	swap_min_idle_ms;	/* the swap resolver's victims have
 						   been idle this long */
+	uint32_t	swap_engine;		/* GF_ENGINE_*, of groups that
+						   do not say */
+	uint64_t	swap_host_limit;	/* host memory swapped-out
+						   processes may hold; 0: any */
 	uint64_t	lease_idle_ms;		/* a lease not drawn from this long
 						   is taken back */
 	uint64_t	release_timeout_ms;	/* the longest a departed process's
@@ -136,7 +141,8 @@ int	config_load_groups(struct config *c, const char *path,
 	    config_report_fn *report, void *arg);
 
 /*
- * g's policy with its unset keys (limit, resolver, wait_timeout) taken
+ * g's policy with its unset keys (limit, resolver, wait_timeout,
+ * swap_engine) taken
  * from c's [daemon], into out.
  */
 void	config_group_policy(const struct config *c,

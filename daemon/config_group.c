@@ -72,6 +72,7 @@ config_group_reset(struct config_group *g)
 	g->pol.on_preempt = GF_PREEMPT_KILL;
 	g->pol.kill_grace_ms = POLICY_KILL_GRACE_MS;
 	g->limit_set = g->resolver_set = g->wait_timeout_set = 0;
+	g->swap_engine_set = 0;
 	g->transient = 0;
 }
 
@@ -199,6 +200,9 @@ config_group_write(FILE *fp, const struct config_group *g)
 	if (g->wait_timeout_set)
 		fprintf(fp, "wait_timeout = %llums\n",
 		    (unsigned long long)pol->wait_timeout_ms);
+	if (g->swap_engine_set)
+		fprintf(fp, "swap_engine = %s\n",
+		    pol->swap_engine == GF_ENGINE_COPY ? "copy" : "checkpoint");
 	if (g->transient)
 		fputs("transient = yes\n", fp);
 	fprintf(fp, "on_preempt = %s\nkill_grace = %llums\n\n",
@@ -334,6 +338,15 @@ key_on_preempt(struct parse *p, const char *key, const char *v)
 }
 
 void
+key_group_swap_engine(struct parse *p, const char *key, const char *v)
+{
+	struct config_group *g = current(p);
+
+	if (parse_swap_engine(p, key, v, &g->pol.swap_engine) == 0)
+		g->swap_engine_set = 1;
+}
+
+void
 key_kill_grace(struct parse *p, const char *key, const char *v)
 {
 	(void)parse_duration(p, key, v, &current(p)->pol.kill_grace_ms);
@@ -401,6 +414,8 @@ config_group_policy(const struct config *c, const struct config_group *g,
 		out->resolver = c->default_resolver;
 	if (!g->wait_timeout_set)
 		out->wait_timeout_ms = c->wait_timeout_ms;
+	if (!g->swap_engine_set)
+		out->swap_engine = c->swap_engine;
 }
 
 /*

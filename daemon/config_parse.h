@@ -64,6 +64,8 @@ int	parse_preempt(struct parse *p, const char *key, const char *v,
 	    uint32_t *out);
 int	parse_duration(struct parse *p, const char *key, const char *v,
 	    uint64_t *out);
+int	parse_swap_engine(struct parse *p, const char *key, const char *v,
+	    uint32_t *out);
 int	parse_yesno(struct parse *p, const char *key, const char *v,
 	    int *out);
 
@@ -77,6 +79,7 @@ void	key_resolver(struct parse *, const char *, const char *);
 void	key_group_wait_timeout(struct parse *, const char *, const char *);
 void	key_on_preempt(struct parse *, const char *, const char *);
 void	key_kill_grace(struct parse *, const char *, const char *);
+void	key_group_swap_engine(struct parse *, const char *, const char *);
 void	key_group_may_raise(struct parse *, const char *, const char *);
 void	key_transient(struct parse *, const char *, const char *);
 

@@ -449,6 +449,13 @@ on_swap_in(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	    whylen);
 }
 
+static int
+on_moved(struct arbiter *a, struct conn *c, const struct gf_msg *m,
+    char *why, size_t whylen)
+{
+	return swap_on_moved(a, c, &m->u.moved, why, whylen);
+}
+
 /*
  * Tell c of every open device whose limit (or shareable capacity, which
  * bounds what cuMemGetInfo shows) changed since it was told.
@@ -516,6 +523,7 @@ static const struct dispatch_handler handlers[] = {
 	{ GF_MSG_LEASE_RETURN, DISPATCH_CLIENT, on_lease_return },
 	{ GF_MSG_LEASE_RESTORE, DISPATCH_CLIENT, on_lease_restore },
 	{ GF_MSG_CTX_END, DISPATCH_CLIENT, on_ctx_end },
+	{ GF_MSG_MOVED, DISPATCH_CLIENT, on_moved },
 };
 
 int

@@ -694,6 +694,25 @@ ledger_swap_out(struct ledger *l, struct ledger_client *c)
 }
 
 void
+ledger_swap_out_keep(struct ledger *l, struct ledger_client *c,
+    const uint64_t *keep)
+{
+	size_t i;
+	uint64_t n;
+
+	if (c->on_host)
+		return;
+	for (i = 0; i < l->ndevices; i++) {
+		n = c->usage[i].used > keep[i] ? c->usage[i].used - keep[i] : 0;
+		discharge(l, c, i, n);
+		c->on_host = 1;
+		charge(l, c, i, n);
+		c->on_host = 0;
+	}
+	c->on_host = 1;
+}
+
+void
 ledger_swap_in(struct ledger *l, struct ledger_client *c)
 {
 	if (c->on_host)

@@ -364,6 +364,12 @@ int	ledger_release(struct ledger *l, struct ledger_client *c, uint64_t ptr);
 
 /* Move all of c's charges to the host tallies (swapped out), or back. */
 void	ledger_swap_out(struct ledger *l, struct ledger_client *c);
+/*
+ * The same, but keep[d] bytes (at most what it holds) stay charged on
+ * device d: what the copy engine could not move.
+ */
+void	ledger_swap_out_keep(struct ledger *l, struct ledger_client *c,
+	    const uint64_t *keep);
 void	ledger_swap_in(struct ledger *l, struct ledger_client *c);
 
 /* Whether c's host bytes fit ledger_available on every device again. */

@@ -29,6 +29,7 @@ struct group_policy {
 	uint32_t	on_preempt;	/* GF_PREEMPT_* */
 	uint64_t	wait_timeout_ms;
 	uint64_t	kill_grace_ms;
+	uint32_t	swap_engine;	/* GF_ENGINE_*: how host swap moves it */
 	/* A process's own GPUFRAC_MEMORY_LIMIT is its limit, even above
 	 * the group's, and the group's limit does not hold it back. */
 	int		client_may_raise;

@@ -133,6 +133,10 @@ on_status_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	st.uptime_ms = event_now_ms() - a->start_ms;
 	st.swap_available = (uint32_t)a->swap.available;
 	proto_strlcpy(st.swap_reason, a->swap.reason, sizeof(st.swap_reason));
+	st.swap_engine = a->conf.swap_engine;
+	st.swap_host_limit = a->conf.swap_host_limit;
+	for (i = 0; i < l->ndevices; i++)
+		st.swap_host_used += l->devices[i].host;
 	if (conn_reply(c, GF_MSG_STATUS, m->hdr.seq, &st, why, whylen) < 0)
 		return -1;
 	for (i = 0; i < l->ndevices; i++) {

@@ -1,6 +1,8 @@
 /*
  * Host swap, the mechanism: a swap started through the checkpoint engine
- * (ckpt.c), the ledger's device charge moved to host and back around it,
+ * (ckpt.c) or the copy engine (the process's shim moves its own memory:
+ * MOVE and MOVED, shim/vback.h), as its group's swap_engine says, the
+ * ledger's device charge moved to host and back around it,
  * the answers owed to processes asking to come back and admins asking for
  * a swap, the events that say what happened, and the requests that come
  * in. What to move and when is swap_pick.c's.
@@ -180,6 +182,41 @@ swap_op_free(struct arbiter *a, struct swap_op *op)
 	free(op);
 }
 
+static const char *
+engine_name(uint32_t engine)
+{
+	return engine == GF_ENGINE_COPY ? "copy" : "checkpoint";
+}
+
+/* The engine of lc's group. */
+static uint32_t
+engine_of(const struct arbiter *a, const struct ledger_client *lc)
+{
+	return a->ledger.groups[lc->group].pol.swap_engine;
+}
+
+/* Host memory swapped-out processes hold now. */
+static uint64_t
+host_used(const struct arbiter *a)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < a->ledger.ndevices; i++)
+		n += a->ledger.devices[i].host;
+	return n;
+}
+
+/* "2.31 GB/s" for bytes in us, into buf. */
+static const char *
+rate_format(uint64_t bytes, uint64_t us, char *buf, size_t len)
+{
+	if (us == 0)
+		us = 1;
+	snprintf(buf, len, "%.2f GB/s", (double)bytes / (double)us / 1000.0);
+	return buf;
+}
+
 static struct swap_op *
 op_new(struct arbiter *a, struct ledger_client *lc, int dir,
     const char *cause)
@@ -198,14 +235,52 @@ op_new(struct arbiter *a, struct ledger_client *lc, int dir,
 	op->job.pid = (pid_t)lc->pid;
 	op->job.lock_timeout_ms = SWAP_LOCK_TIMEOUT_MS;
 	op->job.arg = op;
+	op->engine = engine_of(a, lc);
 	return op;
+}
+
+static void swap_done(void *arg, struct ckpt_job *j);
+
+/* The shim could not be asked: the move ends now, failed (a timer's). */
+static void
+move_unsent(struct event_loop *loop, void *arg)
+{
+	struct swap_op *op = arg;
+
+	(void)loop;
+	swap_done(op->a, &op->job);
+}
+
+/* Ask lc's shim to move its memory (the copy engine). */
+static void
+move_send(struct arbiter *a, struct swap_op *op)
+{
+	struct gf_move mv;
+	struct conn *c;
+
+	op->job.duration_us = event_now_ms() * 1000;	/* when it began */
+	memset(&mv, 0, sizeof(mv));
+	mv.direction = (uint32_t)op->dir;
+	TAILQ_FOREACH(c, &a->control.conns, entry)
+		if (c->client == op->lc && !c->gone)
+			break;
+	if (c != NULL && conn_send(c, GF_MSG_MOVE, 0, &mv) == 0)
+		return;
+	op->job.result = CUDA_ERROR_UNKNOWN;
+	op->job.stage = "MOVE";
+	op->job.duration_us = 0;
+	if (event_timer_add(a->loop, 0, move_unsent, op) < 0)
+		log_warnx("cannot end a swap of pid %u", op->lc->pid);
 }
 
 static void
 op_submit(struct arbiter *a, struct swap_op *op)
 {
 	a->swap.running = op;
-	ckpt_submit(&a->swap.engine, &op->job);
+	if (op->engine == GF_ENGINE_COPY)
+		move_send(a, op);
+	else
+		ckpt_submit(&a->swap.engine, &op->job);
 }
 
 static void
@@ -242,7 +317,24 @@ swap_start_out(struct arbiter *a, struct swap_op *op)
 {
 	struct ledger_client *lc = op->lc;
 	const char *no = swap_unmovable(lc);
+	uint64_t limit = a->conf.swap_host_limit;
+	char hbuf[GF_REASON_LEN], b1[32], b2[32], b3[32];
 
+	if (no == NULL && op->engine == GF_ENGINE_COPY &&
+	    !(__atomic_load_n(&lc->act->flags, __ATOMIC_RELAXED) &
+	    GF_ACT_COPY))
+		no = "its shim cannot move its own memory (copy engine)";
+	if (no == NULL && op->engine == GF_ENGINE_CHECKPOINT &&
+	    !a->swap.ckpt_ok)
+		no = "the checkpoint engine is unavailable";
+	if (no == NULL && limit != 0 &&
+	    host_used(a) + swap_footprint(a, lc) > limit) {
+		snprintf(hbuf, sizeof(hbuf), "%s on host and %s more would "
+		    "pass swap_host_limit %s", size_format(host_used(a), b1,
+		    sizeof(b1)), size_format(swap_footprint(a, lc), b2,
+		    sizeof(b2)), size_format(limit, b3, sizeof(b3)));
+		no = hbuf;
+	}
 	if (no == NULL && pending_any(a, lc))
 		no = "busy: an allocation is under way";
 	if (no == NULL) {
@@ -324,17 +416,67 @@ swap_fits_back(struct arbiter *a, struct ledger_client *lc)
 	return ledger_swap_in_fits(&a->ledger, lc);
 }
 
+/*
+ * The copy engine moved lc out: what it moved goes to host, what stayed
+ * (op->stayed, by lc's device ordinals) stays charged on the device.
+ */
+static void
+ended_out_copy(struct arbiter *a, struct swap_op *op)
+{
+	struct ledger_client *lc = op->lc;
+	uint64_t *keep, stayed = 0;
+	char sbuf[32], tbuf[32], rbuf[32], left[GF_MOVED_WHAT_LEN + 80];
+	size_t d;
+
+	/* Out of memory: all goes to host, as the checkpoint engine's. */
+	if ((keep = calloc(a->ledger.ndevices + 1, sizeof(*keep))) == NULL)
+		op->nstayed = 0;
+	for (d = 0; keep != NULL && d < a->ledger.ndevices; d++) {
+		if (lc->usage[d].opened &&
+		    lc->usage[d].ordinal < GF_MOVED_DEVICES)
+			keep[d] = op->stayed[lc->usage[d].ordinal];
+		stayed += keep[d];
+	}
+	if (keep != NULL)
+		ledger_swap_out_keep(&a->ledger, lc, keep);
+	else
+		ledger_swap_out(&a->ledger, lc);
+	free(keep);
+	lc->swap = SWAP_OUT;
+	lc->swap_skip = 0;
+	lc->swap_parked = op->by_hand;
+	lc->swapped_ms = event_now_ms();
+	set_state(lc);
+	left[0] = '\0';
+	if (op->nstayed > 0)
+		snprintf(left, sizeof(left), "; %u stayed: %s (%s)",
+		    op->nstayed, size_format(stayed, tbuf, sizeof(tbuf)),
+		    op->what);
+	/* The reason is cut at GF_REASON_LEN: what stayed comes last. */
+	arbiter_event_timed(a, GF_EV_SWAP_OUT, lc, op->moved,
+	    (uint32_t)(op->job.duration_us / 1000), "swapped out (%s): %s by "
+	    "copy in %llu ms, %s%s", op->cause, size_format(op->moved, sbuf,
+	    sizeof(sbuf)), (unsigned long long)op->job.duration_us / 1000,
+	    rate_format(op->moved, op->job.duration_us, rbuf, sizeof(rbuf)),
+	    left);
+	swap_asks_settle(a, lc, GF_SWAP_OUT, 1, NULL);
+}
+
 static void
 ended_out(struct arbiter *a, struct swap_op *op)
 {
 	struct ledger_client *lc = op->lc;
 	const struct ckpt_job *j = &op->job;
 	uint64_t bytes = swap_footprint(a, lc);
-	char msg[GF_ERRMSG_LEN], sbuf[32];
+	char msg[GF_ERRMSG_LEN], sbuf[32], rbuf[32];
 
 	if (j->result == CUDA_SUCCESS) {
 		/* Leased, not allocated: no need to go to host memory. */
 		lease_take_all(a, lc);
+		if (op->engine == GF_ENGINE_COPY) {
+			ended_out_copy(a, op);
+			return;
+		}
 		ledger_swap_out(&a->ledger, lc);
 		lc->swap = SWAP_OUT;
 		/*
@@ -346,9 +488,11 @@ ended_out(struct arbiter *a, struct swap_op *op)
 		lc->swapped_ms = event_now_ms();
 		set_state(lc);
 		arbiter_event_timed(a, GF_EV_SWAP_OUT, lc, bytes,
-		    (uint32_t)(j->duration_us / 1000), "swapped out %s in "
-		    "%llu ms (%s)", size_format(bytes, sbuf, sizeof(sbuf)),
-		    (unsigned long long)j->duration_us / 1000, op->cause);
+		    (uint32_t)(j->duration_us / 1000), "swapped out (%s): %s "
+		    "by checkpoint in %llu ms, %s", op->cause, size_format(bytes,
+		    sbuf, sizeof(sbuf)), (unsigned long long)j->duration_us /
+		    1000, rate_format(bytes, j->duration_us, rbuf,
+		    sizeof(rbuf)));
 		swap_asks_settle(a, lc, GF_SWAP_OUT, 1, NULL);
 		return;
 	}
@@ -361,8 +505,8 @@ ended_out(struct arbiter *a, struct swap_op *op)
 	    devices_error_name(j->result), !strcmp(j->stage, "lock") ?
 	    " (busy in the driver)" : "");
 	arbiter_event_timed(a, GF_EV_SWAP_SKIP, lc, bytes,
-	    (uint32_t)(j->duration_us / 1000), "not swapped out (%s): %s",
-	    op->cause, msg);
+	    (uint32_t)(j->duration_us / 1000), "not swapped out by %s (%s): "
+	    "%s", engine_name(op->engine), op->cause, msg);
 	swap_asks_settle(a, lc, GF_SWAP_OUT, 0, msg);
 	swap_asks_settle(a, lc, GF_SWAP_IN, 1, NULL);	/* it never left */
 }
@@ -373,8 +517,8 @@ ended_in(struct arbiter *a, struct swap_op *op)
 {
 	struct ledger_client *lc = op->lc;
 	const struct ckpt_job *j = &op->job;
-	uint64_t bytes = swap_footprint(a, lc);
-	char msg[GF_ERRMSG_LEN], sbuf[32];
+	uint64_t bytes = swap_footprint(a, lc), moved;
+	char msg[GF_ERRMSG_LEN], sbuf[32], rbuf[32];
 
 	if (j->result == CUDA_SUCCESS) {
 		mark(lc, 0);
@@ -382,10 +526,13 @@ ended_in(struct arbiter *a, struct swap_op *op)
 		lc->swap_parked = 0;
 		a->swap.nout--;
 		set_state(lc);
+		moved = op->engine == GF_ENGINE_COPY ? op->moved : bytes;
 		arbiter_event_timed(a, GF_EV_SWAP_IN, lc, bytes,
-		    (uint32_t)(j->duration_us / 1000), "swapped in %s in "
-		    "%llu ms (%s)", size_format(bytes, sbuf, sizeof(sbuf)),
-		    (unsigned long long)j->duration_us / 1000, op->cause);
+		    (uint32_t)(j->duration_us / 1000), "swapped in (%s): %s by "
+		    "%s in %llu ms, %s", op->cause, size_format(moved, sbuf,
+		    sizeof(sbuf)), engine_name(op->engine),
+		    (unsigned long long)j->duration_us / 1000,
+		    rate_format(moved, j->duration_us, rbuf, sizeof(rbuf)));
 		swap_asks_settle(a, lc, GF_SWAP_IN, 1, NULL);
 		return;
 	}
@@ -549,6 +696,36 @@ swap_on_request(struct arbiter *a, struct conn *c, uint32_t seq,
 	return 0;
 }
 
+int
+swap_on_moved(struct arbiter *a, struct conn *c, const struct gf_moved *m,
+    char *why, size_t whylen)
+{
+	struct swap_op *op = a->swap.running;
+
+	(void)why;
+	(void)whylen;
+	if (op == NULL || op->lc != c->client || op->engine != GF_ENGINE_COPY ||
+	    (uint32_t)op->dir != m->direction || op->job.stage != NULL) {
+		log_info("pid %u: a MOVED no swap waits for: ignored", c->pid);
+		return 0;
+	}
+	op->job.duration_us = m->duration_us;
+	op->job.result = (CUresult)m->result;
+	op->job.stage = "MOVE";
+	if (m->result != CUDA_SUCCESS)
+		snprintf(op->what, sizeof(op->what), "%s", m->what);
+	else
+		memcpy(op->what, m->what, sizeof(op->what));
+	op->what[sizeof(op->what) - 1] = '\0';
+	if (m->result != CUDA_SUCCESS)
+		op->job.stage = op->what;
+	op->moved = m->moved;
+	memcpy(op->stayed, m->stayed, sizeof(op->stayed));
+	op->nstayed = m->nstayed;
+	swap_done(a, &op->job);
+	return 0;
+}
+
 /* ---- clients come and go ---------------------------------------------- */
 
 /* A previous daemon may have left lc swapped out, or locked. */
@@ -585,7 +762,10 @@ swap_hello(struct arbiter *a, struct ledger_client *lc, int actfd)
 {
 	if (actfd >= 0)
 		(void)activity_map(a, lc, actfd);
-	if (lc->act != NULL && a->swap.available)
+	if (lc->act != NULL)
+		__atomic_store_n(&lc->act->engine, engine_of(a, lc),
+		    __ATOMIC_RELAXED);
+	if (lc->act != NULL && a->swap.ckpt_ok)
 		adopt_state(a, lc);
 }
 
@@ -621,8 +801,14 @@ swap_client_gone(struct arbiter *a, struct ledger_client *lc)
 	TAILQ_FOREACH(op, &a->swap.todo, entry)
 		if (op->lc == lc)
 			op->lc = NULL;
-	if (a->swap.running != NULL && a->swap.running->lc == lc)
+	if (a->swap.running != NULL && a->swap.running->lc == lc) {
 		a->swap.running->lc = NULL;
+		/* Its shim will not answer: the move ends here. */
+		if (a->swap.running->engine == GF_ENGINE_COPY) {
+			swap_op_free(a, a->swap.running);
+			retry_arm(a, 0);
+		}
+	}
 	if (lc->swap != SWAP_NONE && a->swap.nout > 0)
 		a->swap.nout--;
 	lc->swap = SWAP_NONE;
@@ -630,6 +816,20 @@ swap_client_gone(struct arbiter *a, struct ledger_client *lc)
 }
 
 /* ---- start and stop ----------------------------------------------------- */
+
+/* Whether any group (or [daemon], for groups to come) swaps by copy. */
+static int
+engine_any_copy(const struct arbiter *a)
+{
+	size_t g;
+
+	if (a->conf.swap_engine == GF_ENGINE_COPY)
+		return 1;
+	for (g = 0; g < a->ledger.ngroups; g++)
+		if (a->ledger.groups[g].pol.swap_engine == GF_ENGINE_COPY)
+			return 1;
+	return 0;
+}
 
 void
 swap_init(struct arbiter *a)
@@ -650,7 +850,13 @@ swap_init(struct arbiter *a)
 		snprintf(s->reason, sizeof(s->reason), "cannot start the swap "
 		    "thread");
 	else
+		s->available = s->ckpt_ok = 1;
+	/* The copy engine needs no more of the driver than its VMM. */
+	if (!s->available && a->ledger.ndevices > 0 && engine_any_copy(a)) {
 		s->available = 1;
+		log_info("host swap: the checkpoint engine is unavailable (%s); "
+		    "the copy engine serves", s->reason);
+	}
 	if (s->available)
 		log_info("host swap available");
 	else
@@ -683,7 +889,7 @@ swap_free(struct arbiter *a)
 	s->idle_timer = 0;
 	/* Nobody would bring them back: the driver decides if they fit. */
 	TAILQ_FOREACH(lc, &a->ledger.clients, entry) {
-		if (lc->swap == SWAP_NONE || !s->available ||
+		if (lc->swap == SWAP_NONE || !s->ckpt_ok ||
 		    s->engine.api.get_state((int)lc->pid, &st) != CUDA_SUCCESS)
 			continue;
 		lc->swap = SWAP_NONE;

@@ -50,7 +50,8 @@ struct swap_ask;
 
 struct swap {
 	struct ckpt	 engine;
-	int		 available;
+	int		 ckpt_ok;	/* the checkpoint engine runs */
+	int		 available;	/* it, or the copy engine, is there */
 	char		 reason[GF_REASON_LEN];	/* why not; "" if available */
 	struct swap_op	*running;		/* the one under way */
 	TAILQ_HEAD(, swap_op) todo;		/* asked for explicitly */
@@ -94,6 +95,9 @@ int	swap_on_swap_in(struct arbiter *a, struct conn *c, uint32_t seq,
 	    uint32_t reason, char *why, size_t whylen);
 int	swap_on_request(struct arbiter *a, struct conn *c, uint32_t seq,
 	    const struct gf_swap_req *r, char *why, size_t whylen);
+/* MOVED from c: the copy engine's swap of c's process is done. */
+int	swap_on_moved(struct arbiter *a, struct conn *c,
+	    const struct gf_moved *m, char *why, size_t whylen);
 
 /* Start the next swap, if any is due (see above). */
 void	swap_pump(struct arbiter *a);

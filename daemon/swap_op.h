@@ -10,6 +10,7 @@
 #include <sys/queue.h>
 
 #include "ckpt.h"
+#include "gpufrac/proto.h"
 
 struct arbiter;
 struct ledger_client;
@@ -26,6 +27,12 @@ struct swap_op {
 	unsigned	 tries;		/* a preemption's, skipped as busy */
 	uint64_t	 not_before_ms;	/* not tried again before (monotonic) */
 	char		 cause[64];	/* "for pid 42", for the event */
+	uint32_t	 engine;	/* GF_ENGINE_* */
+	/* the copy engine's answer (MOVED) */
+	uint64_t	 moved;
+	uint64_t	 stayed[GF_MOVED_DEVICES];
+	uint32_t	 nstayed;
+	char		 what[GF_MOVED_WHAT_LEN];
 };
 
 /* Free op (taken out of every list by the caller). */

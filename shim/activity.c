@@ -61,7 +61,9 @@ activity_make(void)
 	p->magic = GF_ACTIVITY_MAGIC;
 	p->version = GF_ACTIVITY_VERSION;
 	p->calls = __atomic_load_n(&activity_private.calls, __ATOMIC_RELAXED);
-	p->flags = __atomic_load_n(&activity_private.flags, __ATOMIC_RELAXED);
+	/* This shim can move its own memory (vback.h): MOVE is understood. */
+	p->flags = __atomic_load_n(&activity_private.flags, __ATOMIC_RELAXED) |
+	    GF_ACT_COPY;
 	__atomic_store_n(&activity_page, p, __ATOMIC_RELEASE);
 	return fd;
 

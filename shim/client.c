@@ -18,6 +18,7 @@
 #include "log.h"
 #include "proto.h"
 #include "real.h"
+#include "vback.h"
 #include "shim.h"
 #include "units.h"
 
@@ -103,6 +104,9 @@ client_swap_pending(void)
 	up = client_up;
 	pthread_mutex_unlock(&client_lock);
 	if (up || client_locked())
+		return 1;
+	/* Our memory is on the host (the copy engine): bring it back first. */
+	if (vback_out() && vback_restore() < 0)
 		return 1;
 	/*
 	 * The daemon went away between marking us and locking us: the

@@ -17,6 +17,7 @@
 #include "gpufrac/proto.h"
 #include "lease.h"
 #include "log.h"
+#include "vback.h"
 #include "proto.h"
 #include "shim.h"
 #include "sock.h"
@@ -268,6 +269,12 @@ client_reconnect(void)
 	unsigned n;
 	int fd, r;
 
+	/*
+	 * Memory the copy engine left on the host comes back before a new
+	 * daemon, which knows nothing of it, may clear the swapped mark.
+	 */
+	if (vback_out() && vback_restore() < 0)
+		return -1;
 	/*
 	 * connect() (it blocks while the backlog is full) and HELLO outside
 	 * the lock: a daemon that accepts but does not answer must not stall

@@ -15,6 +15,7 @@
 #include "shim.h"
 #include "units.h"
 #include "uuid.h"
+#include "vback.h"
 
 struct client_device client_devs[SHIM_MAX_DEVICES];
 
@@ -141,6 +142,10 @@ client_unsolicited(const struct gf_msg *m)
 	char ubuf[UUID_STR_LEN], b1[16], b2[16], b3[16];
 	int dev, known = 0;
 
+	if (m->hdr.type == GF_MSG_MOVE) {
+		vback_request(m->u.move.direction);
+		return;
+	}
 	if (m->hdr.type != GF_MSG_DEVICE_INFO) {
 		log_debug("ignoring an unsolicited %s from gpufracd",
 		    proto_type_name(m->hdr.type));

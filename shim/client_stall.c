@@ -20,6 +20,7 @@
 #include "log.h"
 #include "real.h"
 #include "stall.h"
+#include "vback.h"
 
 #define STALL_LOOK_MS		100
 #define STALL_STACK_SIZE	(256 * 1024)
@@ -49,6 +50,8 @@ stall_watch_out(struct stall *s, struct gf_activity *p)
 	int looks = 0, said = 0;
 	pid_t tid;
 
+	/* The copy engine's thread is in the driver on purpose. */
+	s->self[2] = __atomic_load_n(&vback_tid, __ATOMIC_RELAXED);
 	stall_snapshot(s);
 	log_debug("swapped out: watching %zu threads for one that waits in "
 	    "the driver unseen", stall_count(s));

@@ -254,9 +254,7 @@ GATE("cuMemFreeHost", 2000, cuMemFreeHost, (void *p), (p))
 GATE("cuMemGetAccess", 10020, cuMemGetAccess,
     (unsigned long long *flags, const CUmemLocation *location,
     CUdeviceptr ptr), (flags, location, ptr))
-GATE("cuMemGetAddressRange", 3020, cuMemGetAddressRange_v2,
-    (CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr), (pbase, psize,
-    dptr))
+HOOK("cuMemGetAddressRange", 3020, cuMemGetAddressRange_v2)
 GATE("cuMemGetAllocationGranularity", 10020, cuMemGetAllocationGranularity,
     (size_t *granularity, const CUmemAllocationProp *prop,
     CUmemAllocationGranularity_flags option), (granularity, prop, option))

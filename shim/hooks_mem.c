@@ -14,6 +14,7 @@
 #include "log.h"
 #include "mem.h"
 #include "real.h"
+#include "vback.h"
 
 #define MEM_PITCH_ALIGN	512	/* what a pitch is reserved as, at least */
 
@@ -99,24 +100,37 @@ mem_settle(CUresult r, const struct client_ticket *t, CUdeviceptr ptr,
 	if (client_commit(t, ptr, size) == 0)
 		return CUDA_SUCCESS;
 	/* Memory the shim cannot record would be charged for ever. */
-	REAL_CALL(cuMemFree_v2, ptr);
+	vback_free(ptr);
 	client_rollback(t);
 	return CUDA_ERROR_OUT_OF_MEMORY;
 }
 
 /*
- * The fast path: size bytes already drawn from dev's lease. Recorded as
- * such, the allocation is never told to the daemon; its free gives the
- * bytes back to the lease.
+ * The driver's allocation of size bytes: backed for the copy engine when
+ * held is not 0 (vback.h), else the driver's own.
  */
 static CUresult
-mem_alloc_leased(CUdeviceptr *dptr, size_t size, int dev)
+mem_driver_alloc(CUdeviceptr *dptr, size_t size, uint64_t held, int dev)
 {
-	CUresult r = REAL_CALL(cuMemAlloc_v2, dptr, size);
+	if (held != 0)
+		return vback_alloc(dptr, size, held, dev);
+	return REAL_CALL(cuMemAlloc_v2, dptr, size);
+}
+
+/*
+ * The fast path: n bytes (held, or size) already drawn from dev's lease.
+ * Recorded as such, the allocation is never told to the daemon; its free
+ * gives the bytes back to the lease.
+ */
+static CUresult
+mem_alloc_leased(CUdeviceptr *dptr, size_t size, uint64_t held, int dev)
+{
+	uint64_t n = held ? held : size;
+	CUresult r = mem_driver_alloc(dptr, size, held, dev);
 	struct alloc_entry old;
 	int added;
 
-	if (r == CUDA_SUCCESS && (added = alloc_table_add(*dptr, size,
+	if (r == CUDA_SUCCESS && (added = alloc_table_add(*dptr, n,
 	    GF_KIND_MEM, dev, ALLOC_LEASED, &old)) >= 0) {
 		if (__builtin_expect(added, 0))
 			client_stale(*dptr, &old);
@@ -124,35 +138,44 @@ mem_alloc_leased(CUdeviceptr *dptr, size_t size, int dev)
 	}
 	if (r == CUDA_SUCCESS) {
 		/* Memory the shim cannot record would be charged for ever. */
-		REAL_CALL(cuMemFree_v2, *dptr);
+		vback_free(*dptr);
 		r = CUDA_ERROR_OUT_OF_MEMORY;
 	}
-	client_lease_give(dev, size);
+	client_lease_give(dev, n);
 	return r;
 }
 
 /*
  * cuMemAlloc: from the lease when it has room, else reserved. A driver
- * out-of-memory on either is asked again as a collision (issue 20).
+ * out-of-memory on either is asked again as a collision (issue 20). With
+ * the copy engine, what it holds is rounded up to the granularity; the
+ * process's first allocation learns of the engine only once reserved.
  */
 static CUresult
 mem_alloc(CUdeviceptr *dptr, size_t size)
 {
 	struct client_ticket t;
+	uint64_t held;
 	CUresult r;
 	int dev;
 
-	if ((dev = mem_lease_device()) >= 0 && lease_draw(dev, size)) {
-		if ((r = mem_alloc_leased(dptr, size, dev)) !=
+	dev = mem_lease_device();
+	held = vback_size(dev, size);
+	if (dev >= 0 && lease_draw(dev, held ? held : size)) {
+		if ((r = mem_alloc_leased(dptr, size, held, dev)) !=
 		    CUDA_ERROR_OUT_OF_MEMORY)
 			return r;
-		r = client_reserve_refused(dev, size, GF_KIND_MEM, &t);
+		r = client_reserve_refused(dev, held ? held : size,
+		    GF_KIND_MEM, &t);
 	} else
-		r = mem_reserve(size, GF_KIND_MEM, &t);
+		r = mem_reserve(held ? held : size, GF_KIND_MEM, &t);
 	if (r != CUDA_SUCCESS)
 		return r;
-	CLIENT_DRIVER_CALL(r, &t, REAL_CALL(cuMemAlloc_v2, dptr, size));
-	return mem_settle(r, &t, r == CUDA_SUCCESS ? *dptr : 0, size);
+	if (held == 0)
+		held = vback_size(t.dev, size);
+	CLIENT_DRIVER_CALL(r, &t, mem_driver_alloc(dptr, size, held, t.dev));
+	return mem_settle(r, &t, r == CUDA_SUCCESS ? *dptr : 0,
+	    held ? held : size);
 }
 
 CUresult
@@ -185,7 +208,7 @@ cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
 {
 	struct gf_activity *act;
 	struct client_ticket t;
-	uint64_t row;
+	uint64_t row, held = 0;
 	CUresult r;
 
 	if (!hook_enter())
@@ -200,10 +223,9 @@ cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
 		    Height, ElementSizeBytes);
 	else if ((r = mem_reserve(mem_mul(row, Height), GF_KIND_PITCH, &t)) ==
 	    CUDA_SUCCESS) {
-		CLIENT_DRIVER_CALL(r, &t, REAL_CALL(cuMemAllocPitch_v2, dptr,
-		    pPitch, WidthInBytes, Height, ElementSizeBytes));
-		r = mem_settle(r, &t, r == CUDA_SUCCESS ? *dptr : 0,
-		    r == CUDA_SUCCESS ? mem_mul(*pPitch, Height) : 0);
+		CLIENT_DRIVER_CALL(r, &t, vback_alloc_pitch(dptr, pPitch,
+		    WidthInBytes, Height, ElementSizeBytes, t.dev, &held));
+		r = mem_settle(r, &t, r == CUDA_SUCCESS ? *dptr : 0, held);
 	}
 	activity_leave(act);
 	hook_leave();
@@ -247,7 +269,36 @@ cuMemFree_v2(CUdeviceptr dptr)
 	if (dptr == 0 || real_cu.cuMemFree_v2 == NULL)
 		r = REAL_CALL(cuMemFree_v2, dptr);
 	else
-		r = client_free(dptr, real_cu.cuMemFree_v2);
+		r = client_free(dptr, vback_free);
+	activity_leave(act);
+	hook_leave();
+	return r;
+}
+
+/*
+ * An allocation backed for the copy engine is a mapping rounded up to the
+ * granularity: the program is shown the size it asked for, as the bare
+ * driver would show it.
+ */
+CUresult
+cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
+{
+	struct gf_activity *act;
+	CUdeviceptr base = 0;
+	uint64_t size;
+	size_t n = 0;
+	CUresult r;
+
+	if (!hook_enter())
+		return REAL_CALL(cuMemGetAddressRange_v2, pbase, psize, dptr);
+	act = activity_enter();
+	r = REAL_CALL(cuMemGetAddressRange_v2, &base, &n, dptr);
+	if (r == CUDA_SUCCESS && vback_range(base, &size))
+		n = size;
+	if (r == CUDA_SUCCESS && pbase != NULL)
+		*pbase = base;
+	if (r == CUDA_SUCCESS && psize != NULL)
+		*psize = n;
 	activity_leave(act);
 	hook_leave();
 	return r;

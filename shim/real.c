@@ -37,6 +37,7 @@ static const struct {
 	SYM(cuGetProcAddress_v1, "cuGetProcAddress"),
 	SYM(cuGetProcAddress_v2, "cuGetProcAddress_v2"),
 	SYM(cuCtxGetDevice, "cuCtxGetDevice"),
+	SYM(cuMemGetAddressRange_v2, "cuMemGetAddressRange_v2"),
 	SYM(cuDeviceGetCount, "cuDeviceGetCount"),
 	SYM(cuDeviceGetUuid_v2, "cuDeviceGetUuid_v2"),
 	SYM(cuDeviceGetUuid_v1, "cuDeviceGetUuid"),

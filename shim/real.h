@@ -29,6 +29,8 @@ struct real_driver {
 	CUresult (*cuGetProcAddress_v2)(const char *, void **, int,
 		    cuuint64_t, CUdriverProcAddressQueryResult *);
 	CUresult (*cuCtxGetDevice)(CUdevice *);
+	CUresult (*cuMemGetAddressRange_v2)(CUdeviceptr *, size_t *,
+		    CUdeviceptr);
 	CUresult (*cuDeviceGetCount)(int *);
 	CUresult (*cuDeviceGetUuid_v2)(CUuuid *, CUdevice);
 	/* "cuDeviceGetUuid", for drivers older than 11.4 */

@@ -22,7 +22,7 @@
 #include <sys/types.h>
 
 #define STALL_TEXTS	4		/* executable segments of the driver */
-#define STALL_SELF	2		/* threads of the shim, not looked at */
+#define STALL_SELF	3		/* threads of the shim, not looked at */
 
 struct stall_thread;
 

@@ -134,8 +134,11 @@ ctl_json_status(FILE *fp, const struct ctl_status *st)
 	ctl_json_string(fp, d->version, sizeof(d->version));
 	fprintf(fp, ",\"pid\":%" PRIu32 ",\"uptime_ms\":%" PRIu64
 	    ",\"clients\":%" PRIu32 "},\"swap\":{\"available\":%s,"
-	    "\"reason\":", d->pid, d->uptime_ms, d->nclients,
-	    d->swap_available ? "true" : "false");
+	    "\"engine\":\"%s\",\"host_limit_bytes\":%" PRIu64
+	    ",\"host_bytes\":%" PRIu64 ",\"reason\":", d->pid, d->uptime_ms,
+	    d->nclients, d->swap_available ? "true" : "false",
+	    d->swap_engine == GF_ENGINE_COPY ? "copy" : "checkpoint",
+	    d->swap_host_limit, d->swap_host_used);
 	ctl_json_string(fp, d->swap_reason, sizeof(d->swap_reason));
 	fputs("},\"devices\":[", fp);
 	for (i = 0; i < st->ndevices; i++) {

@@ -201,14 +201,23 @@ ctl_print_daemon(FILE *fp, const struct ctl_status *st)
 {
 	const struct gf_status *d = &st->daemon;
 	char version[GF_VERSION_LEN], up[32], reason[GF_REASON_LEN];
+	char used[32], limit[32];
 
 	fprintf(fp, "gpufracd %s, pid %" PRIu32 ", up %s, %" PRIu32
 	    " client%s\n",
 	    ctl_printable(d->version, sizeof(d->version), version,
 	    sizeof(version)), d->pid, ctl_duration_format(d->uptime_ms, up,
 	    sizeof(up)), d->nclients, d->nclients == 1 ? "" : "s");
-	if (d->swap_available)
-		fputs("host swap: available\n", fp);
+	if (d->swap_available && d->swap_host_limit != 0)
+		fprintf(fp, "host swap: available, engine %s, %s of %s on "
+		    "host\n", d->swap_engine == GF_ENGINE_COPY ? "copy" :
+		    "checkpoint", size_format(d->swap_host_used, used,
+		    sizeof(used)), size_format(d->swap_host_limit, limit,
+		    sizeof(limit)));
+	else if (d->swap_available)
+		fprintf(fp, "host swap: available, engine %s, %s on host\n",
+		    d->swap_engine == GF_ENGINE_COPY ? "copy" : "checkpoint",
+		    size_format(d->swap_host_used, used, sizeof(used)));
 	else
 		fprintf(fp, "host swap: unavailable: %s\n",
 		    ctl_printable(d->swap_reason, sizeof(d->swap_reason), reason,

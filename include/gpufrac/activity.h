@@ -58,6 +58,7 @@
 
 /* flags, set by the shim: memory the checkpoint API cannot move. */
 #define GF_ACT_IPC		0x1u	/* exported or imported IPC memory */
+#define GF_ACT_COPY		0x2u	/* it can move its own memory (MOVE) */
 
 struct gf_activity {
 	uint32_t	magic;		/* GF_ACTIVITY_MAGIC (shim) */
@@ -71,7 +72,10 @@ struct gf_activity {
 	uint32_t	flags;		/* shim: GF_ACT_* */
 	uint32_t	swapped;	/* daemon: 1 while the process is being
 					   or has been swapped out */
-	uint32_t	zero;
+	uint32_t	engine;		/* daemon: GF_ENGINE_* of its group
+					   (proto.h); the shim backs plain
+					   allocations for the copy engine
+					   while it says GF_ENGINE_COPY */
 	uint8_t		pad[32];	/* the leases on lines of their own */
 	struct gf_lease_slot {
 		uint64_t	avail;	/* unallocated bytes | GF_LEASE_CLOSED */

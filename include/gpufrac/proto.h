@@ -25,6 +25,12 @@
  *                                                or when a thread waits in
  *                                                the driver where no hook
  *                                                sees it (its reason)
+ *   MOVED                                        the copy engine's swap,
+ *                                                asked for by MOVE, is done
+ * The daemon says unasked (seq 0): DEVICE_INFO (a new limit), and MOVE:
+ * the copy engine (swap_engine = copy) asks the shim, which it has marked
+ * swapped out (activity.h), to move its memory to host or back; the shim
+ * answers MOVED with what it moved, what stayed, and how long it took.
  * COMMIT with reserved == 0 charges an allocation that already exists: the
  * shim re-registers its live allocations this way after a daemon restart,
  * and its leases with LEASE_RESTORE. A RESERVE with GF_RESERVE_LEASE may
@@ -122,6 +128,7 @@ enum {
 	GF_MSG_LEASE_RETURN,
 	GF_MSG_LEASE_RESTORE,
 	GF_MSG_CTX_END,
+	GF_MSG_MOVED,
 	/* gpufracctl -> daemon */
 	GF_MSG_STATUS_REQ = 32,
 	GF_MSG_PS_REQ,
@@ -152,6 +159,7 @@ enum {
 	GF_MSG_EVENT,
 	GF_MSG_EVENT_END,
 	GF_MSG_OK,
+	GF_MSG_MOVE,
 };
 
 #define GF_UNSET		0xffffffffu	/* "not requested" in a u32 field */
@@ -363,6 +371,11 @@ struct gf_status {
 	uint32_t	swap_available;	/* 1: host swap works */
 	uint64_t	uptime_ms;
 	char		swap_reason[GF_REASON_LEN];	/* why not, or "" */
+	/* grown (a compatible change): */
+	uint32_t	swap_engine;	/* GF_ENGINE_*: [daemon]'s */
+	uint32_t	zero;
+	uint64_t	swap_host_limit; /* 0: none */
+	uint64_t	swap_host_used;	/* held by processes swapped out */
 };
 
 struct gf_device_status {
@@ -431,6 +444,36 @@ enum {
 	GF_SWAPIN_CALL = 0,	/* a hooked driver call waits for it */
 	GF_SWAPIN_UNSEEN,	/* a thread waits inside the driver, reached
 				   where no hook sees it (libgpufrac.7) */
+};
+
+/* How a process is swapped (swap_engine). */
+enum {
+	GF_ENGINE_CHECKPOINT = 0,	/* the driver's checkpoint API */
+	GF_ENGINE_COPY,			/* the shim copies its own memory */
+};
+
+#define GF_MOVED_DEVICES	8	/* device ordinals MOVED tells of */
+#define GF_MOVED_WHAT_LEN	64
+
+/* MOVE: move this process's memory to host (GF_SWAP_OUT) or back. */
+struct gf_move {
+	uint32_t	direction;	/* GF_SWAP_OUT or GF_SWAP_IN */
+	uint32_t	zero;
+};
+
+/* MOVED: the answer. */
+struct gf_moved {
+	uint32_t	direction;
+	uint32_t	result;		/* CUresult: CUDA_SUCCESS, or the
+					   failed call's (nothing moved) */
+	uint64_t	moved;		/* bytes copied out (or in) */
+	uint64_t	duration_us;
+	uint64_t	stayed[GF_MOVED_DEVICES]; /* bytes left on the device,
+					   per device ordinal */
+	uint32_t	nstayed;	/* allocations left on the device */
+	uint32_t	zero;
+	char		what[GF_MOVED_WHAT_LEN]; /* what stayed, or the failed
+					   call ("cuMemHostAlloc") */
 };
 
 struct gf_swap_in {
@@ -574,6 +617,8 @@ struct gf_msg {
 		struct gf_events_req	events_req;
 		struct gf_swap_in	swap_in;
 		struct gf_swap_req	swap_req;
+		struct gf_move		move;
+		struct gf_moved		moved;
 		struct gf_group_rule	group_rule;
 		struct gf_group_set	group_set;
 		struct gf_group_rm	group_rm;
@@ -595,7 +640,9 @@ _Static_assert(sizeof(struct gf_deny) == 24, "gf_deny layout");
 _Static_assert(sizeof(struct gf_commit) == 48, "gf_commit layout");
 _Static_assert(sizeof(struct gf_rollback) == 24, "gf_rollback layout");
 _Static_assert(sizeof(struct gf_ctx_end) == 32, "gf_ctx_end layout");
-_Static_assert(sizeof(struct gf_status) == 136, "gf_status layout");
+_Static_assert(sizeof(struct gf_status) == 160, "gf_status layout");
+_Static_assert(sizeof(struct gf_move) == 8, "gf_move layout");
+_Static_assert(sizeof(struct gf_moved) == 160, "gf_moved layout");
 _Static_assert(sizeof(struct gf_device_status) == 168, "gf_device_status layout");
 _Static_assert(sizeof(struct gf_client) == 136, "gf_client layout");
 _Static_assert(sizeof(struct gf_group_status) == 104, "gf_group_status layout");

@@ -9,6 +9,9 @@
  *   sim_checkpoint_linked absent   the checks for SIMCUDA_NO_CHECKPOINT=1
  *   sim_checkpoint_linked rate     the time Checkpoint and Restore take
  *                                  at SIMCUDA_CKPT_GBPS=0.1 (set here)
+ *   sim_checkpoint_linked copyrate the time copies between pinned host
+ *                                  memory and the device take at
+ *                                  SIMCUDA_COPY_GBPS=0.1 (set here)
  *   sim_checkpoint_linked target   the target: commands on stdin, one
  *                                  answer line per command on stdout
  */
@@ -593,9 +596,49 @@ absent(void)
 	return failures != 0;
 }
 
+/*
+ * SIMCUDA_COPY_GBPS: a copy between pinned host memory and the device, in
+ * either direction, takes at least bytes/rate; the bytes arrive.
+ */
+static int
+copyrate(void)
+{
+	const size_t n = 8 * MiB;
+	const long long want_us = n * 1000000LL / 100000000;
+	CUdeviceptr d;
+	CUcontext ctx;
+	long long t0, took;
+	unsigned char *h;
+
+	setenv("SIMCUDA_COPY_GBPS", "0.1", 1);
+	OK(cuInit(0));
+	OK(cuDevicePrimaryCtxRetain(&ctx, 0));
+	OK(cuCtxSetCurrent(ctx));
+	OK(cuMemAlloc(&d, n));
+	OK(cuMemHostAlloc((void **)&h, n, 0));
+	memset(h, 0x5a, n);
+	t0 = now_us();
+	OK(cuMemcpyHtoD(d, h, n));
+	took = now_us() - t0;
+	CHECK(took >= want_us, "HtoD took %lld us, want at least %lld", took,
+	    want_us);
+	memset(h, 0, n);
+	t0 = now_us();
+	OK(cuMemcpyDtoHAsync(h, d, n, NULL));
+	took = now_us() - t0;
+	CHECK(took >= want_us, "DtoH took %lld us, want at least %lld", took,
+	    want_us);
+	CHECK(h[0] == 0x5a && h[n - 1] == 0x5a, "the bytes did not arrive");
+	OK(cuMemFreeHost(h));
+	OK(cuMemFree(d));
+	return failures != 0;
+}
+
 int
 main(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], "copyrate") == 0)
+		return copyrate();
 	if (argc > 1 && strcmp(argv[1], "target") == 0)
 		return target();
 	if (argc > 1 && strcmp(argv[1], "absent") == 0)

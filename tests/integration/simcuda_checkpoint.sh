@@ -1,7 +1,8 @@
 # The simulated driver's checkpoint API (cuCheckpointProcess*): a
 # controller locks, checkpoints, restores and unlocks a target process;
 # with SIMCUDA_NO_CHECKPOINT=1 the API is absent; with SIMCUDA_CKPT_GBPS
-# it takes the time moving the target's memory would.
+# it takes the time moving the target's memory would, and with
+# SIMCUDA_COPY_GBPS so do copies between pinned host memory and the device.
 . "$(dirname "$0")/lib.sh"
 C=$CLIENTS/sim_checkpoint_linked
 
@@ -9,6 +10,11 @@ export SIMCUDA_DEVICES=64Mi
 check "the checkpoint API works across processes" "$C"
 check "SIMCUDA_NO_CHECKPOINT=1 hides it" env SIMCUDA_NO_CHECKPOINT=1 "$C" absent
 check "SIMCUDA_CKPT_GBPS=0.1: checkpoint and restore take the time" "$C" rate
+check "SIMCUDA_COPY_GBPS=0.1: pinned copies take the time" "$C" copyrate
+check_eq "a bad SIMCUDA_COPY_GBPS is said, and the rate unlimited" \
+	"$(SIMCUDA_COPY_GBPS=fast "$CLIENTS/sim_check_linked" take 512 0 2>&1)" \
+	"simcuda: bad SIMCUDA_COPY_GBPS 'fast': unlimited
+ok"
 check_eq "a bad SIMCUDA_CKPT_GBPS is said, and the rate unlimited" \
 	"$(SIMCUDA_CKPT_GBPS=0 "$CLIENTS/sim_check_linked" take 512 0 2>&1)" \
 	"simcuda: bad SIMCUDA_CKPT_GBPS '0': unlimited

@@ -3,7 +3,7 @@
  * process locks another by pid, releases its device memory, takes it
  * back and unlocks it. Device memory is the target's own host memory, so
  * Checkpoint copies nothing; it returns the capacity to the machine,
- * taking the time the real driver would at SIMCUDA_CKPT_GBPS. The shared
+ * taking the time the real driver would at SIMCUDA_CKPT_GBPS (bus.c). The shared
  * state (ckstate.c) holds each process's checkpoint state.
  */
 #include <errno.h>
@@ -18,7 +18,6 @@
 #include "units.h"
 
 static int absent;	/* SIMCUDA_NO_CHECKPOINT=1: a driver before 570 */
-static uint64_t rate;	/* SIMCUDA_CKPT_GBPS in bytes/s; 0: unlimited */
 
 __attribute__((constructor)) static void
 checkpoint_setup(void)
@@ -32,51 +31,6 @@ int
 checkpoint_hidden(const char *symbol)
 {
 	return absent && strncmp(symbol, "cuCheckpoint", 12) == 0;
-}
-
-/*
- * SIMCUDA_CKPT_GBPS: GB/s, a decimal ("2.3", an H200's checkpoint API);
- * read as a size in G (10^9 bytes), which is exact and knows no locale.
- */
-void
-checkpoint_rate_parse(void)
-{
-	const char *s = getenv("SIMCUDA_CKPT_GBPS");
-	char buf[64];
-
-	rate = 0;
-	if (s == NULL)
-		return;
-	if ((size_t)snprintf(buf, sizeof(buf), "%sG", s) >= sizeof(buf) ||
-	    size_parse(buf, &rate) < 0 || rate == 0) {
-		log_warnx("bad SIMCUDA_CKPT_GBPS '%s': unlimited", s);
-		rate = 0;
-	}
-}
-
-/*
- * Take the time moving bytes takes at the rate: the real driver's calls
- * return when the copy is done, the caller blocked meanwhile.
- */
-static void
-checkpoint_move(uint64_t bytes)
-{
-	unsigned __int128 ns;
-	struct timespec end;
-
-	if (rate == 0 || bytes == 0)
-		return;
-	ns = (unsigned __int128)bytes * 1000000000u / rate;
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += (time_t)(ns / 1000000000u);
-	end.tv_nsec += (long)(ns % 1000000000u);
-	if (end.tv_nsec >= 1000000000) {
-		end.tv_sec++;
-		end.tv_nsec -= 1000000000;
-	}
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &end, NULL) ==
-	    EINTR)
-		;
 }
 
 /* Reserved fields "must be zero(ed)": CUDA_ERROR_INVALID_VALUE if not. */
@@ -154,10 +108,10 @@ cuCheckpointProcessCheckpoint(int pid, CUcheckpointCheckpointArgs *args)
 		return r;
 	if (args != NULL && !zeroed(args, sizeof(*args)))
 		return CUDA_ERROR_INVALID_VALUE;
-	if (rate != 0) {
+	if (bus_ckpt_rate != 0) {
 		if ((r = state_ck_held(pid, &bytes)) != CUDA_SUCCESS)
 			return r;
-		checkpoint_move(bytes);
+		bus_move(bytes, bus_ckpt_rate);
 	}
 	return state_ck_checkpoint(pid);
 }
@@ -184,7 +138,7 @@ cuCheckpointProcessRestore(int pid, CUcheckpointRestoreArgs *args)
 	}
 	if ((r = state_ck_restore(pid, &bytes)) != CUDA_SUCCESS)
 		return r;
-	checkpoint_move(bytes);
+	bus_move(bytes, bus_ckpt_rate);
 	return CUDA_SUCCESS;
 }
 

@@ -48,6 +48,33 @@ side_ok(uint64_t p, size_t n, int side, int phys, int write)
 	}
 }
 
+/* Where p lies: pinned host memory, device memory, or neither (-1). */
+static int
+side_where(uint64_t p)
+{
+	struct sim_alloc *a = alloc_find(p);
+
+	if (a == NULL || (a->kind & SIM_MEM_MANAGED))
+		return -1;
+	return (a->kind & (SIM_MEM_HOST | SIM_MEM_REGISTERED)) ? SIDE_HOST :
+	    SIDE_DEVICE;
+}
+
+/*
+ * Whether a copy crosses the bus between pinned host memory and the
+ * device, which takes bytes/SIMCUDA_COPY_GBPS (bus.c); the lock is held.
+ * Pageable memory goes through the driver's staging buffers at a rate
+ * that is not modelled.
+ */
+static int
+side_bus(uint64_t dst, uint64_t src)
+{
+	int d = side_where(dst), s = side_where(src);
+
+	return (d == SIDE_HOST && s == SIDE_DEVICE) ||
+	    (d == SIDE_DEVICE && s == SIDE_HOST);
+}
+
 /*
  * The sync forms name the stream they run on: CU_STREAM_LEGACY, or
  * CU_STREAM_PER_THREAD for the _ptds entry points.
@@ -58,6 +85,7 @@ copy_run(uint64_t dst, int dst_side, uint64_t src, int src_side, size_t n,
 {
 	struct CUctx_st *ctx;
 	CUresult r = ctx_current(&ctx);
+	int bus = 0;
 
 	if (r != CUDA_SUCCESS)
 		return r;
@@ -66,9 +94,13 @@ copy_run(uint64_t dst, int dst_side, uint64_t src, int src_side, size_t n,
 	    (!side_ok(dst, n, dst_side, ctx->phys, 1) ||
 	    !side_ok(src, n, src_side, ctx->phys, 0)))
 		r = CUDA_ERROR_INVALID_VALUE;
+	if (r == CUDA_SUCCESS && n != 0 && bus_copy_rate != 0)
+		bus = side_bus(dst, src);
 	sim_unlock();
 	if (r == CUDA_SUCCESS && n != 0)
 		memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+	if (bus)
+		bus_move(n, bus_copy_rate);
 	return r;
 }
 

@@ -120,7 +120,7 @@ cuInit(unsigned int Flags)
 	sim_lock();
 	if (!initialised && init_error == CUDA_SUCCESS) {
 		context_bytes_parse();
-		checkpoint_rate_parse();
+		bus_rate_parse();
 		init_error = device_init();
 		if (init_error == CUDA_SUCCESS) {
 			state_join();

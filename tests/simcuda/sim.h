@@ -232,10 +232,18 @@ void		vmm_forget(void);
 void		array_release_ctx(struct CUctx_st *ctx);	/* lock held */
 void		array_forget(void);
 
-/* checkpoint.c: SIMCUDA_NO_CHECKPOINT hides the cuCheckpoint* calls;
- * SIMCUDA_CKPT_GBPS, read at cuInit, is the rate they move memory at. */
+/* checkpoint.c: SIMCUDA_NO_CHECKPOINT hides the cuCheckpoint* calls. */
 int		checkpoint_hidden(const char *symbol);
-void		checkpoint_rate_parse(void);
+
+/*
+ * bus.c: the rates, in bytes/s (0: no time at all), read at cuInit: the
+ * checkpoint API's (SIMCUDA_CKPT_GBPS) and pinned host<->device copies'
+ * (SIMCUDA_COPY_GBPS); bus_move blocks for the time bytes take at rate.
+ */
+extern uint64_t	bus_ckpt_rate;
+extern uint64_t	bus_copy_rate;
+void		bus_rate_parse(void);
+void		bus_move(uint64_t bytes, uint64_t rate);
 
 /* procaddr_table.c */
 int		procaddr_table_check(void);

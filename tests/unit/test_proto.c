@@ -177,7 +177,7 @@ test_first_sizes(void **state)
 		n = packet_make(&m, tc, tc->first + 1);
 		check_fails(&m, n, WHY_SHORT, tc->name);
 	}
-	assert_int_equal(grown, 3);	/* HELLO, SWAP_IN and CLIENT */
+	assert_int_equal(grown, 4);	/* HELLO, SWAP_IN, CLIENT and STATUS */
 }
 
 static void
@@ -247,9 +247,9 @@ static void
 test_unknown_type(void **state)
 {
 	static const uint16_t unknown[] = {
-		0, GF_MSG_LEASE_RESTORE + 1, GF_MSG_STATUS_REQ - 1,
+		0, GF_MSG_MOVED + 1, GF_MSG_STATUS_REQ - 1,
 		GF_MSG_LIMIT_REQ + 1, GF_MSG_HELLO_OK - 1,
-		GF_MSG_OK + 1, 0x7fff, 0xffff,
+		GF_MSG_MOVE + 1, 0x7fff, 0xffff,
 	};
 	struct type_case tc = T0(OK);
 	struct gf_msg m;
@@ -311,9 +311,10 @@ test_unterminated_strings(void **state)
 	/*
 	 * HELLO version, ERROR msg, STATUS version and swap_reason,
 	 * DEVICE_STATUS name, CLIENT group and version, GROUP_STATUS name,
-	 * EVENT group and reason, GROUP_RULE rule, GROUP_SET and GROUP_RM name
+	 * EVENT group and reason, GROUP_RULE rule, GROUP_SET and GROUP_RM
+	 * name, MOVED what
 	 */
-	assert_int_equal(nstr, 13);
+	assert_int_equal(nstr, 14);
 }
 
 /* Both strings of EVENT unterminated, and each alone at full length. */

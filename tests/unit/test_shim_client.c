@@ -28,6 +28,7 @@
 #include "../../shim/client_stall.c"
 #include "../../shim/stall.c"
 #include "../../shim/client_fork.c"
+#include "../../shim/vback.c"
 #include "../../shim/client.c"
 
 #define GiB		(1ull << 30)

@@ -1,0 +1,586 @@
+/*
+ * The copy engine in the process (vback.h): plain allocations backed by
+ * the driver's virtual memory management, and the moves of their contents
+ * to pinned host memory and back, run on a thread of their own.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "activity.h"
+#include "alloc_table.h"
+#include "client_int.h"
+#include "gpufrac/proto.h"
+#include "log.h"
+#include "ptrmap.h"
+#include "real.h"
+#include "shim.h"
+#include "units.h"
+#include "vback.h"
+
+#define VBACK_STREAMS	4	/* copies in flight per context */
+
+struct vback {
+	uint64_t	ptr;
+	uint64_t	size;		/* asked for */
+	uint64_t	held;		/* mapped: size rounded up */
+	int		dev;
+	CUcontext	ctx;		/* current when it was made */
+	CUmemGenericAllocationHandle h;	/* 0 while out */
+	void		*host;		/* its contents while out, or NULL */
+};
+
+static pthread_mutex_t vback_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t vback_cv = PTHREAD_COND_INITIALIZER;
+static struct ptrmap vback_map;		/* ptr -> struct vback */
+static int vback_is_out;		/* contents on the host */
+static uint32_t vback_todo;		/* a MOVE's direction, or 0 */
+static int vback_running;		/* the move thread exists */
+static uint64_t vback_gran;		/* the granularity; 0: not known */
+static size_t vback_count;		/* in the map: 0 spares a free the lock */
+pid_t vback_tid;
+
+static uint64_t
+vback_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static CUmemAllocationProp
+vback_prop(int dev)
+{
+	CUmemAllocationProp p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	p.location.id = dev;
+	return p;
+}
+
+/* The granularity, asked once (NVIDIA GPUs all say 2 MiB); 0: none. */
+static uint64_t
+vback_granule(int dev)
+{
+	CUmemAllocationProp p = vback_prop(dev);
+	uint64_t g = __atomic_load_n(&vback_gran, __ATOMIC_RELAXED);
+	size_t n;
+
+	if (g != 0)
+		return g;
+	if (real_cu.cuMemGetAllocationGranularity == NULL ||
+	    real_cu.cuMemCreate == NULL || real_cu.cuMemMap == NULL ||
+	    real_cu.cuMemGetAllocationGranularity(&n, &p,
+	    CU_MEM_ALLOC_GRANULARITY_MINIMUM) != CUDA_SUCCESS || n == 0)
+		return 0;
+	__atomic_store_n(&vback_gran, (uint64_t)n, __ATOMIC_RELAXED);
+	return n;
+}
+
+/* Whether the daemon swaps this process with the copy engine. */
+static int
+vback_engine(void)
+{
+	struct gf_activity *p = __atomic_load_n(&activity_page,
+	    __ATOMIC_ACQUIRE);
+
+	return __atomic_load_n(&p->engine, __ATOMIC_RELAXED) ==
+	    GF_ENGINE_COPY;
+}
+
+uint64_t
+vback_size(int dev, uint64_t size)
+{
+	uint64_t g;
+
+	if (dev < 0 || !vback_engine() || (g = vback_granule(dev)) == 0 ||
+	    size < g || size > UINT64_MAX - g)
+		return 0;
+	return (size + g - 1) / g * g;
+}
+
+/* Make and map h for v at v->ptr; on failure nothing is left. */
+static CUresult
+vback_map_new(struct vback *v)
+{
+	CUmemAllocationProp p = vback_prop(v->dev);
+	CUmemAccessDesc acc;
+	CUresult r;
+
+	if ((r = real_cu.cuMemCreate(&v->h, v->held, &p, 0)) != CUDA_SUCCESS)
+		return r;
+	if ((r = real_cu.cuMemMap(v->ptr, v->held, 0, v->h, 0)) !=
+	    CUDA_SUCCESS)
+		goto out_release;
+	memset(&acc, 0, sizeof(acc));
+	acc.location = p.location;
+	acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+	if ((r = REAL_CALL(cuMemSetAccess, v->ptr, v->held, &acc, 1)) ==
+	    CUDA_SUCCESS)
+		return CUDA_SUCCESS;
+	(void)real_cu.cuMemUnmap(v->ptr, v->held);
+out_release:
+	(void)real_cu.cuMemRelease(v->h);
+	v->h = 0;
+	return r;
+}
+
+CUresult
+vback_alloc(CUdeviceptr *dptr, uint64_t size, uint64_t held, int dev)
+{
+	struct vback *v;
+	CUdeviceptr va;
+	CUresult r;
+
+	if ((v = calloc(1, sizeof(*v))) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if ((r = REAL_CALL(cuCtxGetCurrent, &v->ctx)) != CUDA_SUCCESS)
+		goto out_free;
+	if ((r = REAL_CALL(cuMemAddressReserve, &va, held, 0, 0, 0)) !=
+	    CUDA_SUCCESS)
+		goto out_free;
+	v->ptr = va;
+	v->size = size;
+	v->held = held;
+	v->dev = dev;
+	if ((r = vback_map_new(v)) != CUDA_SUCCESS)
+		goto out_va;
+	pthread_mutex_lock(&vback_lock);
+	if (ptrmap_put(&vback_map, va, v) < 0) {
+		pthread_mutex_unlock(&vback_lock);
+		(void)real_cu.cuMemUnmap(va, held);
+		(void)real_cu.cuMemRelease(v->h);
+		r = CUDA_ERROR_OUT_OF_MEMORY;
+		goto out_va;
+	}
+	__atomic_add_fetch(&vback_count, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&vback_lock);
+	*dptr = va;
+	return CUDA_SUCCESS;
+out_va:
+	(void)REAL_CALL(cuMemAddressFree, va, held);
+out_free:
+	free(v);
+	return r;
+}
+
+CUresult
+vback_alloc_pitch(CUdeviceptr *dptr, size_t *pitch, size_t width,
+    size_t height, unsigned elem, int dev, uint64_t *held)
+{
+	CUdeviceptr probe;
+	uint64_t size;
+	CUresult r;
+
+	if (dev < 0 || !vback_engine()) {
+		r = REAL_CALL(cuMemAllocPitch_v2, dptr, pitch, width, height,
+		    elem);
+		*held = r == CUDA_SUCCESS ? *pitch * (uint64_t)height : 0;
+		return r;
+	}
+	/* The driver's pitch, from a one-row allocation of its own. */
+	if ((r = REAL_CALL(cuMemAllocPitch_v2, &probe, pitch, width, 1,
+	    elem)) != CUDA_SUCCESS)
+		return r;
+	(void)REAL_CALL(cuMemFree_v2, probe);
+	size = *pitch * (uint64_t)height;
+	if (height != 0 && size / height != *pitch)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if ((*held = vback_size(dev, size)) != 0)
+		return vback_alloc(dptr, size, *held, dev);
+	r = REAL_CALL(cuMemAllocPitch_v2, dptr, pitch, width, height, elem);
+	*held = r == CUDA_SUCCESS ? *pitch * (uint64_t)height : 0;
+	return r;
+}
+
+CUresult
+vback_free(CUdeviceptr p)
+{
+	struct vback *v;
+
+	if (__atomic_load_n(&vback_count, __ATOMIC_RELAXED) == 0)
+		return REAL_CALL(cuMemFree_v2, p);
+	pthread_mutex_lock(&vback_lock);
+	if ((v = ptrmap_del(&vback_map, p)) != NULL)
+		__atomic_sub_fetch(&vback_count, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&vback_lock);
+	if (v == NULL)
+		return REAL_CALL(cuMemFree_v2, p);
+	if (v->h != 0) {
+		(void)real_cu.cuMemUnmap(v->ptr, v->held);
+		(void)real_cu.cuMemRelease(v->h);
+	}
+	if (v->host != NULL)
+		(void)REAL_CALL(cuMemFreeHost, v->host);
+	(void)REAL_CALL(cuMemAddressFree, v->ptr, v->held);
+	free(v);
+	return CUDA_SUCCESS;
+}
+
+int
+vback_range(CUdeviceptr base, uint64_t *size)
+{
+	struct vback *v;
+
+	if (__atomic_load_n(&vback_count, __ATOMIC_RELAXED) == 0)
+		return 0;
+	pthread_mutex_lock(&vback_lock);
+	if ((v = ptrmap_get(&vback_map, base)) != NULL)
+		*size = v->size;
+	pthread_mutex_unlock(&vback_lock);
+	return v != NULL;
+}
+
+int
+vback_out(void)
+{
+	return __atomic_load_n(&vback_is_out, __ATOMIC_ACQUIRE);
+}
+
+/* ---- moving ------------------------------------------------------------ */
+
+/* The backed allocations, in an array the caller frees (lock held). */
+static struct vback **
+vback_list(size_t *n)
+{
+	struct vback **all, *v;
+	size_t pos = 0;
+	uint64_t key;
+
+	*n = 0;
+	if ((all = calloc(vback_map.len + 1, sizeof(*all))) == NULL)
+		return NULL;
+	while ((v = ptrmap_next(&vback_map, &pos, &key)) != NULL)
+		all[(*n)++] = v;
+	return all;
+}
+
+/*
+ * Copy each of all[0..n) that shares ctx with all[i] to or from the host,
+ * spread over a few streams, and wait for them. Returns the first failure.
+ */
+static CUresult
+vback_copy_ctx(struct vback **all, size_t n, size_t i, int out,
+    const char **stage)
+{
+	CUstream s[VBACK_STREAMS];
+	CUcontext ctx = all[i]->ctx;
+	CUresult r, r2;
+	size_t k, ns, j = 0;
+
+	*stage = "cuCtxSetCurrent";
+	if ((r = REAL_CALL(cuCtxSetCurrent, ctx)) != CUDA_SUCCESS)
+		return r;
+	/* What the program queued runs to its end before anything moves. */
+	*stage = "cuCtxSynchronize";
+	if ((r = REAL_CALL(cuCtxSynchronize)) != CUDA_SUCCESS)
+		return r;
+	for (ns = 0; ns < VBACK_STREAMS; ns++)
+		if (REAL_CALL(cuStreamCreate, &s[ns], CU_STREAM_NON_BLOCKING) !=
+		    CUDA_SUCCESS)
+			break;
+	*stage = out ? "cuMemcpyDtoHAsync" : "cuMemcpyHtoDAsync";
+	for (k = i; k < n && r == CUDA_SUCCESS; k++) {
+		if (all[k]->ctx != ctx)
+			continue;
+		if (out)
+			r = REAL_CALL(cuMemcpyDtoHAsync_v2, all[k]->host,
+			    all[k]->ptr, all[k]->size, ns ? s[j++ % ns] : 0);
+		else
+			r = REAL_CALL(cuMemcpyHtoDAsync_v2, all[k]->ptr,
+			    all[k]->host, all[k]->size, ns ? s[j++ % ns] : 0);
+	}
+	for (k = 0; k < ns; k++) {
+		if ((r2 = REAL_CALL(cuStreamSynchronize, s[k])) !=
+		    CUDA_SUCCESS && r == CUDA_SUCCESS)
+			r = r2;
+		(void)REAL_CALL(cuStreamDestroy_v2, s[k]);
+	}
+	return r;
+}
+
+/* Copy every context's allocations; each context once. */
+static CUresult
+vback_copy_all(struct vback **all, size_t n, int out, const char **stage)
+{
+	CUcontext cur = NULL;
+	CUresult r = CUDA_SUCCESS;
+	size_t i, k;
+
+	(void)REAL_CALL(cuCtxGetCurrent, &cur);
+	for (i = 0; i < n && r == CUDA_SUCCESS; i++) {
+		for (k = 0; k < i; k++)
+			if (all[k]->ctx == all[i]->ctx)
+				break;
+		if (k == i)
+			r = vback_copy_ctx(all, n, i, out, stage);
+	}
+	(void)REAL_CALL(cuCtxSetCurrent, cur);
+	return r;
+}
+
+static void
+vback_host_free(struct vback **all, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (all[i]->host != NULL) {
+			(void)REAL_CALL(cuMemFreeHost, all[i]->host);
+			all[i]->host = NULL;
+		}
+}
+
+/* What stays on the device while out: what vback does not hold. */
+struct vback_stay {
+	struct gf_moved	*m;
+	unsigned	 kinds;		/* 1 << GF_KIND_* */
+};
+
+static int
+vback_stay_one(uint64_t ptr, const struct alloc_entry *e, void *arg)
+{
+	struct vback_stay *st = arg;
+
+	if (ptrmap_get(&vback_map, ptr) != NULL)
+		return 0;
+	if (e->dev >= 0 && e->dev < GF_MOVED_DEVICES)
+		st->m->stayed[e->dev] += e->size;
+	st->m->nstayed++;
+	st->kinds |= 1u << (e->kind & 31);
+	return 0;
+}
+
+/* Fill m's stayed, nstayed and what (lock held). */
+static void
+vback_stayed(struct gf_moved *m)
+{
+	static const struct { uint32_t kind; const char *name; } names[] = {
+		{ GF_KIND_MEM, "small" }, { GF_KIND_PITCH, "small pitch" },
+		{ GF_KIND_MANAGED, "managed" }, { GF_KIND_ARRAY, "arrays" },
+		{ GF_KIND_VMM, "vmm" }, { GF_KIND_POOL, "pools" },
+	};
+	struct vback_stay st = { m, 0 };
+	size_t i, len = 0;
+
+	(void)alloc_table_walk(vback_stay_one, &st);
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!(st.kinds & (1u << names[i].kind)) ||
+		    len >= sizeof(m->what))
+			continue;
+		len += (size_t)snprintf(m->what + len, sizeof(m->what) - len,
+		    "%s%s", len ? ", " : "", names[i].name);
+	}
+}
+
+/* Out: every backed allocation to pinned host memory, then unmapped. */
+static void
+vback_move_out(struct gf_moved *m)
+{
+	const char *stage = "cuMemHostAlloc";
+	struct vback **all;
+	CUresult r = CUDA_SUCCESS;
+	size_t i, n;
+
+	if ((all = vback_list(&n)) == NULL) {
+		m->result = CUDA_ERROR_OUT_OF_MEMORY;
+		snprintf(m->what, sizeof(m->what), "malloc");
+		return;
+	}
+	/* Pinned memory is had in a context: the allocation's own. */
+	for (i = 0; i < n && r == CUDA_SUCCESS; i++)
+		if ((r = REAL_CALL(cuCtxSetCurrent, all[i]->ctx)) ==
+		    CUDA_SUCCESS)
+			r = REAL_CALL(cuMemHostAlloc, &all[i]->host,
+			    all[i]->size, 0);
+	if (r == CUDA_SUCCESS)
+		r = vback_copy_all(all, n, 1, &stage);
+	if (r != CUDA_SUCCESS) {
+		/* Nothing has left the device: the process runs on. */
+		vback_host_free(all, n);
+		m->result = (uint32_t)r;
+		snprintf(m->what, sizeof(m->what), "%s", stage);
+		free(all);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		(void)real_cu.cuMemUnmap(all[i]->ptr, all[i]->held);
+		(void)real_cu.cuMemRelease(all[i]->h);
+		all[i]->h = 0;
+		m->moved += all[i]->held;
+	}
+	__atomic_store_n(&vback_is_out, 1, __ATOMIC_RELEASE);
+	vback_stayed(m);
+	free(all);
+}
+
+/* In: new memory at the same addresses, the contents copied back. */
+static void
+vback_move_in(struct gf_moved *m)
+{
+	const char *stage = "cuMemCreate";
+	struct vback **all;
+	CUresult r = CUDA_SUCCESS;
+	size_t i, n;
+
+	if ((all = vback_list(&n)) == NULL) {
+		m->result = CUDA_ERROR_OUT_OF_MEMORY;
+		snprintf(m->what, sizeof(m->what), "malloc");
+		return;
+	}
+	for (i = 0; i < n && r == CUDA_SUCCESS; i++)
+		if (all[i]->h == 0)
+			r = vback_map_new(all[i]);
+	if (r == CUDA_SUCCESS)
+		r = vback_copy_all(all, n, 0, &stage);
+	if (r != CUDA_SUCCESS) {
+		/* Still out, contents kept: the daemon tries again. */
+		for (i = 0; i < n; i++)
+			if (all[i]->h != 0) {
+				(void)real_cu.cuMemUnmap(all[i]->ptr,
+				    all[i]->held);
+				(void)real_cu.cuMemRelease(all[i]->h);
+				all[i]->h = 0;
+			}
+		m->result = (uint32_t)r;
+		snprintf(m->what, sizeof(m->what), "%s", stage);
+		free(all);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		m->moved += all[i]->held;
+	vback_host_free(all, n);
+	__atomic_store_n(&vback_is_out, 0, __ATOMIC_RELEASE);
+	free(all);
+}
+
+/* Move as dir says, into m (vback_lock held). */
+static void
+vback_move(uint32_t dir, struct gf_moved *m)
+{
+	uint64_t t0 = vback_now_us();
+
+	memset(m, 0, sizeof(*m));
+	m->direction = dir;
+	if (dir == GF_SWAP_OUT && !vback_out())
+		vback_move_out(m);
+	else if (dir == GF_SWAP_IN && vback_out())
+		vback_move_in(m);
+	m->duration_us = vback_now_us() - t0;
+}
+
+int
+vback_restore(void)
+{
+	struct gf_moved m;
+
+	pthread_mutex_lock(&vback_lock);
+	vback_move(GF_SWAP_IN, &m);
+	pthread_mutex_unlock(&vback_lock);
+	if (m.result != CUDA_SUCCESS) {
+		log_errx("cannot bring this process's memory back from the "
+		    "host: %s failed (%d)", m.what, (int)m.result);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+vback_tell(const struct gf_moved *m)
+{
+	char why[CLIENT_WHY_LEN];
+
+	pthread_mutex_lock(&client_lock);
+	if (client_up && client_send(client_fd, GF_MSG_MOVED, m, NULL, why,
+	    sizeof(why)) < 0)
+		client_lost(why);
+	pthread_mutex_unlock(&client_lock);
+}
+
+static void *
+vback_main(void *arg)
+{
+	struct gf_moved m;
+	uint32_t dir;
+
+	(void)arg;
+	__atomic_store_n(&vback_tid, (pid_t)syscall(SYS_gettid),
+	    __ATOMIC_RELAXED);
+	pthread_mutex_lock(&vback_lock);
+	for (;;) {
+		while (vback_todo == 0)
+			pthread_cond_wait(&vback_cv, &vback_lock);
+		dir = vback_todo;
+		vback_todo = 0;
+		vback_move(dir, &m);
+		pthread_mutex_unlock(&vback_lock);
+		log_debug("moved %llu bytes %s in %llu us",
+		    (unsigned long long)m.moved, dir == GF_SWAP_OUT ? "out" :
+		    "in", (unsigned long long)m.duration_us);
+		vback_tell(&m);
+		pthread_mutex_lock(&vback_lock);
+	}
+	return NULL;
+}
+
+/* The move thread, with every signal blocked (lock held). */
+static int
+vback_start(void)
+{
+	pthread_attr_t attr;
+	sigset_t all, old;
+	pthread_t t;
+	int e;
+
+	if (vback_running)
+		return 0;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	e = pthread_create(&t, &attr, vback_main, NULL);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (e != 0) {
+		log_errx("cannot start a thread to move memory: %s",
+		    strerror(e));
+		return -1;
+	}
+	pthread_setname_np(t, "gpufrac-move");
+	vback_running = 1;
+	return 0;
+}
+
+void
+vback_request(uint32_t direction)
+{
+	char why[CLIENT_WHY_LEN];
+	struct gf_moved m;
+
+	if (direction != GF_SWAP_OUT && direction != GF_SWAP_IN)
+		return;
+	pthread_mutex_lock(&vback_lock);
+	if (vback_start() < 0) {
+		pthread_mutex_unlock(&vback_lock);
+		memset(&m, 0, sizeof(m));
+		m.direction = direction;
+		m.result = CUDA_ERROR_OPERATING_SYSTEM;
+		snprintf(m.what, sizeof(m.what), "pthread_create");
+		/* The client lock is the caller's: send as it would. */
+		if (client_up)
+			(void)client_send(client_fd, GF_MSG_MOVED, &m, NULL,
+			    why, sizeof(why));
+		return;
+	}
+	vback_todo = direction;
+	pthread_cond_signal(&vback_cv);
+	pthread_mutex_unlock(&vback_lock);
+}

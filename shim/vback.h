@@ -1,0 +1,67 @@
+/*
+ * The copy engine's side in the process (swap_engine = copy, issue 21):
+ * plain allocations (cuMemAlloc, cuMemAllocPitch) of at least one granule
+ * of the driver's virtual memory management are backed by it -- an
+ * address range reserved, physical memory created and mapped there -- so
+ * that the process can move them to pinned host memory at bus speed,
+ * give the device its memory back, and later map new memory at the same
+ * addresses and copy them back. Smaller allocations, and every other kind,
+ * stay as the driver made them, on the device, counted.
+ *
+ * A move is asked for by the daemon (MOVE), which has marked the process
+ * swapped out first, so that its hooked calls wait at their gates; the
+ * move runs on a thread of its own and is answered with MOVED.
+ */
+#ifndef GF_SHIM_VBACK_H
+#define GF_SHIM_VBACK_H
+
+#include <stdint.h>
+
+#include <cuda.h>
+
+/*
+ * What an allocation of size bytes on device ordinal dev holds once
+ * backed for the copy engine (size rounded up to the granularity), or 0
+ * when it is not to be: the daemon does not use the copy engine for this
+ * process, or size is below one granule.
+ */
+uint64_t vback_size(int dev, uint64_t size);
+
+/*
+ * Back an allocation of size bytes (held: vback_size's answer) on dev in
+ * the current context. Returns the driver's answer; on success *dptr.
+ */
+CUresult vback_alloc(CUdeviceptr *dptr, uint64_t size, uint64_t held,
+	    int dev);
+
+/*
+ * cuMemAllocPitch for the copy engine: the driver's pitch (asked of it),
+ * backed when pitch * Height is one granule or more. *held is what the
+ * allocation holds.
+ */
+CUresult vback_alloc_pitch(CUdeviceptr *dptr, size_t *pitch, size_t width,
+	    size_t height, unsigned elem, int dev, uint64_t *held);
+
+/* Free p, backed or the driver's own (the real_free of client_free). */
+CUresult vback_free(CUdeviceptr p);
+
+/*
+ * A backed allocation starting at base: 1 with the size the program
+ * asked for in *size (the mapping is rounded up), else 0.
+ */
+int	vback_range(CUdeviceptr base, uint64_t *size);
+
+/* MOVE from the daemon (watcher thread, client lock held): queue it. */
+void	vback_request(uint32_t direction);
+
+/*
+ * Whether the process's memory is out; and, with no daemon to ask, bring
+ * it back here (0, or -1: it stays out).
+ */
+int	vback_out(void);
+int	vback_restore(void);
+
+/* The move thread's id, once it runs (the stall thread leaves it be). */
+extern pid_t vback_tid;
+
+#endif

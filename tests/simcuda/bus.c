@@ -1,0 +1,70 @@
+/*
+ * The bus: how long moving bytes between host and device takes, for the
+ * checkpoint API (SIMCUDA_CKPT_GBPS) and for copies between pinned host
+ * memory and the device (SIMCUDA_COPY_GBPS), so that the two ways of
+ * swapping a process out can be compared (make bench-swap, issue 21).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "log.h"
+#include "sim.h"
+#include "units.h"
+
+uint64_t bus_ckpt_rate;		/* bytes/s; 0: no time at all */
+uint64_t bus_copy_rate;
+
+/*
+ * A rate in GB/s, a decimal ("2.3"), read as a size in G (10^9 bytes),
+ * which is exact and knows no locale. 0 when unset or bad (said).
+ */
+static uint64_t
+rate_parse(const char *name)
+{
+	const char *s = getenv(name);
+	uint64_t rate;
+	char buf[64];
+
+	if (s == NULL)
+		return 0;
+	if ((size_t)snprintf(buf, sizeof(buf), "%sG", s) >= sizeof(buf) ||
+	    size_parse(buf, &rate) < 0 || rate == 0) {
+		log_warnx("bad %s '%s': unlimited", name, s);
+		return 0;
+	}
+	return rate;
+}
+
+void
+bus_rate_parse(void)
+{
+	bus_ckpt_rate = rate_parse("SIMCUDA_CKPT_GBPS");
+	bus_copy_rate = rate_parse("SIMCUDA_COPY_GBPS");
+}
+
+/*
+ * Take the time moving bytes takes at rate: the real driver's calls
+ * return when the copy is done, the caller blocked meanwhile.
+ */
+void
+bus_move(uint64_t bytes, uint64_t rate)
+{
+	unsigned __int128 ns;
+	struct timespec end;
+
+	if (rate == 0 || bytes == 0)
+		return;
+	ns = (unsigned __int128)bytes * 1000000000u / rate;
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += (time_t)(ns / 1000000000u);
+	end.tv_nsec += (long)(ns % 1000000000u);
+	if (end.tv_nsec >= 1000000000) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000;
+	}
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &end, NULL) ==
+	    EINTR)
+		;
+}
