@@ -109,7 +109,7 @@ mem_settle(CUresult r, const struct client_ticket *t, CUdeviceptr ptr,
  * The driver's allocation of size bytes: backed for the copy engine when
  * held is not 0 (vback.h), else the driver's own.
  */
-static CUresult
+static inline __attribute__((always_inline)) CUresult
 mem_driver_alloc(CUdeviceptr *dptr, size_t size, uint64_t held, int dev)
 {
 	if (held != 0)
@@ -122,7 +122,7 @@ mem_driver_alloc(CUdeviceptr *dptr, size_t size, uint64_t held, int dev)
  * Recorded as such, the allocation is never told to the daemon; its free
  * gives the bytes back to the lease.
  */
-static CUresult
+static inline __attribute__((always_inline)) CUresult
 mem_alloc_leased(CUdeviceptr *dptr, size_t size, uint64_t held, int dev)
 {
 	uint64_t n = held ? held : size;
@@ -150,9 +150,11 @@ mem_alloc_leased(CUdeviceptr *dptr, size_t size, uint64_t held, int dev)
  * out-of-memory on either is asked again as a collision (issue 20). With
  * the copy engine, what it holds is rounded up to the granularity; the
  * process's first allocation learns of the engine only once reserved.
+ * Inlined twice (mem_alloc), so that without the engine (backed 0) the
+ * fast path does not carry the engine's sums.
  */
-static CUresult
-mem_alloc(CUdeviceptr *dptr, size_t size)
+static inline __attribute__((always_inline)) CUresult
+mem_alloc_as(CUdeviceptr *dptr, size_t size, int backed)
 {
 	struct client_ticket t;
 	uint64_t held;
@@ -160,7 +162,7 @@ mem_alloc(CUdeviceptr *dptr, size_t size)
 	int dev;
 
 	dev = mem_lease_device();
-	held = vback_size(dev, size);
+	held = backed ? vback_size(dev, size) : 0;
 	if (dev >= 0 && lease_draw(dev, held ? held : size)) {
 		if ((r = mem_alloc_leased(dptr, size, held, dev)) !=
 		    CUDA_ERROR_OUT_OF_MEMORY)
@@ -171,11 +173,19 @@ mem_alloc(CUdeviceptr *dptr, size_t size)
 		r = mem_reserve(held ? held : size, GF_KIND_MEM, &t);
 	if (r != CUDA_SUCCESS)
 		return r;
-	if (held == 0)
+	if (held == 0 && vback_engine())
 		held = vback_size(t.dev, size);
 	CLIENT_DRIVER_CALL(r, &t, mem_driver_alloc(dptr, size, held, t.dev));
 	return mem_settle(r, &t, r == CUDA_SUCCESS ? *dptr : 0,
 	    held ? held : size);
+}
+
+static CUresult
+mem_alloc(CUdeviceptr *dptr, size_t size)
+{
+	if (__builtin_expect(vback_engine(), 0))
+		return mem_alloc_as(dptr, size, 1);
+	return mem_alloc_as(dptr, size, 0);
 }
 
 CUresult
@@ -269,7 +279,7 @@ cuMemFree_v2(CUdeviceptr dptr)
 	if (dptr == 0 || real_cu.cuMemFree_v2 == NULL)
 		r = REAL_CALL(cuMemFree_v2, dptr);
 	else
-		r = client_free(dptr, vback_free);
+		r = client_free(dptr, vback_free_fn());
 	activity_leave(act);
 	hook_leave();
 	return r;

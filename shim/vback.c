@@ -42,7 +42,7 @@ static int vback_is_out;		/* contents on the host */
 static uint32_t vback_todo;		/* a MOVE's direction, or 0 */
 static int vback_running;		/* the move thread exists */
 static uint64_t vback_gran;		/* the granularity; 0: not known */
-static size_t vback_count;		/* in the map: 0 spares a free the lock */
+size_t vback_count;		/* in the map: 0 spares a free the lock */
 pid_t vback_tid;
 
 static uint64_t
@@ -83,17 +83,6 @@ vback_granule(int dev)
 		return 0;
 	__atomic_store_n(&vback_gran, (uint64_t)n, __ATOMIC_RELAXED);
 	return n;
-}
-
-/* Whether the daemon swaps this process with the copy engine. */
-static int
-vback_engine(void)
-{
-	struct gf_activity *p = __atomic_load_n(&activity_page,
-	    __ATOMIC_ACQUIRE);
-
-	return __atomic_load_n(&p->engine, __ATOMIC_RELAXED) ==
-	    GF_ENGINE_COPY;
 }
 
 uint64_t

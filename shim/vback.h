@@ -15,9 +15,31 @@
 #ifndef GF_SHIM_VBACK_H
 #define GF_SHIM_VBACK_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <cuda.h>
+
+#include "activity.h"
+#include "gpufrac/activity.h"
+#include "real.h"
+
+/* Allocations backed now (vback.c's): 0 spares a free the lookup. */
+extern size_t vback_count;
+
+/*
+ * Whether the daemon swaps this process with the copy engine: inline, a
+ * load, as the hooks' fast path asks it of every allocation.
+ */
+static inline int
+vback_engine(void)
+{
+	struct gf_activity *p = __atomic_load_n(&activity_page,
+	    __ATOMIC_ACQUIRE);
+
+	return __atomic_load_n(&p->engine, __ATOMIC_RELAXED) ==
+	    GF_ENGINE_COPY;
+}
 
 /*
  * What an allocation of size bytes on device ordinal dev holds once
@@ -44,6 +66,14 @@ CUresult vback_alloc_pitch(CUdeviceptr *dptr, size_t *pitch, size_t width,
 
 /* Free p, backed or the driver's own (the real_free of client_free). */
 CUresult vback_free(CUdeviceptr p);
+
+/* The real free for client_free: vback_free only while any is backed. */
+static inline CUresult
+(*vback_free_fn(void))(CUdeviceptr)
+{
+	return __atomic_load_n(&vback_count, __ATOMIC_RELAXED) != 0 ?
+	    vback_free : real_cu.cuMemFree_v2;
+}
 
 /*
  * A backed allocation starting at base: 1 with the size the program

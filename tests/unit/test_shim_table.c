@@ -134,6 +134,14 @@ CTX_STUB(cuDevicePrimaryCtxReset_v2, CUdevice)
 CTX_STUB(cuDevicePrimaryCtxRelease, CUdevice)
 CTX_STUB(cuDevicePrimaryCtxRelease_v2, CUdevice)
 
+/* The address range of an allocation backed for the copy engine. */
+CUresult
+cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
+{
+	(void)pbase, (void)psize, (void)dptr;
+	return CUDA_SUCCESS;
+}
+
 CUresult
 cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
     const CUmemAllocationProp *prop, unsigned long long flags)
