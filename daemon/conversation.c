@@ -24,7 +24,6 @@
 #include "proto.h"
 #include "resolve.h"
 #include "swap.h"
-#include "units.h"
 #include "uuid.h"
 #include "view.h"
 
@@ -292,10 +291,10 @@ on_commit(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		/* ENOMEM is logged by the ledger; the charge stands. */
 		(void)ledger_commit(&a->ledger, c->client, (size_t)dev,
 		    cm->ptr, cm->reserved, cm->size, cm->kind, event_now_ms());
-		if (cm->size < cm->reserved) {
+		if (cm->size < cm->reserved)
 			resolve_serve(a);
+		if (cm->size != cm->reserved)
 			view_moved(a);
-		}
 		return 0;
 	}
 	log_warnx("pid %u commits 0x%llx on %s, which it has not opened; "
