@@ -41,6 +41,9 @@ struct msg_type {
 #define TG2(t, s, g, f, h) { GF_MSG_##t, #t, sizeof(struct s), \
 			  offsetof(struct s, g), { STR(s, f), STR(s, h) } }
 
+/* One that grew by fields from g on, none of them a string. */
+#define TGN(t, s, g)	{ GF_MSG_##t, #t, sizeof(struct s), \
+			  offsetof(struct s, g), { NOSTR, NOSTR } }
 /* A type that grew from no payload at all. */
 #define TG0(t, s)	{ GF_MSG_##t, #t, sizeof(struct s), 0, { NOSTR, NOSTR } }
 
@@ -68,7 +71,7 @@ static const struct msg_type types[] = {
 	TS(GROUP_RM, gf_group_rm, name),
 	T(LIMIT_REQ, gf_limit_req),
 	T(HELLO_OK, gf_hello_ok),
-	T(DEVICE_INFO, gf_device_info),
+	TGN(DEVICE_INFO, gf_device_info, taken),
 	T(GRANT, gf_grant),
 	T(DENY, gf_deny),
 	TS(ERROR, gf_error, msg),

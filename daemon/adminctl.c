@@ -10,7 +10,6 @@
 #include "adminctl.h"
 #include "arbiter.h"
 #include "control.h"
-#include "conversation.h"
 #include "dispatch.h"
 #include "lease.h"
 #include "ledger.h"
@@ -20,6 +19,7 @@
 #include "swap.h"
 #include "units.h"
 #include "uuid.h"
+#include "view.h"
 
 /*
  * 1 if c may run cmd (logged as asking for `what`); else it has been
@@ -257,7 +257,7 @@ adminctl_limit(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	if (rc == 0) {
 		log_info("pid %u (uid %u) set the limit of pid %u", c->pid,
 		    c->uid, r->pid);
-		conversation_limits_notify(a, c);
+		view_notify(a, c);
 		resolve_serve(a);
 	}
 	return answer(c, m, rc, GF_ERR_STATE, msg, why, whylen);

@@ -11,7 +11,6 @@
 #include "activity.h"
 #include "arbiter.h"
 #include "caps.h"
-#include "conversation.h"
 #include "depart.h"
 #include "devices.h"
 #include "driver.h"
@@ -27,6 +26,7 @@
 #include "rtgroups.h"
 #include "units.h"
 #include "uuid.h"
+#include "view.h"
 
 int
 arbiter_read_config(struct config *c, const char *path, int optional,
@@ -320,7 +320,7 @@ arbiter_settle(struct arbiter *a, struct conn *self)
 {
 	/* Leases were sized for the old limits. */
 	lease_reclaim_all(a);
-	conversation_limits_notify(a, self);
+	view_notify(a, self);
 	/* Capacity or guarantees may have changed for the waiters. */
 	resolve_serve(a);
 }
@@ -696,6 +696,7 @@ arbiter_stop(struct arbiter *a)
 	driver_free(a);
 	overhead_free(a);
 	lease_free(a);
+	view_free(a);
 	activity_stop(a);
 	control_shutdown(&a->control);
 	depart_free(a);

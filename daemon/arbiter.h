@@ -34,7 +34,7 @@ struct arbiter {
 	struct control	 control;
 	struct control_ops control_ops;	/* the connections' calls up */
 	struct dispatch	 dispatch;	/* the message handlers */
-	/* Tell clients of limits that changed (conversation_limits_notify),
+	/* Tell clients of limits that changed (view_notify),
 	   for the policy below the messages: set by arbiter_wire. */
 	void		(*tell_limits)(struct arbiter *a, struct conn *self);
 	struct departs	 departs;	/* closed, process not yet exited */
@@ -56,6 +56,9 @@ struct arbiter {
 	int64_t		 driver_timer;	/* the next NVML look, or 0 */
 	uint64_t	 driver_when;	/* and when it comes */
 	int64_t		 lease_timer;	/* the next look for idle leases */
+	int64_t		 view_timer;	/* the next look at what clients are
+					   shown free (view.h) */
+	int64_t		 view_soon_timer; /* one when the loop turns, or 0 */
 	int64_t		 activity_timer; /* the next look at activity pages */
 	int64_t		 reap_timer;	/* the next look for transient groups
 					   whose cgroups are gone (reap.h) */

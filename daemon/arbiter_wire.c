@@ -12,6 +12,7 @@
 #include "ledger.h"
 #include "queries.h"
 #include "resolve.h"
+#include "view.h"
 
 static int
 wire_packet(void *arg, struct conn *c, const struct gf_msg *m, char *why,
@@ -48,7 +49,7 @@ arbiter_wire(struct arbiter *a)
 	a->control_ops.closing = wire_closing;
 	a->control_ops.closed = wire_closed;
 	a->control_ops.arg = a;
-	a->tell_limits = conversation_limits_notify;
+	a->tell_limits = view_notify;
 	control_init(&a->control, a->loop, &a->control_ops);
 	a->dispatch.n = 0;
 	if (conversation_register(&a->dispatch) < 0 ||

@@ -24,8 +24,8 @@
 #include "proto.h"
 #include "resolve.h"
 #include "swap.h"
-#include "units.h"
 #include "uuid.h"
+#include "view.h"
 
 #ifndef GPUFRAC_VERSION
 #define GPUFRAC_VERSION	"unknown"	/* the Makefile defines it */
@@ -131,36 +131,6 @@ on_hello(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	return conn_reply(c, GF_MSG_HELLO_OK, m->hdr.seq, &ok, why, whylen);
 }
 
-/*
- * What a client is told of dev: DEVICE_INFO, now its last word. Its use
- * and its group's are of what is allocated: a lease not drawn from yet
- * is there for the taking.
- */
-static void
-device_info(const struct arbiter *a, struct ledger_client *lc, size_t dev,
-    struct gf_device_info *info)
-{
-	const struct ledger_share *sh = &a->ledger.groups[lc->group].share[dev];
-
-	memset(info, 0, sizeof(*info));
-	memcpy(info->uuid, a->ledger.devices[dev].uuid, GF_UUID_LEN);
-	info->limit = lc->usage[dev].limit;
-	info->capacity = a->ledger.devices[dev].capacity;
-	info->used = lc->usage[dev].used - lease_unused(lc, dev);
-	info->overhead = overhead_of(lc, dev);
-	if (a->ledger.groups[lc->group].pol.per_process) {
-		info->group_limit = info->limit;
-		info->group_used = info->used;
-	} else {
-		info->group_limit = sh->limit;
-		info->group_used = sh->used - leases_unused(&a->ledger,
-		    lc->group, dev);
-	}
-	lc->usage[dev].limit_sent = info->limit;
-	lc->usage[dev].capacity_sent = info->capacity;
-	lc->usage[dev].overhead_sent = info->overhead;
-}
-
 static int
 on_device_open(struct arbiter *a, struct conn *c, const struct gf_msg *m,
     char *why, size_t whylen)
@@ -190,7 +160,7 @@ on_device_open(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	lease_open(a, c->client, (size_t)dev, o->ordinal);
 	/* Its context is there already: charged before it reserves. */
 	overhead_client(a, c->client, (size_t)dev);
-	device_info(a, c->client, (size_t)dev, &info);
+	view_info(a, c->client, (size_t)dev, &info);
 	log_debug("pid %u opens %s as ordinal %u: limit %llu", c->pid, ubuf,
 	    o->ordinal, (unsigned long long)info.limit);
 	return conn_reply(c, GF_MSG_DEVICE_INFO, m->hdr.seq, &info, why, whylen);
@@ -276,6 +246,7 @@ on_reserve(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		if (r->flags & GF_RESERVE_LEASE)
 			grant.lease = lease_grant(a, lc, (size_t)dev);
 		resolve_lent(a, lc, (size_t)dev, lent);
+		view_moved(a);
 		grant.used = lc->usage[dev].used;
 		grant.limit = lc->usage[dev].limit;
 		return conn_reply(c, GF_MSG_GRANT, m->hdr.seq, &grant, why,
@@ -322,6 +293,8 @@ on_commit(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		    cm->ptr, cm->reserved, cm->size, cm->kind, event_now_ms());
 		if (cm->size < cm->reserved)
 			resolve_serve(a);
+		if (cm->size != cm->reserved)
+			view_moved(a);
 		return 0;
 	}
 	log_warnx("pid %u commits 0x%llx on %s, which it has not opened; "
@@ -346,8 +319,10 @@ on_rollback(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		log_warnx("pid %u rolls back a reserve on %s, which it has "
 		    "not opened; ignored", c->pid,
 		    uuid_format(rb->uuid, ubuf, sizeof(ubuf)));
-	else
+	else {
 		resolve_serve(a);
+		view_moved(a);
+	}
 	return 0;
 }
 
@@ -363,8 +338,10 @@ on_free(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	if (ledger_release(&a->ledger, c->client, m->u.free.ptr) < 0)
 		log_debug("pid %u frees 0x%llx, which it never committed; "
 		    "ignored", c->pid, (unsigned long long)m->u.free.ptr);
-	else
+	else {
 		resolve_serve(a);
+		view_moved(a);
+	}
 	return 0;
 }
 
@@ -415,8 +392,10 @@ on_lease_return(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	if ((dev = lease_device(a, c, m)) < 0)
 		return 0;
 	if (ledger_lease_shrink(&a->ledger, c->client, (size_t)dev,
-	    m->u.lease.size) > 0)
+	    m->u.lease.size) > 0) {
 		resolve_serve(a);
+		view_moved(a);
+	}
 	return 0;
 }
 
@@ -454,50 +433,6 @@ on_moved(struct arbiter *a, struct conn *c, const struct gf_msg *m,
     char *why, size_t whylen)
 {
 	return swap_on_moved(a, c, &m->u.moved, why, whylen);
-}
-
-/*
- * Tell c of every open device whose limit (or shareable capacity, which
- * bounds what cuMemGetInfo shows) changed since it was told.
- */
-static int
-notify_one(struct arbiter *a, struct conn *c)
-{
-	struct gf_device_info info;
-	struct ledger_usage *u;
-	char lbuf[32], cbuf[32], obuf[32];
-	size_t i;
-
-	for (i = 0; i < a->ledger.ndevices; i++) {
-		u = &c->client->usage[i];
-		if (!u->opened || (u->limit == u->limit_sent &&
-		    a->ledger.devices[i].capacity == u->capacity_sent &&
-		    overhead_of(c->client, i) == u->overhead_sent))
-			continue;
-		log_info("pid %u: device %u: limit %s, capacity %s, context "
-		    "%s", c->pid, a->ledger.devices[i].index,
-		    size_format(u->limit, lbuf, sizeof(lbuf)),
-		    size_format(a->ledger.devices[i].capacity, cbuf,
-		    sizeof(cbuf)), size_format(overhead_of(c->client, i), obuf,
-		    sizeof(obuf)));
-		device_info(a, c->client, i, &info);
-		if (conn_send(c, GF_MSG_DEVICE_INFO, 0, &info) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-void
-conversation_limits_notify(struct arbiter *a, struct conn *self)
-{
-	struct conn *c, *next;
-
-	for (c = TAILQ_FIRST(&a->control.conns); c != NULL; c = next) {
-		next = TAILQ_NEXT(c, entry);
-		if (c->client == NULL || notify_one(a, c) == 0 || c == self)
-			continue;
-		control_close(c, c->err);
-	}
 }
 
 int

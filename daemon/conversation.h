@@ -1,6 +1,6 @@
 /*
- * The shim's conversation (conversation.c): its handlers, the limits
- * pushed to clients, and a client's connection closing.
+ * The shim's conversation (conversation.c): its handlers and a client's
+ * connection closing (what it is told unasked: view.h).
  */
 #ifndef GF_DAEMON_CONVERSATION_H
 #define GF_DAEMON_CONVERSATION_H
@@ -11,15 +11,6 @@ struct dispatch;
 
 /* Add the handlers of HELLO ... LEASE_RESTORE, SWAP_IN. 0 or -1. */
 int	conversation_register(struct dispatch *d);
-
-/*
- * After a reload or a new measure of context memory: send each client an
- * unsolicited DEVICE_INFO (seq 0) for every open device whose limit,
- * capacity or context memory is no longer what it was last told. A
- * connection that cannot take it is closed, except self (the one whose
- * message is being handled, or NULL), which its handler closes.
- */
-void	conversation_limits_notify(struct arbiter *a, struct conn *self);
 
 /*
  * c is closing: its waiters end, and its client leaves the ledger now or,

@@ -536,8 +536,36 @@ ledger_headroom(const struct ledger *l, const struct ledger_client *c,
 		r = sh->limit > held ? sh->limit - held : 0;
 		room = r < room ? r : room;
 	}
-	r = ledger_available_as(l, c->group, dev, 0);
+	r = ledger_available_as(l, c->group, dev, 0, 0);
 	return r < room ? r : room;
+}
+
+uint64_t
+ledger_reach(const struct ledger *l, const struct ledger_client *c,
+    size_t dev, const struct ledger_spare *sp)
+{
+	const struct ledger_usage *u = &c->usage[dev];
+	const struct ledger_share *sh = &l->groups[c->group].share[dev];
+	uint64_t own, held, reach, r;
+
+	if (!u->opened)
+		return 0;
+	/* What c has allocated, on the device or swapped out. */
+	held = add_saturated(u->used, u->host);
+	own = held > sp->own ? held - sp->own : 0;
+	reach = u->limit;
+	if (group_limit_applies(l, c, dev)) {
+		held = add_saturated(sh->used, sh->host);
+		held = held > sp->group ? held - sp->group : 0;
+		held = held > own ? held - own : 0;	/* the others' */
+		r = sh->limit > held ? sh->limit - held : 0;
+		reach = r < reach ? r : reach;
+	}
+	/* On the device, what c holds there is its own to count. */
+	own = u->used > sp->own ? u->used - sp->own : 0;
+	r = add_saturated(ledger_available_as(l, c->group, dev,
+	    ledger_borrows(l, c->group), sp->device), own);
+	return r < reach ? r : reach;
 }
 
 void

@@ -74,7 +74,8 @@ struct ledger_usage {
 	uint64_t	limit;		/* effective limit, bytes */
 	uint64_t	limit_sent;	/* what the client was last told: */
 	uint64_t	capacity_sent;	/* DEVICE_INFO's limit and capacity */
-	uint64_t	overhead_sent;	/* and its "context" charge */
+	uint64_t	overhead_sent;	/* and its "context" charge, and */
+	uint64_t	taken_sent;	/* what others hold of it (view.c) */
 	uint64_t	used;		/* pending + lease + committed allocations */
 	uint64_t	pending;	/* reserved, not yet committed */
 	uint64_t	lease;		/* charged ahead of allocations the
@@ -331,6 +332,25 @@ int	ledger_commit(struct ledger *l, struct ledger_client *c, size_t dev,
  */
 uint64_t ledger_headroom(const struct ledger *l, const struct ledger_client *c,
 	    size_t dev);
+
+/* Of the charges on a device, the unused parts of leases (lease.c's). */
+struct ledger_spare {
+	uint64_t	own;		/* the client's own lease */
+	uint64_t	group;		/* its group's clients', its own too */
+	uint64_t	device;		/* every client's */
+};
+
+/*
+ * The most c could hold on dev, the others holding what they hold now
+ * (0 if dev is not open): its limit; its group's shared limit, where
+ * ledger_admit holds it to that, less what the group's others hold; what
+ * the device leaves its group (ledger_available) plus what c holds on it.
+ * The spare bytes of sp count as free: a request they stand in the way
+ * of takes them back (lease_reclaim). What c holds itself does not
+ * change it.
+ */
+uint64_t ledger_reach(const struct ledger *l, const struct ledger_client *c,
+	    size_t dev, const struct ledger_spare *sp);
 
 /*
  * Whether n more bytes charged on dev can be counted: what the device

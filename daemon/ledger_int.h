@@ -18,8 +18,11 @@ add_saturated(uint64_t a, uint64_t b)
 	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
 }
 
-/* What group may take on dev, borrowing unused guarantees or not. */
+/*
+ * What group may take on dev, borrowing unused guarantees or not, where
+ * spare bytes of the charges on it would be given back first.
+ */
 uint64_t ledger_available_as(const struct ledger *l, size_t group,
-	    size_t dev, int borrow);
+	    size_t dev, int borrow, uint64_t spare);
 
 #endif

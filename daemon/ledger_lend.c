@@ -98,11 +98,13 @@ ledger_borrowed(const struct ledger *l, size_t dev, uint64_t *borrowed)
 }
 
 uint64_t
-ledger_available_as(const struct ledger *l, size_t group, size_t dev, int borrow)
+ledger_available_as(const struct ledger *l, size_t group, size_t dev,
+    int borrow, uint64_t spare)
 {
 	const struct ledger_device *d = &l->devices[dev];
-	uint64_t taken = add_saturated(d->used, d->foreign);
+	uint64_t taken = d->used > spare ? d->used - spare : 0;
 
+	taken = add_saturated(taken, d->foreign);
 	if (!borrow)
 		taken = add_saturated(taken, unused_guarantees(l, dev, group));
 	return taken < d->capacity ? d->capacity - taken : 0;
@@ -111,7 +113,7 @@ ledger_available_as(const struct ledger *l, size_t group, size_t dev, int borrow
 uint64_t
 ledger_available(const struct ledger *l, size_t group, size_t dev)
 {
-	return ledger_available_as(l, group, dev, ledger_borrows(l, group));
+	return ledger_available_as(l, group, dev, ledger_borrows(l, group), 0);
 }
 
 uint64_t

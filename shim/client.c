@@ -453,33 +453,6 @@ out:
 	pthread_mutex_unlock(&client_free_lock);
 }
 
-int
-client_group_view(const uint8_t uuid[GF_UUID_LEN], uint64_t real_total,
-    struct client_view *v)
-{
-	struct client_device *d;
-	int dev, r = -1;
-
-	pthread_mutex_lock(&client_lock);
-	client_start();
-	if ((dev = client_device_by_uuid(uuid)) < 0)
-		goto out;
-	d = &client_devs[dev];
-	d->in_use = 1;
-	/* A fresh DEVICE_OPEN: its answer states the group as it is now. */
-	if (client_up)
-		client_device_open_live(dev);
-	if (!d->have_limit)
-		goto out;	/* the daemon never answered: nothing to show */
-	v->limit = d->group_limit;
-	v->capacity = d->have_capacity ? d->capacity : real_total;
-	v->used = d->group_used;
-	r = 0;
-out:
-	pthread_mutex_unlock(&client_lock);
-	return r;
-}
-
 /*
  * Freed memory drawn from a lease that the daemon has closed meanwhile:
  * it is the daemon's again. Off the page's total first, under the lock a
@@ -562,25 +535,62 @@ client_free(CUdeviceptr ptr, CUresult (*real_free)(CUdeviceptr))
 	return r;
 }
 
+/*
+ * What dev is shown to be (DESIGN.md §3, issue 25): its total, the limit
+ * within the capacity; free, what the others leave of that (taken, as the
+ * daemon last said it) less what this process holds, its lease's unused
+ * part aside: what one request may take at once. Lock held.
+ */
+static void
+client_view_of(int dev, uint64_t real_total, struct client_view *v)
+{
+	struct client_device *d = &client_devs[dev];
+	uint64_t limit = client_device_limit(dev), own;
+
+	if (real_total != 0)
+		d->real_total = real_total;
+	v->total = d->have_capacity ? d->capacity : real_total;
+	if (limit < v->total)
+		v->total = limit;
+	own = sat_add(sat_add(alloc_table_used(dev), d->pending), d->overhead);
+	v->free = sat_sub(sat_sub(v->total, d->taken), own);
+}
+
 int
 client_view(int dev, uint64_t real_total, struct client_view *v)
 {
-	struct client_device *d;
 	int r = -1;
 
 	if (!client_device_valid(dev))
 		return -1;
-	d = &client_devs[dev];
 	pthread_mutex_lock(&client_lock);
 	client_start();
-	if (client_device_prepare(dev) < 0)
+	if (client_device_prepare(dev) == 0) {
+		client_view_of(dev, real_total, v);
+		r = 0;
+	}
+	pthread_mutex_unlock(&client_lock);
+	return r;
+}
+
+int
+client_view_uuid(const uint8_t uuid[GF_UUID_LEN], uint64_t real_total,
+    struct client_view *v)
+{
+	struct client_device *d;
+	int dev, r = -1;
+
+	pthread_mutex_lock(&client_lock);
+	client_start();
+	if ((dev = client_device_by_uuid(uuid)) < 0)
 		goto out;
-	if (real_total != 0)
-		d->real_total = real_total;
-	v->limit = client_device_limit(dev);
-	v->capacity = d->have_capacity ? d->capacity : real_total;
-	/* What the daemon charges our contexts counts as used, too. */
-	v->used = sat_add(alloc_table_used(dev), d->overhead);
+	d = &client_devs[dev];
+	d->in_use = 1;
+	if (client_up && d->open_gen != client_gen)
+		client_device_open_live(dev);
+	if (!d->have_limit)
+		goto out;	/* the daemon never answered: nothing to show */
+	client_view_of(dev, real_total, v);
 	r = 0;
 out:
 	pthread_mutex_unlock(&client_lock);

@@ -31,11 +31,18 @@ struct client_ticket {
 	unsigned	refusals;	/* times the driver refused it */
 };
 
-/* What a program is shown of one device. */
+/*
+ * What a program is shown of one device, on every path (cuMemGetInfo,
+ * cuDeviceTotalMem, NVML): the total is its limit, no more than the
+ * device's shareable bytes; free is the least of what its limit, its
+ * group's shared limit and the device (memory gpufrac does not know
+ * included) leave it, its lease's unused part counted free, as the daemon
+ * last said (view.h: at most VIEW_PERIOD_MS stale). Callers keep free
+ * within what the driver says is free.
+ */
 struct client_view {
-	uint64_t	limit;		/* effective limit; UINT64_MAX: none */
-	uint64_t	capacity;	/* shareable bytes of the device */
-	uint64_t	used;		/* this process's live allocations */
+	uint64_t	total;
+	uint64_t	free;		/* what one allocation may take now */
 };
 
 /* Once, before any other call: the fork handlers. Contacts no one. */
@@ -132,12 +139,12 @@ void	client_lease_give(int dev, uint64_t size);
 CUresult client_release(uint64_t key, CUresult (*real_release)(void *),
 	    void *arg);
 /*
- * The view a management query (NVML) shows of the device with this UUID:
- * the limit and use of this process's group (of the process itself in the
- * default group), asked afresh of the daemon. Returns 0, or -1 when the
- * daemon has not said (the driver's own numbers stand).
+ * The same view of the device with this UUID, for a management query
+ * (NVML): the device need not be one the process uses through CUDA.
+ * Returns 0, or -1 when the daemon has not said (the driver's own numbers
+ * stand).
  */
-int	client_group_view(const uint8_t uuid[GF_UUID_LEN], uint64_t real_total,
+int	client_view_uuid(const uint8_t uuid[GF_UUID_LEN], uint64_t real_total,
 	    struct client_view *v);
 
 /*

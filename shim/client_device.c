@@ -114,8 +114,7 @@ client_device_note(int dev, const struct gf_msg *m)
 		d->have_capacity = 1;
 		d->capacity = m->u.device_info.capacity;
 		d->overhead = m->u.device_info.overhead;
-		d->group_limit = m->u.device_info.group_limit;
-		d->group_used = m->u.device_info.group_used;
+		d->taken = m->u.device_info.taken;
 		break;
 	case GF_MSG_GRANT:
 		d->have_limit = 1;
@@ -132,8 +131,9 @@ client_device_note(int dev, const struct gf_msg *m)
 
 /*
  * A message the daemon sent unasked (seq 0). DEVICE_INFO restates a
- * device's limit and capacity, after a reload changed them; anything else
- * is not for this version of the shim. Lock held.
+ * device's limit and capacity, after a reload changed them, or what
+ * others hold of them (view.h); anything else is not for this version of
+ * the shim. Lock held.
  */
 void
 client_unsolicited(const struct gf_msg *m)

@@ -33,8 +33,8 @@ struct client_device {
 	uint64_t	real_total;	/* the driver's total; 0: not known */
 	uint64_t	pending;	/* reserved, not yet committed or rolled back */
 	uint64_t	overhead;	/* charged by the daemon for our context */
-	uint64_t	group_limit;	/* DEVICE_INFO's view of our group */
-	uint64_t	group_used;
+	uint64_t	taken;		/* of min(limit, capacity), what others
+					   hold (DEVICE_INFO): bounds the view */
 	int		said_uuid;
 	int		said_refused;
 	int		said_total;

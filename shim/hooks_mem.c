@@ -315,23 +315,22 @@ cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
 }
 
 /*
- * total = min(limit, capacity), free = min(limit - used, physical free),
- * never below 0 (DESIGN.md §3). free is also kept within total, which a
- * capacity below the limit could otherwise break.
+ * The view (client.h), free kept within what the driver has free
+ * (DESIGN.md §3) and within total, which a capacity below the limit could
+ * otherwise break.
  */
 static void
 mem_view_apply(const struct client_view *v, size_t *free_bytes,
     size_t *total_bytes)
 {
-	uint64_t total = v->limit < v->capacity ? v->limit : v->capacity;
-	uint64_t avail = v->limit > v->used ? v->limit - v->used : 0;
+	uint64_t avail = v->free;
 
 	if (avail > *free_bytes)
 		avail = *free_bytes;
-	if (avail > total)
-		avail = total;
+	if (avail > v->total)
+		avail = v->total;
 	*free_bytes = avail;
-	*total_bytes = total;
+	*total_bytes = v->total;
 }
 
 CUresult
@@ -367,7 +366,7 @@ cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 	r = REAL_CALL(cuDeviceTotalMem_v2, bytes, dev);
 	if (r == CUDA_SUCCESS && bytes != NULL &&
 	    client_view(dev, *bytes, &v) == 0)
-		*bytes = v.limit < v.capacity ? v.limit : v.capacity;
+		*bytes = v.total;
 	activity_leave(act);
 	hook_leave();
 	return r;

@@ -1,10 +1,10 @@
 /*
  * NVML hooks (issue 5): nvidia-smi and other management clients inside a
  * limited process or container see the same view as cuMemGetInfo (DESIGN.md
- * §3): the total is the group's limit (the process's own in the default
- * group), free what the group has left of it, never more than the device
- * really has free, and used the rest. Its process listings keep the
- * group's processes only (the process itself in the default group). NVML is the program's: its real
+ * §3, client.h): the total is the process's limit, free what it may take
+ * of it, never more than the device really has free, and used the rest.
+ * Its process listings keep the group's processes only (the process
+ * itself in the default group). NVML is the program's: its real
  * functions are found in the copy it loaded; the hooks are reached by the
  * exported names and by dlsym (pynvml), not by cuGetProcAddress.
  */
@@ -78,19 +78,18 @@ nvml_view(void *device, unsigned long long *total, unsigned long long *free,
 	char buf[NVML_UUID_LEN];
 	uint8_t uuid[GF_UUID_LEN];
 	struct client_view v;
-	uint64_t t, f;
+	uint64_t f;
 
 	if (get_uuid == NULL || get_uuid(device, buf, sizeof(buf)) !=
 	    NVML_SUCCESS || uuid_parse(buf, uuid) < 0 ||
-	    client_group_view(uuid, *total, &v) < 0)
+	    client_view_uuid(uuid, *total, &v) < 0)
 		return;
-	t = v.limit < v.capacity ? v.limit : v.capacity;
-	f = t > v.used ? t - v.used : 0;
 	/* As cuMemGetInfo: never more free than the device has; used is the
 	 * rest, so that total = used + free still holds. */
+	f = v.free < v.total ? v.free : v.total;
 	*free = f < *free ? f : *free;
-	*total = t;
-	*used = t - *free;
+	*total = v.total;
+	*used = v.total - *free;
 }
 
 SHIM_EXPORT int	nvmlDeviceGetMemoryInfo(void *device,
@@ -168,7 +167,7 @@ nvml_own(void *device, unsigned int *count, void *infos, size_t size)
 	/* The view first: it makes us a client whose group the daemon knows. */
 	if (get_uuid == NULL || get_uuid(device, buf, sizeof(buf)) !=
 	    NVML_SUCCESS || uuid_parse(buf, uuid) < 0 ||
-	    client_group_view(uuid, 0, &v) < 0 ||
+	    client_view_uuid(uuid, 0, &v) < 0 ||
 	    (n = peers_of_group(uuid, pids, NVML_PEERS_MAX)) < 0)
 		return;
 	for (i = 0; i < *count; i++) {

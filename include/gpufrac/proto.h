@@ -76,7 +76,8 @@
  * (HELLO and CLIENT grew so, by a version string each: their first sizes
  * were 16 and 120 bytes; SWAP_IN grew from nothing by its reason, and a
  * shim sends it so, with no payload, for the reason 0 that is all an
- * older daemon knows.)
+ * older daemon knows; DEVICE_INFO grew from 64 bytes by taken, whose 0
+ * says that nothing but the client's own limit bounds it.)
  * Across protocol versions, three things never change, so that any two
  * ends can tell each other that they cannot talk: the header, the numbers
  * of HELLO and ERROR, and ERROR's payload. A daemon answers a HELLO of a
@@ -291,6 +292,13 @@ struct gf_device_info {
 					   group client: its own limit) */
 	uint64_t	group_used;	/* and holds (its own charge), leases'
 					   unused parts aside */
+	uint64_t	taken;		/* of min(limit, capacity), what the
+					   others hold: its group's other
+					   members, other groups, memory
+					   gpufrac does not know; leases'
+					   unused parts count as free. What
+					   it may hold is min(limit, capacity)
+					   - taken, whatever it holds itself */
 };
 
 /* RESERVE's flags. */
@@ -632,7 +640,7 @@ struct gf_msg {
 _Static_assert(sizeof(struct gf_hdr) == 16, "gf_hdr layout");
 _Static_assert(sizeof(struct gf_hello) == 32, "gf_hello layout");
 _Static_assert(sizeof(struct gf_device_open) == 32, "gf_device_open layout");
-_Static_assert(sizeof(struct gf_device_info) == 64, "gf_device_info layout");
+_Static_assert(sizeof(struct gf_device_info) == 72, "gf_device_info layout");
 _Static_assert(sizeof(struct gf_reserve) == 32, "gf_reserve layout");
 _Static_assert(sizeof(struct gf_grant) == 24, "gf_grant layout");
 _Static_assert(sizeof(struct gf_lease) == 24, "gf_lease layout");

@@ -16,6 +16,13 @@
  *   freeall          frees every allocation
  *   info             cuMemGetInfo          -> "info free=N total=N"
  *   total            cuDeviceTotalMem      -> "total N"
+ *   waitinfo SIZE    cuMemGetInfo until free is SIZE or more, for up to
+ *                    10 s (what the daemon tells unasked comes in its
+ *                    own time) -> "info free=N total=N", the last seen
+ *   allocfree        cuMemAlloc of what cuMemGetInfo says is free, kept
+ *                    -> "allocfree ok N" | "allocfree err=CODE N"
+ *   nvml             NVML's memory of device 0 (a dlopen'ed
+ *                    libnvidia-ml.so.1, as pynvml) -> "nvml free=N total=N"
  *   verify           write a pattern into each allocation, read it back
  *   fill             write each allocation's own pattern (its first 4 KiB)
  *   check            read them back: "check ok" | "check differs" | "check err=CODE"
@@ -71,6 +78,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../simcuda/private_table.h"
@@ -578,6 +586,67 @@ cmd_info(void)
 		printf("info err=%d\n", (int)r);
 }
 
+/* waitinfo SIZE: poll, 10 ms apart, for a bounded time. */
+static void
+cmd_waitinfo(char **argv)
+{
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	size_t want = size_arg(argv[1]), fr = 0, total = 0;
+	CUresult r = CUDA_SUCCESS;
+	int i;
+
+	for (i = 0; i < 1000; i++) {
+		if ((r = api.info(&fr, &total)) != CUDA_SUCCESS || fr >= want)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	if (r == CUDA_SUCCESS)
+		printf("info free=%zu total=%zu\n", fr, total);
+	else
+		printf("info err=%d\n", (int)r);
+}
+
+static void
+cmd_allocfree(void)
+{
+	size_t fr, total;
+	CUdeviceptr p;
+	CUresult r;
+
+	if (api.info(&fr, &total) != CUDA_SUCCESS)
+		die("cuMemGetInfo failed");
+	if ((r = api.alloc(&p, fr)) == CUDA_SUCCESS) {
+		remember(p, fr);
+		printf("allocfree ok %zu\n", fr);
+	} else
+		printf("allocfree err=%d %zu\n", (int)r, fr);
+}
+
+/* The NVML API Reference's nvmlMemory_t. */
+struct nvml_memory {
+	unsigned long long total, free, used;
+};
+
+static void
+cmd_nvml(void)
+{
+	int (*init)(void), (*get)(unsigned int, void **);
+	int (*mem)(void *, struct nvml_memory *);
+	struct nvml_memory m;
+	void *h, *dev;
+
+	if ((h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL)) == NULL)
+		die(dlerror());
+	*(void **)&init = dlsym(h, "nvmlInit_v2");
+	*(void **)&get = dlsym(h, "nvmlDeviceGetHandleByIndex_v2");
+	*(void **)&mem = dlsym(h, "nvmlDeviceGetMemoryInfo");
+	if (init == NULL || get == NULL || mem == NULL)
+		die("no NVML memory query");
+	if (init() != 0 || get(0, &dev) != 0 || mem(dev, &m) != 0)
+		die("NVML's memory query failed");
+	printf("nvml free=%llu total=%llu\n", m.free, m.total);
+}
+
 static void
 cmd_total(void)
 {
@@ -825,6 +894,9 @@ static const struct command {
 	{ "freeall",		1, 0, NULL, cmd_freeall },
 	{ "info",		1, 0, NULL, cmd_info },
 	{ "total",		1, 0, NULL, cmd_total },
+	{ "waitinfo",		2, 1, cmd_waitinfo, NULL },
+	{ "allocfree",		1, 0, NULL, cmd_allocfree },
+	{ "nvml",		1, 0, NULL, cmd_nvml },
 	{ "verify",		1, 0, NULL, cmd_verify },
 	{ "hold",		1, 0, NULL, hold },
 	{ "fill",		1, 0, NULL, fill },

@@ -52,6 +52,8 @@ struct type_case {
 /* Types that grew at their end (proto.h, Versions): their first sizes. */
 #define TG(t, s, n, f)	{ GF_MSG_##t, #t, sizeof(struct s), n, \
 			  { STR(s, f), NOSTR } }
+#define TGN(t, s, n)	{ GF_MSG_##t, #t, sizeof(struct s), n, \
+			  { NOSTR, NOSTR } }
 #define TG0(t, s)	{ GF_MSG_##t, #t, sizeof(struct s), 0, \
 			  { NOSTR, NOSTR } }
 #define TG2(t, s, n, f, g) { GF_MSG_##t, #t, sizeof(struct s), n, \
@@ -84,7 +86,7 @@ static const struct type_case types[] = {
 	TS(GROUP_RM, gf_group_rm, name),
 	T(LIMIT_REQ, gf_limit_req),
 	T(HELLO_OK, gf_hello_ok),
-	T(DEVICE_INFO, gf_device_info),
+	TGN(DEVICE_INFO, gf_device_info, 64),
 	T(GRANT, gf_grant),
 	T(DENY, gf_deny),
 	TS(ERROR, gf_error, msg),

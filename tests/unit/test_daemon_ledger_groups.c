@@ -87,6 +87,49 @@ team_of_two(struct ledger *l, struct group_policy *team,
 	ledger_client_group(l, *b, 1);
 }
 
+/*
+ * What a client is shown it may hold (issue 25): its group's limit less
+ * what the others hold, the device's room plus its own; the unused leases
+ * it is told of count as free; what it holds itself does not move it.
+ */
+static void
+test_reach(void **state)
+{
+	struct fixture *f = *state;
+	struct ledger *l = &f->l;
+	struct group_policy team = policy("team", GF_LIMIT_BYTES, 6 * GiB);
+	struct ledger_spare none = { 0, 0, 0 }, sp_a = { GiB, GiB, GiB };
+	struct ledger_spare sp_b = { 0, GiB, GiB };
+	struct ledger_client *a, *b, *solo;
+
+	set_groups(l, &team, 1);
+	a = ledger_client_new(l, 1, 0, 0, NULL);
+	b = ledger_client_new(l, 2, 0, 0, NULL);
+	solo = ledger_client_new(l, 3, 0, 0, NULL);
+	ledger_client_group(l, a, 1);
+	ledger_client_group(l, b, 1);
+	assert_int_equal(ledger_reach(l, b, 0, &none), 0);	/* not open */
+	ledger_open(l, a, 0, GF_LIMIT_NONE, 0);
+	ledger_open(l, b, 0, GF_LIMIT_NONE, 0);
+	ledger_open(l, solo, 0, GF_LIMIT_NONE, 0);
+	assert_int_equal(ledger_reach(l, b, 0, &none), 6 * GiB);
+	/* a holds 4 GiB and a lease of 1 GiB it has not drawn from. */
+	assert_int_equal(ledger_reserve(l, a, 0, 4 * GiB), LEDGER_GRANT);
+	ledger_lease_grow(l, a, 0, GiB);
+	assert_int_equal(ledger_reach(l, b, 0, &sp_b), 2 * GiB);
+	assert_int_equal(ledger_reach(l, b, 0, &none), GiB);
+	assert_int_equal(ledger_reach(l, a, 0, &sp_a), 6 * GiB);
+	/* b's own charge leaves its reach as it was. */
+	assert_int_equal(ledger_reserve(l, b, 0, GiB), LEDGER_GRANT);
+	assert_int_equal(ledger_reach(l, b, 0, &sp_b), 2 * GiB);
+	/* The device: 16 GiB less 5 allocated, less memory nobody charged. */
+	assert_int_equal(ledger_reach(l, solo, 0, &sp_b), 11 * GiB);
+	l->devices[0].foreign = 3 * GiB;
+	assert_int_equal(ledger_reach(l, solo, 0, &sp_b), 8 * GiB);
+	l->devices[0].foreign = 0;
+	assert_invariants(l);
+}
+
 static void
 test_group_own_request(void **state)
 {
@@ -491,6 +534,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_group_shared_limit, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_reach, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_group_own_request, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_group_may_raise, setup,

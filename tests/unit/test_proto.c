@@ -177,7 +177,7 @@ test_first_sizes(void **state)
 		n = packet_make(&m, tc, tc->first + 1);
 		check_fails(&m, n, WHY_SHORT, tc->name);
 	}
-	assert_int_equal(grown, 4);	/* HELLO, SWAP_IN, CLIENT and STATUS */
+	assert_int_equal(grown, 5);	/* HELLO, SWAP_IN, CLIENT, STATUS, DEVICE_INFO */
 }
 
 static void
