@@ -52,6 +52,11 @@ struct config_group {
 
 #define LEASE_IDLE_MIN_MS	100	/* lease_idle's least */
 
+#define CONFIG_CONNS_PER_UID	256		/* max_connections_per_uid */
+#define CONFIG_CONNS_MAX	1000000
+#define CONFIG_OUTQ_LIMIT	(256ull << 20)	/* output_queue_limit */
+#define CONFIG_OUTQ_MIN		(1ull << 20)
+
 struct config {
 	char		socket[CONFIG_SOCKET_LEN];
 	char		state_dir[CONFIG_SOCKET_LEN];	/* "": the socket's
@@ -74,6 +79,9 @@ struct config {
 	uint64_t	release_timeout_ms;	/* the longest a departed process's
 						   charge waits for the driver */
 	char		metrics_listen[METRICS_LISTEN_LEN]; /* "": no metrics */
+	uint32_t	max_conns_per_uid;	/* open connections of one
+						   non-root uid; 0: no cap */
+	uint64_t	outq_limit;		/* all output queues together */
 	struct config_device *devices;
 	size_t		ndevices;
 	struct config_group *groups;	/* in order of first appearance */
