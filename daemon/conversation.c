@@ -117,6 +117,7 @@ on_hello(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		snprintf(why, whylen, "out of memory for a new client");
 		return -1;
 	}
+	c->client->pidfd = c->pidfd;
 	ledger_client_group(&a->ledger, c->client, groups_match(&a->groups,
 	    c->cgroup, c->uid, c->gid));
 	version_keep(c->client->version, h->version);
@@ -478,8 +479,11 @@ conversation_closing(struct arbiter *a, struct conn *c)
 	int kept = 0;
 
 	resolve_conn_gone(a, c);
-	if (c->client != NULL)
-		kept = depart_begin(a, c->client);
+	if (c->client != NULL) {
+		/* Its process, watched from now on by the departure. */
+		kept = depart_begin(a, c->client, c->pidfd);
+		c->pidfd = -1;
+	}
 	c->client = NULL;
 	return kept;
 }

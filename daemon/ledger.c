@@ -395,6 +395,7 @@ ledger_client_new(struct ledger *l, uint32_t pid, uint32_t uid, uint32_t gid,
 		return NULL;
 	}
 	c->pid = pid;
+	c->pidfd = -1;
 	c->uid = uid;
 	c->gid = gid;
 	c->state = GF_STATE_RUNNING;

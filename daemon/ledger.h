@@ -109,6 +109,10 @@ struct ledger_client {
 	uint32_t	uid;
 	uint32_t	gid;
 	uint32_t	state;		/* GF_STATE_* */
+	int		pidfd;		/* its process (pidfd.h), the only way
+					   to signal it; borrowed from its
+					   connection, then its departure;
+					   -1: none (it has exited) */
 	char		*cgroup;	/* "/user.slice/...", or "" if unknown */
 	char		version[GF_VERSION_LEN];	/* its shim's (HELLO) */
 	size_t		group;		/* index into ledger.groups */

@@ -14,7 +14,7 @@ FUZZ_CFLAGS   = -std=c11 $(WARNINGS) -g -O1 -MMD -MP $(FUZZ_SAN)
 FUZZ_SRC      = fuzz/harness.c fuzz/peers.c fuzz/fakes.c fuzz/configs.c \
 		fuzz/invariants.c
 # The machine under the daemon: what fuzz/fakes.c stands in for.
-FUZZ_WRAP     = $(addprefix -Wl$(FUZZ_COMMA)--wrap=,clock_gettime kill \
+FUZZ_WRAP     = $(addprefix -Wl$(FUZZ_COMMA)--wrap=,clock_gettime pidfd_signal \
 		devices_discover devices_checkpoint_api nvml_open nvml_ready \
 		nvml_procs nvml_close log_errx)
 FUZZ_COMMA   := ,
