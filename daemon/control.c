@@ -94,19 +94,19 @@ conn_free(struct conn *c)
  * thousand times a second), else at debug level.
  */
 static void
-limit_say(struct control *ctl, const char *why)
+limit_say(struct control *ctl, struct control_quiet *q, const char *why)
 {
 	uint64_t now = event_now_ms();
 
-	if (ctl->limit_quiet != 0 && now < ctl->limit_quiet) {
-		ctl->limit_quieted++;
+	if (q->until != 0 && now < q->until) {
+		q->quieted++;
 		log_debug("%s", why);
 		return;
 	}
-	log_warnx("%s%s", why, ctl->limit_quieted ? " (with others since the "
-	    "last warning)" : "");
-	ctl->limit_quiet = now + LIMIT_QUIET_MS;
-	ctl->limit_quieted = 0;
+	log_warnx("%s%s", why, q->quieted ? " (with others since the last "
+	    "warning)" : "");
+	q->until = now + LIMIT_QUIET_MS;
+	q->quieted = 0;
 	if (ctl->ops->limited != NULL)
 		ctl->ops->limited(ctl->ops->arg, why);
 }
@@ -146,7 +146,7 @@ uid_refuse(struct control *ctl, int fd, const struct ucred *cred)
 	ctl->refused++;
 	snprintf(why, sizeof(why), "refused a connection of pid %d: %s",
 	    (int)cred->pid, e.msg);
-	limit_say(ctl, why);
+	limit_say(ctl, &ctl->quiet_refused, why);
 }
 
 struct conn *
@@ -413,7 +413,7 @@ outq_shed(struct conn *c)
 		worst->out_cap = 0;
 		pull_end(worst);
 		ctl->dropped++;
-		limit_say(ctl, why);
+		limit_say(ctl, &ctl->quiet_dropped, why);
 		snprintf(worst->err, sizeof(worst->err), "its output queue was "
 		    "dropped (output_queue_limit)");
 		if (worst == c)

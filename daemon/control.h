@@ -93,6 +93,12 @@ struct conn {
 
 TAILQ_HEAD(conns, conn);
 
+/* A kind of refusal said as a warning at most once a minute. */
+struct control_quiet {
+	uint64_t	 until;		/* not said again until (ms), or 0 */
+	uint64_t	 quieted;	/* not said since */
+};
+
 struct control {
 	int		 fd;		/* the listener, -1 if none */
 	char		 path[CONFIG_SOCKET_LEN];
@@ -111,8 +117,7 @@ struct control {
 					   by long replies under way */
 	uint64_t	 refused;	/* connections refused: max_per_uid */
 	uint64_t	 dropped;	/* closed for outq_limit */
-	uint64_t	 limit_quiet;	/* no refusal is said again until */
-	uint64_t	 limit_quieted;	/* refusals not said since */
+	struct control_quiet quiet_refused, quiet_dropped;
 };
 
 void	control_init(struct control *ctl, struct event_loop *loop,

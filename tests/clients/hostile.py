@@ -19,7 +19,8 @@
       reserved 0); print "committed N" once the daemon has answered a
       DEVICE_OPEN sent after them, then wait on stdin
   hostile.py noread SOCK N
-      send N PS requests and never read a reply; wait on stdin
+      as uid 65534: send N STATUS requests and never read a reply; sleep
+      until killed
 """
 import os
 import signal
@@ -30,7 +31,7 @@ import time
 
 VERSION = 1
 HELLO, DEVICE_OPEN, RESERVE, COMMIT = 1, 2, 3, 4
-PS_REQ = 33
+STATUS_REQ = 32
 NAMES = {64: "HELLO_OK", 65: "DEVICE_INFO", 66: "GRANT", 67: "DENY",
          68: "ERROR", 75: "WAIT"}
 KIND_MEM = 1
@@ -181,16 +182,18 @@ def commits(path, uuid, n):
 def noread(path, n):
     nobody()
     s = connect(path)
-    s.setblocking(False)
+    s.settimeout(1)
     sent = 0
-    for i in range(n):
+    while sent < n:
         try:
-            s.send(packet(PS_REQ, b"", i + 1))
+            s.send(packet(STATUS_REQ, b"", sent + 1))
             sent += 1
-        except (BlockingIOError, BrokenPipeError, ConnectionResetError):
+        except socket.timeout:
+            continue
+        except (BrokenPipeError, ConnectionResetError):
             break
     print("sent %d" % sent, flush=True)
-    sys.stdin.readline()
+    time.sleep(600)
 
 
 def main():
