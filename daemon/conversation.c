@@ -317,6 +317,15 @@ on_commit(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		    "ledger can count", (unsigned long long)cm->size);
 		return -1;
 	}
+	/* What it adds to its charge: beyond its reserve, if anything. */
+	if (dev >= 0 && c->client->usage[dev].opened &&
+	    cm->size > cm->reserved && !ledger_holdable(&a->ledger,
+	    c->client, (size_t)dev, cm->size - cm->reserved)) {
+		snprintf(why, whylen, "COMMIT of %llu bytes, more than device "
+		    "%u could hold with what it holds", (unsigned long long)
+		    cm->size, a->ledger.devices[dev].index);
+		return -1;
+	}
 	if (dev >= 0 && c->client->usage[dev].opened) {
 		/* ENOMEM is logged by the ledger; the charge stands. */
 		(void)ledger_commit(&a->ledger, c->client, (size_t)dev,
@@ -412,6 +421,14 @@ on_lease_restore(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		snprintf(why, whylen, "LEASE_RESTORE of %llu bytes, more than "
 		    "the ledger can count",
 		    (unsigned long long)m->u.lease.size);
+		return -1;
+	}
+	if (!ledger_holdable(&a->ledger, c->client, (size_t)dev,
+	    m->u.lease.size)) {
+		snprintf(why, whylen, "LEASE_RESTORE of %llu bytes, more than "
+		    "device %u could hold with what it holds",
+		    (unsigned long long)m->u.lease.size,
+		    a->ledger.devices[dev].index);
 		return -1;
 	}
 	if (lease_restore(a, c->client, (size_t)dev, m->u.lease.size) < 0) {

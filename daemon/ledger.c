@@ -572,6 +572,15 @@ ledger_countable(const struct ledger *l, size_t dev, uint64_t n)
 }
 
 int
+ledger_holdable(const struct ledger *l, const struct ledger_client *c,
+    size_t dev, uint64_t n)
+{
+	uint64_t total = l->devices[dev].total, used = c->usage[dev].used;
+
+	return used <= total && n <= total - used;
+}
+
+int
 ledger_reserve(struct ledger *l, struct ledger_client *c, size_t dev,
     uint64_t size)
 {

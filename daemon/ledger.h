@@ -347,6 +347,15 @@ uint64_t ledger_headroom(const struct ledger *l, const struct ledger_client *c,
 int	ledger_countable(const struct ledger *l, size_t dev, uint64_t n);
 
 /*
+ * Whether c could hold n bytes more on dev at all: what it holds there
+ * and n together within the device's total. A re-registration (COMMIT,
+ * LEASE_RESTORE) trusted as sent must ask this first: more than the
+ * device holds is no process's, and would lock the others out (issue 22).
+ */
+int	ledger_holdable(const struct ledger *l, const struct ledger_client *c,
+	    size_t dev, uint64_t n);
+
+/*
  * Charge n more to c's lease on dev, whatever the limits (the caller has
  * checked ledger_headroom, or the lease is held already); or return up to
  * n of it, and how much that was.

@@ -18,6 +18,10 @@
       HELLO, open UUID, and re-register N allocations of 4 KiB (COMMIT with
       reserved 0); print "committed N" once the daemon has answered a
       DEVICE_OPEN sent after them, then wait on stdin
+  hostile.py overcharge SOCK UUID commit|lease SIZE
+      HELLO, open UUID, re-register SIZE bytes (COMMIT with reserved 0, or
+      LEASE_RESTORE), then DEVICE_OPEN again; print the answer to it
+      (CLOSED when the daemon refused the charge and closed the connection)
   hostile.py noread SOCK N
       as uid 65534: send N STATUS requests and never read a reply; sleep
       until killed
@@ -31,6 +35,7 @@ import time
 
 VERSION = 1
 HELLO, DEVICE_OPEN, RESERVE, COMMIT = 1, 2, 3, 4
+LEASE_RESTORE = 9
 STATUS_REQ = 32
 NAMES = {64: "HELLO_OK", 65: "DEVICE_INFO", 66: "GRANT", 67: "DENY",
          68: "ERROR", 75: "WAIT"}
@@ -179,6 +184,20 @@ def commits(path, uuid, n):
     sys.stdin.readline()
 
 
+def overcharge(path, uuid, kind, size):
+    s, dev = opened(path, uuid)
+    if kind == "commit":
+        s.send(packet(COMMIT, dev + struct.pack(
+            "<QQQII", 0x7f0000000000, 0, size, KIND_MEM, 0), 3))
+    else:
+        s.send(packet(LEASE_RESTORE, dev + struct.pack("<Q", size), 3))
+    try:
+        got = ask(s, DEVICE_OPEN, dev + struct.pack("<IIQ", 0, 0, 0), 4)
+    except (ConnectionResetError, BrokenPipeError):
+        got = "CLOSED"
+    print(got, flush=True)
+
+
 def noread(path, n):
     nobody()
     s = connect(path)
@@ -208,6 +227,8 @@ def main():
         conns(args[0], int(args[1]))
     elif cmd == "commits":
         commits(args[0], args[1], int(args[2]))
+    elif cmd == "overcharge":
+        overcharge(args[0], args[1], args[2], int(args[3]))
     elif cmd == "noread":
         noread(args[0], int(args[1]))
     else:

@@ -104,4 +104,21 @@ check_eq "every one of them" \
 echo >&4
 exec 4>&-
 wait "$many"
+wait_for "its charge goes" 20 device_used_is 0
+
+# --- a re-registration no device could hold --------------------------------
+# COMMIT (reserved 0) and LEASE_RESTORE are charged as sent: more than the
+# 4 GiB device holds is refused, and the connection closed.
+for kind in commit lease; do
+	check_eq "a $kind of 8 GiB on a 4 GiB device is refused" \
+		"$("$PYTHON" "$H" overcharge "$GPUFRAC_SOCKET" "$uuid" $kind \
+		$((8 << 30)))" CLOSED
+	check "and nothing charged" device_used_is 0
+done
+check "the log says why" grep -q \
+	"COMMIT of 8589934592 bytes, more than device 0 could hold" \
+	"$TMP/gpufracd.log"
+check_eq "3 GiB is taken as sent" \
+	"$("$PYTHON" "$H" overcharge "$GPUFRAC_SOCKET" "$uuid" commit \
+	$((3 << 30)))" DEVICE_INFO
 finish
