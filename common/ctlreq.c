@@ -164,22 +164,37 @@ ctlreq_group_cgroup(struct ctlreq_group *g, const char *path, char *err,
 	return 0;
 }
 
-/* Wait for the reply to seq: 0 on OK, CTLREQ_* with err set. */
+static int timeout_ms = CTLREQ_TIMEOUT_MS;
+
+void
+ctlreq_timeout_set(int ms)
+{
+	timeout_ms = ms > 0 ? ms : CTLREQ_TIMEOUT_MS;
+}
+
+/*
+ * Wait until deadline (sock_now_ms) for the reply to seq: 0 on OK,
+ * CTLREQ_* with err set.
+ */
 static int
-reply_wait(int fd, const char *path, uint32_t seq, char *err, size_t errlen)
+reply_wait(int fd, const char *path, uint32_t seq, long long deadline,
+    char *err, size_t errlen)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	const char *why = "";
 	struct gf_msg m;
 	int r;
 
-	do
-		r = poll(&pfd, 1, CTLREQ_TIMEOUT_MS);
-	while (r < 0 && errno == EINTR);
+	long long left;
+
+	do {
+		left = deadline - sock_now_ms();
+		r = left > 0 ? poll(&pfd, 1, (int)left) : 0;
+	} while (r < 0 && errno == EINTR);
 	if (r <= 0) {
-		snprintf(err, errlen, "no reply from '%s' within %d seconds%s",
-		    path, CTLREQ_TIMEOUT_MS / 1000, r < 0 ? strerror(errno) :
-		    " (is gpufracd stuck?)");
+		snprintf(err, errlen, "no reply from '%s' within %d ms%s%s",
+		    path, timeout_ms, r < 0 ? ": " : " (is gpufracd stuck?)",
+		    r < 0 ? strerror(errno) : "");
 		return -1;
 	}
 	r = proto_recv(fd, &m, MSG_DONTWAIT, &why);
@@ -215,11 +230,13 @@ static int
 request(const char *path, const struct ctlreq_msg *msgs, size_t n,
     char *err, size_t errlen)
 {
+	long long deadline = sock_now_ms() + timeout_ms;
 	uint32_t seq = (uint32_t)getpid();
 	size_t i;
 	int fd, r;
 
-	if ((fd = sock_connect(path, err, errlen)) < 0) {
+	/* One deadline for all of it: connect, sends, the reply. */
+	if ((fd = sock_connect_within(path, timeout_ms, err, errlen)) < 0) {
 		if (errno == ENOENT || errno == ECONNREFUSED)
 			snprintf(err + strlen(err), errlen - strlen(err),
 			    " (is gpufracd running?)");
@@ -233,7 +250,7 @@ request(const char *path, const struct ctlreq_msg *msgs, size_t n,
 			close(fd);
 			return -1;
 		}
-	r = reply_wait(fd, path, seq, err, errlen);
+	r = reply_wait(fd, path, seq, deadline, err, errlen);
 	close(fd);
 	return r;
 }

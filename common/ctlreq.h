@@ -15,8 +15,15 @@
 
 #include "gpufrac/proto.h"
 
-/* How long the daemon may take to answer a request. */
+/*
+ * How long a request may take, connect and reply together, unless
+ * ctlreq_timeout_set says otherwise: a daemon that cannot take the
+ * connection (its backlog full) or does not answer fails the request.
+ */
 #define CTLREQ_TIMEOUT_MS	5000
+
+/* The deadline of every later request, in ms (> 0). */
+void	ctlreq_timeout_set(int ms);
 
 /* A GROUP_SET being built, and the rules sent before it. */
 struct ctlreq_group {

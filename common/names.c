@@ -56,6 +56,7 @@ static const char *const events[] = {
 	[GF_EV_DRIVER_KEPT] = "driver-kept",
 	[GF_EV_DRIVER_OOM] = "driver-oom",
 	[GF_EV_CTX_END] = "context-end",
+	[GF_EV_CONN_LIMIT] = "conn-limit",
 };
 
 static const char *

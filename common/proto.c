@@ -211,6 +211,20 @@ payload_complete(struct gf_msg *m, size_t n)
 		memset(m->u.raw + len, 0, (size_t)size - len);
 }
 
+int
+proto_decode(struct gf_msg *m, const void *buf, size_t n, const char **why)
+{
+	if (n > sizeof(*m)) {
+		*why = "packet too long";
+		return -1;
+	}
+	memcpy(m, buf, n);
+	if (proto_check(m, n, why) < 0)
+		return -1;
+	payload_complete(m, n);
+	return 0;
+}
+
 ssize_t
 proto_pack(struct gf_msg *m, uint16_t type, uint32_t seq, const void *payload)
 {

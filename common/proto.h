@@ -24,6 +24,15 @@ ssize_t	proto_payload_size(uint16_t type);
  */
 int	proto_check(const struct gf_msg *m, size_t n, const char **why);
 
+/*
+ * A packet of n bytes at buf, as proto_recv takes one from a socket: into
+ * m, checked (proto_check), and a payload of a type's first, shorter size
+ * completed with zeros. Returns 0, or -1 with *why set. The fast fuzzer's
+ * way in (fuzz/harness.c), without a socket.
+ */
+int	proto_decode(struct gf_msg *m, const void *buf, size_t n,
+	    const char **why);
+
 /* A message type's name for logs ("RESERVE"), "unknown" if there is none. */
 const char *proto_type_name(uint16_t type);
 

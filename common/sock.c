@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gpufrac/proto.h"
@@ -42,12 +43,63 @@ addr_fill(struct sockaddr_un *sun, const char *path, char *err, size_t errlen)
 	return 0;
 }
 
-int
-sock_connect(const char *path, char *err, size_t errlen)
+long long
+sock_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Bound blocking sends, and connect(2) (net/unix/af_unix.c), to ms. */
+static int
+send_timeout_set(int fd, long long ms)
+{
+	struct timeval tv;
+
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	return setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+/* Connect fd to sun, by deadline (ms, monotonic) when it is not 0. */
+static int
+connect_by(int fd, const struct sockaddr_un *sun, long long deadline)
+{
+	long long left;
+	int r;
+
+	for (;;) {
+		if (deadline != 0) {
+			if ((left = deadline - sock_now_ms()) <= 0) {
+				errno = ETIMEDOUT;
+				return -1;
+			}
+			if (send_timeout_set(fd, left) < 0)
+				return -1;
+		}
+		r = connect(fd, (const struct sockaddr *)sun, sizeof(*sun));
+		if (r == 0)
+			return 0;
+		if (errno == EINTR)
+			continue;
+		/* A full backlog for SO_SNDTIMEO: EAGAIN (unix_stream_connect). */
+		if (errno == EAGAIN && deadline != 0)
+			errno = ETIMEDOUT;
+		return -1;
+	}
+}
+
+static int
+connect_path(const char *path, int timeout_ms, char *err, size_t errlen)
 {
 	struct sockaddr_un sun;
-	int fd, r;
+	long long deadline = 0;
+	int fd;
 
+	if (timeout_ms > 0)
+		deadline = sock_now_ms() + timeout_ms;
 	if (addr_fill(&sun, path, err, errlen) < 0)
 		return -1;
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
@@ -56,19 +108,35 @@ sock_connect(const char *path, char *err, size_t errlen)
 		    strerror(errno));
 		return -1;
 	}
-	do
-		r = connect(fd, (struct sockaddr *)&sun, sizeof(sun));
-	while (r < 0 && errno == EINTR);
-	if (r < 0) {
+	if (connect_by(fd, &sun, deadline) < 0) {
 		int saved = errno;
 
-		snprintf(err, errlen, "cannot connect to '%s': %s", path,
-		    strerror(saved));
+		if (saved == ETIMEDOUT)
+			snprintf(err, errlen, "cannot connect to '%s': no room "
+			    "within %d ms (is gpufracd stuck?)", path,
+			    timeout_ms);
+		else
+			snprintf(err, errlen, "cannot connect to '%s': %s",
+			    path, strerror(saved));
 		close(fd);
 		errno = saved;
 		return -1;
 	}
 	return fd;
+}
+
+int
+sock_connect(const char *path, char *err, size_t errlen)
+{
+	return connect_path(path, 0, err, errlen);
+}
+
+int
+sock_connect_within(const char *path, int timeout_ms, char *err,
+    size_t errlen)
+{
+	return connect_path(path, timeout_ms > 0 ? timeout_ms : 1, err,
+	    errlen);
 }
 
 /* Something other than a socket at path: never ours to remove. */
@@ -85,10 +153,12 @@ static int
 stale_socket(const char *path)
 {
 	char err[SOCK_ERR_LEN];
-	int fd = sock_connect(path, err, sizeof(err));
+	/* A full backlog is a live daemon's too: it must not block us. */
+	int fd = sock_connect_within(path, 1000, err, sizeof(err));
 
-	if (fd >= 0) {
-		close(fd);
+	if (fd >= 0 || errno == ETIMEDOUT) {
+		if (fd >= 0)
+			close(fd);
 		return 0;
 	}
 	return errno == ECONNREFUSED;

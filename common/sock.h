@@ -21,6 +21,22 @@ const char *sock_default_path(void);
 int	sock_connect(const char *path, char *err, size_t errlen);
 
 /*
+ * sock_connect with a deadline: connect(2) on a Unix socket blocks while
+ * the listener's backlog is full (a daemon stuck, or one a neighbour's
+ * connections fill), so it gives up after timeout_ms (> 0) with "cannot
+ * connect to 'PATH': no room within N ms (is gpufracd stuck?)" in err and
+ * errno ETIMEDOUT. Sends on the returned socket, while it blocks, wait no
+ * longer than timeout_ms either (SO_SNDTIMEO). Every client of the daemon
+ * connects through this: the shim, gpufracctl, the OCI hook, the SPANK
+ * plugin.
+ */
+int	sock_connect_within(const char *path, int timeout_ms, char *err,
+	    size_t errlen);
+
+/* Milliseconds on the monotonic clock, for deadlines. */
+long long sock_now_ms(void);
+
+/*
  * Bind and listen on path, close-on-exec and non-blocking, with the given
  * permission bits. A stale socket file (nobody accepting) is replaced; a live
  * one is an error. Returns the fd or -1 with err set.

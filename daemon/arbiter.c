@@ -314,6 +314,17 @@ arbiter_apply(struct arbiter *a, struct config *conf, struct config *rt,
 	return candidate_commit(a, &cd, r);
 }
 
+/*
+ * The connections' limits in force: for those to come (a uid over a lower
+ * max_connections_per_uid keeps what it has) and for the next output.
+ */
+static void
+arbiter_conn_limits(struct arbiter *a)
+{
+	a->control.max_per_uid = a->conf.max_conns_per_uid;
+	a->control.outq_limit = a->conf.outq_limit;
+}
+
 /* After the groups or limits changed: tell the clients, serve waiters. */
 static void
 arbiter_settle(struct arbiter *a, struct conn *self)
@@ -476,6 +487,7 @@ arbiter_start(struct arbiter *a, struct config *conf, const char *lib)
 		return -1;
 	}
 	reap_arm(a);
+	arbiter_conn_limits(a);
 	if (control_listen(&a->control, a->conf.socket,
 	    a->conf.socket_mode) < 0)
 		return -1;
@@ -515,6 +527,7 @@ arbiter_reload(struct arbiter *a, struct conn *self, char *err,
 	}
 	if (a->conf.socket_mode != old_mode)
 		control_chmod(&a->control, a->conf.socket_mode);
+	arbiter_conn_limits(a);
 	metrics_reload(a);
 	log_info("configuration reloaded from '%s': %zu group%s besides "
 	    "'default'", a->conf_path, a->groups.n,

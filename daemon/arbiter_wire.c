@@ -35,6 +35,13 @@ wire_closing(void *arg, struct conn *c, uint64_t *held)
 	return conversation_closing(a, c);
 }
 
+/* A connection refused or closed for a limit: an event of no client. */
+static void
+wire_limited(void *arg, const char *why)
+{
+	arbiter_event(arg, GF_EV_CONN_LIMIT, NULL, -1, 0, "%s", why);
+}
+
 /* What a closed connection held may be what a waiter needs. */
 static void
 wire_closed(void *arg)
@@ -48,6 +55,7 @@ arbiter_wire(struct arbiter *a)
 	a->control_ops.packet = wire_packet;
 	a->control_ops.closing = wire_closing;
 	a->control_ops.closed = wire_closed;
+	a->control_ops.limited = wire_limited;
 	a->control_ops.arg = a;
 	a->tell_limits = view_notify;
 	control_init(&a->control, a->loop, &a->control_ops);

@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <ini.h>
 #include <limits.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "config_parse.h"
@@ -58,6 +60,8 @@ config_init(struct config *c)
 	c->release_timeout_ms = 60000;
 	c->lease_idle_ms = 1000;
 	config_jobs_init(&c->jobs);
+	c->max_conns_per_uid = CONFIG_CONNS_PER_UID;
+	c->outq_limit = CONFIG_OUTQ_LIMIT;
 }
 
 void
@@ -91,6 +95,18 @@ parse_error(struct parse *p, const char *fmt, ...)
 	va_end(ap);
 	snprintf(line, sizeof(line), "%s:%u: %s", p->file, p->line, msg);
 	p->report(line, p->arg);
+}
+
+/* Not a regular file (a FIFO, a device, a socket): one line, 1 error. */
+static int
+config_not_regular(const char *path, config_report_fn *report, void *arg)
+{
+	char line[PATH_MAX + 64];
+
+	snprintf(line, sizeof(line), "cannot read '%s': not a regular file",
+	    path);
+	report(line, arg);
+	return 1;
 }
 
 /* A report without a line: a file that cannot be opened or read. */
@@ -299,6 +315,38 @@ line_check(struct parse *p, char *s)
 }
 
 /*
+ * Read one line into p->buf, keeping at most PARSE_LINE_MAX - 1 bytes of
+ * it (the rest is read and dropped: a file of one endless line costs time,
+ * never memory). Returns the bytes kept, NULs included, or -1 at the end;
+ * *cut tells whether some were dropped.
+ */
+static ssize_t
+line_read(struct parse *p, int *cut)
+{
+	size_t n = 0;
+	int ch = EOF;
+
+	*cut = 0;
+	if (p->buf == NULL) {
+		if ((p->buf = malloc(PARSE_LINE_MAX)) == NULL)
+			return -1;
+		p->bufsize = PARSE_LINE_MAX;
+	}
+	while ((ch = getc_unlocked(p->fp)) != EOF) {
+		if (n < p->bufsize - 1)
+			p->buf[n++] = (char)ch;
+		else
+			*cut = 1;
+		if (ch == '\n')
+			break;
+	}
+	if (n == 0 && ch == EOF && !*cut)
+		return -1;
+	p->buf[n] = '\0';
+	return (ssize_t)n;
+}
+
+/*
  * inih's reader: one line of the file, leading white space stripped (so
  * indented keys are keys, never continuations of the previous value).
  */
@@ -308,10 +356,11 @@ reader(char *str, int num, void *stream)
 	struct parse *p = stream;
 	ssize_t n;
 	char *s;
+	int cut;
 
 	if (p->nerrors >= MAX_ERRORS)
 		return NULL;
-	if ((n = getline(&p->buf, &p->bufsize, p->fp)) < 0)
+	if ((n = line_read(p, &cut)) < 0)
 		return NULL;
 	p->line++;
 	s = p->buf;
@@ -323,7 +372,7 @@ reader(char *str, int num, void *stream)
 		parse_error(p, "line contains a NUL byte");
 		goto out_blank;
 	}
-	if (strlen(s) >= (size_t)num) {
+	if (cut || strlen(s) >= (size_t)num) {
 		parse_error(p, "line too long (at most %d characters)",
 		    num - 3);
 		goto out_blank;
@@ -623,6 +672,31 @@ key_metrics_listen(struct parse *p, const char *key, const char *v)
 }
 
 static void
+key_max_conns(struct parse *p, const char *key, const char *v)
+{
+	uint64_t n;
+
+	if (decimal_parse(v, CONFIG_CONNS_MAX, &n) < 0)
+		parse_error(p, "bad value for '%s': '%s' (expected a number "
+		    "of connections from 0, no cap, to %u)", key, v,
+		    CONFIG_CONNS_MAX);
+	else
+		p->conf->max_conns_per_uid = (uint32_t)n;
+}
+
+static void
+key_outq_limit(struct parse *p, const char *key, const char *v)
+{
+	uint64_t size;
+
+	if (size_parse(v, &size) < 0 || size < CONFIG_OUTQ_MIN)
+		parse_error(p, "bad size for '%s': '%s' (expected 1Mi or more)",
+		    key, v);
+	else
+		p->conf->outq_limit = size;
+}
+
+static void
 key_reserve(struct parse *p, const char *key, const char *v)
 {
 	struct config_device *d = &p->conf->devices[p->device];
@@ -665,6 +739,8 @@ static const struct key keys[] = {
 	{ SEC_DAEMON, "swap_host_limit", key_swap_host_limit },
 	{ SEC_DAEMON, "release_timeout", key_release_timeout },
 	{ SEC_DAEMON, "lease_idle", key_lease_idle },
+	{ SEC_DAEMON, "max_connections_per_uid", key_max_conns },
+	{ SEC_DAEMON, "output_queue_limit", key_outq_limit },
 	{ SEC_DAEMON, "metrics_listen", key_metrics_listen },
 	{ SEC_JOBS, "max_priority", key_max_priority },
 	{ SEC_JOBS, "max_guarantee", key_max_guarantee },
@@ -750,23 +826,42 @@ file_parse(struct config *c, const char *path, FILE *fp, int groups_only,
 	return p.nerrors;
 }
 
-/* Open and parse path; a missing file is no error when optional. */
+/*
+ * Open and parse path; a missing file is no error when optional. Only a
+ * regular file is read: a FIFO would block the daemon (startup, -n, a
+ * reload), a device such as /dev/zero never end. Opened without blocking
+ * and checked on the descriptor, so what is checked is what is read.
+ */
 static int
 file_load(struct config *c, const char *path, int optional, int groups_only,
     config_report_fn *report, void *arg)
 {
 	struct stat st;
 	FILE *fp;
-	int n;
+	int fd, n;
 
-	if ((fp = fopen(path, "re")) == NULL) {
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC |
+	    O_NOCTTY)) < 0) {
 		if (errno == ENOENT && optional)
 			return 0;
 		return file_error("open", path, errno, report, arg);
 	}
-	if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
-		fclose(fp);
-		return file_error("read", path, EISDIR, report, arg);
+	if (fstat(fd, &st) < 0) {
+		n = errno;
+		close(fd);
+		return file_error("read", path, n, report, arg);
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return S_ISDIR(st.st_mode) ?
+		    file_error("read", path, EISDIR, report, arg) :
+		    config_not_regular(path, report, arg);
+	}
+	if (fcntl(fd, F_SETFL, O_RDONLY) < 0 ||
+	    (fp = fdopen(fd, "r")) == NULL) {
+		n = errno;
+		close(fd);
+		return file_error("read", path, n, report, arg);
 	}
 	n = file_parse(c, path, fp, groups_only, report, arg);
 	fclose(fp);

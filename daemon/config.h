@@ -69,6 +69,10 @@ struct config_jobs {
 	int		cap;			/* over a cap: 1 capped, 0
 						   refused (the default) */
 };
+#define CONFIG_CONNS_PER_UID	256		/* max_connections_per_uid */
+#define CONFIG_CONNS_MAX	1000000
+#define CONFIG_OUTQ_LIMIT	(256ull << 20)	/* output_queue_limit */
+#define CONFIG_OUTQ_MIN		(1ull << 20)
 
 struct config {
 	char		socket[CONFIG_SOCKET_LEN];
@@ -97,6 +101,9 @@ struct config {
 						   charge waits for the driver */
 	char		metrics_listen[METRICS_LISTEN_LEN]; /* "": no metrics */
 	struct config_jobs jobs;
+	uint32_t	max_conns_per_uid;	/* open connections of one
+						   non-root uid; 0: no cap */
+	uint64_t	outq_limit;		/* all output queues together */
 	struct config_device *devices;
 	size_t		ndevices;
 	struct config_group *groups;	/* in order of first appearance */

@@ -14,6 +14,7 @@
 
 #define MAX_ERRORS	20	/* per file: past this it is not a config file */
 #define SECTION_LEN	256
+#define PARSE_LINE_MAX	4096	/* bytes of a line kept; inih takes fewer */
 
 enum {
 	SEC_NONE = 0,		/* before the first section */
@@ -35,7 +36,7 @@ struct parse {
 	struct config	*conf;
 	const char	*file;
 	FILE		*fp;
-	char		*buf;		/* getline's */
+	char		*buf;		/* the line read, PARSE_LINE_MAX bytes */
 	size_t		 bufsize;
 	unsigned	 line;		/* the line inih is looking at */
 	int		 section;	/* SEC_* */

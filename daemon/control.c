@@ -1,14 +1,17 @@
 /*
  * The listener and its connections: accept (pausing when descriptors run
- * out), peer identity, bounded non-blocking reads handed to the layer
- * above (ops->packet), and per-connection output queues flushed as the
- * socket drains.
+ * out, refusing a uid past max_per_uid), peer identity (a pidfd watched
+ * from accept on: a connection outlives its process only as long as it
+ * takes to notice), bounded non-blocking reads handed to the layer above
+ * (ops->packet), and output queues flushed as the socket drains, all of
+ * them together under outq_limit, long replies made a page at a time.
  */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,6 +21,7 @@
 #include "event.h"
 #include "log.h"
 #include "path.h"
+#include "pidfd.h"
 #include "proto.h"
 #include "sock.h"
 #include "units.h"
@@ -26,8 +30,10 @@
 #define ACCEPT_BATCH	64
 #define ACCEPT_PAUSE_MS	1000	/* after running out of descriptors */
 #define OUTQ_KEEP	65536	/* a drained queue keeps at most this */
+#define LIMIT_QUIET_MS	60000	/* a refusal is a warning once a minute */
 
 static void conn_event(struct event_loop *, int, int, void *);
+static void conn_pid_event(struct event_loop *, int, int, void *);
 
 void
 control_init(struct control *ctl, struct event_loop *loop,
@@ -40,40 +46,160 @@ control_init(struct control *ctl, struct event_loop *loop,
 	TAILQ_INIT(&ctl->conns);
 }
 
+/* Keep control.outq_total in step with what c has queued. */
+static void
+outq_count(struct conn *c)
+{
+	size_t queued = c->out_len - c->out_head;
+
+	c->ctl->outq_total -= c->out_counted;
+	c->ctl->outq_total += queued;
+	c->out_counted = queued;
+	if (queued == 0)
+		c->out_since = 0;
+	else if (c->out_since == 0)
+		c->out_since = event_now_ms();
+}
+
+static void
+pull_end(struct conn *c)
+{
+	if (c->pull == NULL)
+		return;
+	if (c->pull_free != NULL)
+		c->pull_free(c->pull_arg);
+	c->ctl->outq_total -= c->pull_bytes;
+	c->pull = NULL;
+	c->pull_arg = NULL;
+	c->pull_free = NULL;
+	c->pull_bytes = 0;
+}
+
 static void
 conn_free(struct conn *c)
 {
+	pull_end(c);
+	c->out_head = c->out_len = 0;
+	outq_count(c);
+	if (c->pidfd >= 0)
+		close(c->pidfd);
 	free(c->cgroup);
 	free(c->out);
 	free(c);
 }
 
+/*
+ * Say a refusal or a drop for a limit: always to the layer above (an
+ * event), as a warning at most once a minute (a neighbour may knock a
+ * thousand times a second), else at debug level.
+ */
+static void
+limit_say(struct control *ctl, struct control_quiet *q, const char *why)
+{
+	uint64_t now = event_now_ms();
+
+	if (q->until != 0 && now < q->until) {
+		q->quieted++;
+		log_debug("%s", why);
+		return;
+	}
+	log_warnx("%s%s", why, q->quieted ? " (with others since the last "
+	    "warning)" : "");
+	q->until = now + LIMIT_QUIET_MS;
+	q->quieted = 0;
+	if (ctl->ops->limited != NULL)
+		ctl->ops->limited(ctl->ops->arg, why);
+}
+
+/* Whether uid has max_per_uid connections already (root never has). */
+static int
+uid_full(const struct control *ctl, uint32_t uid)
+{
+	const struct conn *c;
+	uint32_t n = 0;
+
+	if (uid == 0 || ctl->max_per_uid == 0)
+		return 0;
+	TAILQ_FOREACH(c, &ctl->conns, entry)
+		if (c->uid == uid && ++n >= ctl->max_per_uid)
+			return 1;
+	return 0;
+}
+
+/* Refuse a connection of a uid at its cap: one ERROR, then closed. */
+static void
+uid_refuse(struct control *ctl, int fd, const struct ucred *cred)
+{
+	char why[GF_ERRMSG_LEN + 64];
+	struct gf_msg m;
+	struct gf_error e;
+	ssize_t len;
+
+	memset(&e, 0, sizeof(e));
+	e.code = GF_ERR_PERMISSION;
+	snprintf(e.msg, sizeof(e.msg), "uid %u has %u connections to "
+	    "gpufracd, its max_connections_per_uid", (unsigned)cred->uid,
+	    ctl->max_per_uid);
+	if ((len = proto_pack(&m, GF_MSG_ERROR, 0, &e)) > 0)
+		(void)send(fd, &m, (size_t)len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	close(fd);
+	ctl->refused++;
+	snprintf(why, sizeof(why), "refused a connection of pid %d: %s",
+	    (int)cred->pid, e.msg);
+	limit_say(ctl, &ctl->quiet_refused, why);
+}
+
 struct conn *
 control_adopt(struct control *ctl, int fd)
 {
+	uint64_t at_ms = pidfd_boot_ms();
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	struct conn *c;
+	int exited;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
 		log_warn("cannot read the credentials of a new connection");
 		close(fd);
 		return NULL;
 	}
-	if ((c = calloc(1, sizeof(*c))) == NULL ||
-	    (c->cgroup = cgroup_of_pid((uint32_t)cred.pid)) == NULL) {
+	if (uid_full(ctl, (uint32_t)cred.uid)) {
+		uid_refuse(ctl, fd, &cred);
+		return NULL;
+	}
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		log_warnx("out of memory for a connection from pid %d",
+		    (int)cred.pid);
+		close(fd);
+		return NULL;
+	}
+	c->ctl = ctl;
+	c->pidfd = -1;
+	if ((c->cgroup = cgroup_of_pid((uint32_t)cred.pid)) == NULL) {
 		log_warnx("out of memory for a connection from pid %d",
 		    (int)cred.pid);
 		goto out_free;
 	}
-	c->ctl = ctl;
 	c->fd = fd;
 	c->rx_fd = -1;
 	c->pid = (uint32_t)cred.pid;
 	c->uid = (uint32_t)cred.uid;
 	c->gid = (uint32_t)cred.gid;
-	if (event_set(ctl->loop, fd, EVENT_READ, conn_event, c) < 0) {
+	/*
+	 * Its process, from now on: whoever keeps the socket after it has
+	 * exited is someone else, and its pid may be another's.
+	 */
+	c->pidfd = pidfd_of_peer(fd, c->pid, at_ms, &exited);
+	if (c->pidfd < 0 && exited) {
+		log_debug("pid %u connected and exited before it was "
+		    "accepted", c->pid);
+		goto out_free;
+	}
+	if (event_set(ctl->loop, fd, EVENT_READ, conn_event, c) < 0 ||
+	    (c->pidfd >= 0 && event_set(ctl->loop, c->pidfd, EVENT_READ,
+	    conn_pid_event, c) < 0)) {
 		log_warn("cannot watch the connection from pid %u", c->pid);
+		event_set(ctl->loop, fd, 0, NULL, NULL);
 		goto out_free;
 	}
 	TAILQ_INSERT_TAIL(&ctl->conns, c, entry);
@@ -84,8 +210,7 @@ control_adopt(struct control *ctl, int fd)
 	return c;
 
 out_free:
-	if (c != NULL)
-		conn_free(c);
+	conn_free(c);
 	close(fd);
 	return NULL;
 }
@@ -125,8 +250,10 @@ conn_flush(struct conn *c)
 		if (n < 0)
 			return send_failed(c, errno);
 		c->out_head += hdr.len;
+		outq_count(c);
 	}
 	c->out_head = c->out_len = 0;
+	outq_count(c);
 	if (c->out_cap > OUTQ_KEEP) {
 		/* A long list has gone out: do not keep its buffer. */
 		free(c->out);
@@ -145,12 +272,15 @@ control_close(struct conn *c, const char *why)
 	uint64_t held;
 	char sbuf[32];
 
-	if (c->out_len > c->out_head && !c->gone)
+	if (c->out_len > c->out_head && !c->gone && !c->dropped)
 		(void)conn_flush(c);	/* e.g. the ERROR that explains why */
 	if (c->gone)
 		why = NULL;		/* it left: nothing to warn about */
 	if (c->close_timer > 0)
 		event_timer_cancel(ctl->loop, c->close_timer);
+	/* The layer above may take the pidfd, and watch it its own way. */
+	if (c->pidfd >= 0)
+		event_set(ctl->loop, c->pidfd, 0, NULL, NULL);
 	kept = ctl->ops->closing(ctl->ops->arg, c, &held);
 	size_format(held, sbuf, sizeof(sbuf));
 	when = kept ? " once it has exited and the driver has it back" : "";
@@ -229,6 +359,71 @@ outq_reserve(struct conn *c, size_t n)
 	return 0;
 }
 
+/* Watch c for what it waits for: requests, and room for its output. */
+static int
+conn_watch(struct conn *c)
+{
+	int mask = EVENT_READ;
+
+	if (c->out_len > c->out_head || c->pull != NULL)
+		mask |= EVENT_WRITE;
+	if (event_set(c->ctl->loop, c->fd, mask, conn_event, c) < 0) {
+		snprintf(c->err, sizeof(c->err), "cannot watch it: %s",
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * All output queues together passed outq_limit: drop the queues of the
+ * connections that have read least lately (their queue non-empty the
+ * longest; the longer queue first among equals) until they fit, and close
+ * those connections at the end of the round. Returns -1 when c was one.
+ */
+static int
+outq_shed(struct conn *c)
+{
+	struct control *ctl = c->ctl;
+	struct conn *v, *worst;
+	char why[192];
+	int self = 0;
+
+	while (ctl->outq_total > ctl->outq_limit) {
+		worst = NULL;
+		TAILQ_FOREACH(v, &ctl->conns, entry) {
+			if (v->dropped || v->out_counted == 0)
+				continue;
+			if (worst == NULL || v->out_since < worst->out_since ||
+			    (v->out_since == worst->out_since &&
+			    v->out_counted > worst->out_counted))
+				worst = v;
+		}
+		if (worst == NULL)
+			break;	/* what is left is long replies' */
+		snprintf(why, sizeof(why), "closing the connection of pid %u "
+		    "(uid %u), which reads least: all output queues together "
+		    "passed output_queue_limit (%llu bytes)", worst->pid,
+		    worst->uid, (unsigned long long)ctl->outq_limit);
+		worst->dropped = 1;
+		worst->out_head = worst->out_len = 0;
+		outq_count(worst);
+		free(worst->out);
+		worst->out = NULL;
+		worst->out_cap = 0;
+		pull_end(worst);
+		ctl->dropped++;
+		limit_say(ctl, &ctl->quiet_dropped, why);
+		snprintf(worst->err, sizeof(worst->err), "its output queue was "
+		    "dropped (output_queue_limit)");
+		if (worst == c)
+			self = 1;
+		else
+			control_close_later(worst, worst->err);
+	}
+	return self ? -1 : 0;
+}
+
 int
 conn_send(struct conn *c, uint16_t type, uint32_t seq, const void *payload)
 {
@@ -236,6 +431,8 @@ conn_send(struct conn *c, uint16_t type, uint32_t seq, const void *payload)
 	ssize_t len = proto_pack(&m, type, seq, payload);
 	ssize_t n;
 
+	if (c->dropped)
+		return -1;	/* c->err says why */
 	if (len < 0) {
 		snprintf(c->err, sizeof(c->err), "cannot send message type "
 		    "%u", type);
@@ -258,12 +455,49 @@ conn_send(struct conn *c, uint16_t type, uint32_t seq, const void *payload)
 		return -1;
 	memcpy(c->out + c->out_len, &m, (size_t)len);
 	c->out_len += (size_t)len;
-	if (event_set(c->ctl->loop, c->fd, EVENT_READ | EVENT_WRITE,
-	    conn_event, c) < 0) {
-		snprintf(c->err, sizeof(c->err), "cannot watch it: %s",
-		    strerror(errno));
+	outq_count(c);
+	if (c->ctl->outq_limit != 0 && c->ctl->outq_total >
+	    c->ctl->outq_limit && outq_shed(c) < 0)
+		return -1;
+	return conn_watch(c);
+}
+
+int
+conn_pull(struct conn *c, conn_pull_fn *fn, void *arg,
+    void (*free_fn)(void *), size_t bytes)
+{
+	struct control *ctl = c->ctl;
+
+	if (c->pull != NULL) {
+		snprintf(c->err, sizeof(c->err), "a request while a long "
+		    "reply is under way");
 		return -1;
 	}
+	if (ctl->outq_limit != 0 && ctl->outq_total + bytes > ctl->outq_limit) {
+		snprintf(c->err, sizeof(c->err), "a reply of %zu bytes does "
+		    "not fit output_queue_limit now", bytes);
+		return -1;
+	}
+	c->pull = fn;
+	c->pull_arg = arg;
+	c->pull_free = free_fn;
+	c->pull_bytes = bytes;
+	ctl->outq_total += bytes;
+	return conn_watch(c);
+}
+
+/* The queue has drained: the next page of a long reply, if one is due. */
+static int
+conn_pull_next(struct conn *c)
+{
+	int r;
+
+	if (c->pull == NULL || c->out_len > c->out_head)
+		return 0;
+	if ((r = c->pull(c, c->pull_arg)) < 0)
+		return -1;
+	if (r == 0)
+		pull_end(c);
 	return 0;
 }
 
@@ -326,13 +560,33 @@ conn_event(struct event_loop *loop, int fd, int mask, void *arg)
 		conn_read(c);
 		return;
 	}
-	if (conn_flush(c) < 0) {
+	if (c->dropped || conn_flush(c) < 0 || conn_pull_next(c) < 0 ||
+	    conn_watch(c) < 0) {
 		control_close(c, c->err);
 		return;
 	}
-	if (c->out_len == 0 && event_set(c->ctl->loop, c->fd, EVENT_READ,
-	    conn_event, c) < 0)
-		control_close(c, "cannot watch it");
+}
+
+/*
+ * c's process has exited (its pidfd is readable). Whoever keeps the socket
+ * now (a child it forked) is not the client: the connection closes, and
+ * the layer above sees it leave as any other (ops->closing).
+ */
+static void
+conn_pid_event(struct event_loop *loop, int fd, int mask, void *arg)
+{
+	struct conn *c = arg;
+	struct pollfd pfd = { .fd = c->fd, .events = POLLRDHUP };
+
+	(void)loop;
+	(void)fd;
+	(void)mask;
+	/* Its socket closed with it (the usual exit): it simply left. */
+	if (poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLHUP | POLLRDHUP)))
+		control_close(c, NULL);
+	else
+		control_close(c, "its process has exited, another keeps its "
+		    "socket");
 }
 
 static void listener_event(struct event_loop *, int, int, void *);

@@ -39,8 +39,20 @@ struct control_ops {
 	int	(*closing)(void *arg, struct conn *c, uint64_t *held);
 	/* A connection has gone: what it held may be what another needs. */
 	void	(*closed)(void *arg);
+	/*
+	 * A connection was refused or closed for one of the limits below;
+	 * why is one line naming the peer (an event, say).
+	 */
+	void	(*limited)(void *arg, const char *why);
 	void	*arg;
 };
+
+/*
+ * A long reply, made a page at a time as the peer reads (conn_pull):
+ * send at most a page with conn_send; return 1 while more remains, 0 when
+ * done, -1 when c must close (c->err says why).
+ */
+typedef int	conn_pull_fn(struct conn *c, void *arg);
 
 struct conn {
 	TAILQ_ENTRY(conn) entry;
@@ -49,6 +61,9 @@ struct conn {
 	uint32_t	 pid;		/* SO_PEERCRED, at accept */
 	uint32_t	 uid;
 	uint32_t	 gid;
+	int		 pidfd;		/* its process from accept on (pidfd.h),
+					   -1 if none could be had; the layer
+					   above may take it as c closes */
 	char		*cgroup;	/* /proc/PID/cgroup, "" if unknown */
 	/* the layers above's: control only keeps them with the peer */
 	struct ledger_client *client;	/* after HELLO, else NULL */
@@ -56,6 +71,14 @@ struct conn {
 	size_t		 out_head;	/* first unsent byte */
 	size_t		 out_len;	/* end of the queued bytes */
 	size_t		 out_cap;
+	size_t		 out_counted;	/* of it, in control.outq_total */
+	uint64_t	 out_since;	/* when the queue last stopped being
+					   empty (ms), or 0: empty */
+	int		 dropped;	/* its queue dropped for the global cap */
+	conn_pull_fn	*pull;		/* a long reply under way, or NULL */
+	void		*pull_arg;
+	void		(*pull_free)(void *);
+	size_t		 pull_bytes;	/* what it holds, in outq_total */
 	char		 err[96];	/* why the last conn_send failed */
 	int		 gone;		/* the peer went away: no error */
 	int64_t		 close_timer;	/* control_close_later's, or 0 */
@@ -70,6 +93,12 @@ struct conn {
 
 TAILQ_HEAD(conns, conn);
 
+/* A kind of refusal said as a warning at most once a minute. */
+struct control_quiet {
+	uint64_t	 until;		/* not said again until (ms), or 0 */
+	uint64_t	 quieted;	/* not said since */
+};
+
 struct control {
 	int		 fd;		/* the listener, -1 if none */
 	char		 path[CONFIG_SOCKET_LEN];
@@ -82,6 +111,13 @@ struct control {
 	uint64_t	 errors;	/* connections closed for an error: a
 					   bad or refused message, a failed
 					   send or receive */
+	uint32_t	 max_per_uid;	/* max_connections_per_uid; 0: none */
+	uint64_t	 outq_limit;	/* output_queue_limit; 0: none */
+	uint64_t	 outq_total;	/* queued on every connection, and held
+					   by long replies under way */
+	uint64_t	 refused;	/* connections refused: max_per_uid */
+	uint64_t	 dropped;	/* closed for outq_limit */
+	struct control_quiet quiet_refused, quiet_dropped;
 };
 
 void	control_init(struct control *ctl, struct event_loop *loop,
@@ -128,6 +164,17 @@ void	control_close_later(struct conn *c, const char *why);
  */
 int	conn_send(struct conn *c, uint16_t type, uint32_t seq,
 	    const void *payload);
+
+/*
+ * Make the rest of a reply with fn, a page each time c's queue has drained
+ * (the event loop turns in between: no turn makes all of a long reply).
+ * arg is freed with free_fn when it is done or c closes; bytes, what arg
+ * holds, counts against outq_limit as queued output does. Returns 0, or -1
+ * with c->err set (another long reply under way, or bytes do not fit the
+ * limit now); on -1 the caller keeps arg.
+ */
+int	conn_pull(struct conn *c, conn_pull_fn *fn, void *arg,
+	    void (*free_fn)(void *), size_t bytes);
 
 /*
  * conn_send for a handler: on failure, why (whylen bytes) says why the

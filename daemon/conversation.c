@@ -117,6 +117,7 @@ on_hello(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		snprintf(why, whylen, "out of memory for a new client");
 		return -1;
 	}
+	c->client->pidfd = c->pidfd;
 	ledger_client_group(&a->ledger, c->client, groups_match(&a->groups,
 	    c->cgroup, c->uid, c->gid));
 	version_keep(c->client->version, h->version);
@@ -287,6 +288,15 @@ on_commit(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		    "ledger can count", (unsigned long long)cm->size);
 		return -1;
 	}
+	/* What it adds to its charge: beyond its reserve, if anything. */
+	if (dev >= 0 && c->client->usage[dev].opened &&
+	    cm->size > cm->reserved && !ledger_holdable(&a->ledger,
+	    c->client, (size_t)dev, cm->size - cm->reserved)) {
+		snprintf(why, whylen, "COMMIT of %llu bytes, more than device "
+		    "%u could hold with what it holds", (unsigned long long)
+		    cm->size, a->ledger.devices[dev].index);
+		return -1;
+	}
 	if (dev >= 0 && c->client->usage[dev].opened) {
 		/* ENOMEM is logged by the ledger; the charge stands. */
 		(void)ledger_commit(&a->ledger, c->client, (size_t)dev,
@@ -413,6 +423,14 @@ on_lease_restore(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		    (unsigned long long)m->u.lease.size);
 		return -1;
 	}
+	if (!ledger_holdable(&a->ledger, c->client, (size_t)dev,
+	    m->u.lease.size)) {
+		snprintf(why, whylen, "LEASE_RESTORE of %llu bytes, more than "
+		    "device %u could hold with what it holds",
+		    (unsigned long long)m->u.lease.size,
+		    a->ledger.devices[dev].index);
+		return -1;
+	}
 	if (lease_restore(a, c->client, (size_t)dev, m->u.lease.size) < 0) {
 		snprintf(why, whylen, "LEASE_RESTORE of a lease it holds");
 		return -1;
@@ -441,8 +459,11 @@ conversation_closing(struct arbiter *a, struct conn *c)
 	int kept = 0;
 
 	resolve_conn_gone(a, c);
-	if (c->client != NULL)
-		kept = depart_begin(a, c->client);
+	if (c->client != NULL) {
+		/* Its process, watched from now on by the departure. */
+		kept = depart_begin(a, c->client, c->pidfd);
+		c->pidfd = -1;
+	}
 	c->client = NULL;
 	return kept;
 }

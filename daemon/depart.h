@@ -30,19 +30,22 @@ struct depart {
 TAILQ_HEAD(departs, depart);
 
 /*
- * lc's connection has closed. Keep lc, its charge and the preemption of
- * it under way, until its process has exited; or, when it has exited
- * already, holds nothing, cannot be watched or the daemon is stopping,
- * drop it now. Returns 1 when kept, 0 when dropped (the caller serves
- * the wait queue either way).
+ * lc's connection has closed; pidfd is its process's, taken at accept
+ * (-1: none), and is the departure's now (closed when dropped). Keep lc,
+ * its charge and the preemption of it under way, until that process has
+ * exited (whoever keeps its socket: a connection closes as its process
+ * exits, control.c); or, when it holds nothing, cannot be watched or the
+ * daemon is stopping, drop it now. Returns 1 when kept, 0 when dropped
+ * (the caller serves the wait queue either way).
  */
-int	depart_begin(struct arbiter *a, struct ledger_client *lc);
+int	depart_begin(struct arbiter *a, struct ledger_client *lc, int pidfd);
 
 /*
  * A new client of pid says HELLO: drop every departing record of pid whose
- * process has not exited (it lives and re-registers what it holds; one
- * that has exited is another process's, and stays). Returns how many were
- * dropped; the caller serves the wait queue if any.
+ * process has not exited (its pidfd says so: a live process holds its pid,
+ * so it is the same one, and re-registers what it holds; one that has
+ * exited is another process's, and stays). Returns how many were dropped;
+ * the caller serves the wait queue if any.
  */
 int	depart_cancel(struct arbiter *a, uint32_t pid);
 

@@ -96,7 +96,9 @@ driver_client_new(struct arbiter *a, uint32_t pid)
 	size_t dev;
 	long i;
 
-	for (dev = 0; a->driver != NULL && dev < a->ledger.ndevices; dev++) {
+	if (a->driver == NULL)
+		return;		/* no look yet (driver_init): nothing foreign */
+	for (dev = 0; dev < a->ledger.ndevices; dev++) {
 		dd = &a->driver[dev];
 		for (i = 0; i < dd->nstrangers; i++)
 			if (dd->strangers[i].pid == pid)

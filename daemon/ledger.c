@@ -395,6 +395,7 @@ ledger_client_new(struct ledger *l, uint32_t pid, uint32_t uid, uint32_t gid,
 		return NULL;
 	}
 	c->pid = pid;
+	c->pidfd = -1;
 	c->uid = uid;
 	c->gid = gid;
 	c->state = GF_STATE_RUNNING;
@@ -596,6 +597,15 @@ ledger_countable(const struct ledger *l, size_t dev, uint64_t n)
 
 	/* used + host cannot overflow: every charge asked first. */
 	return n <= UINT64_MAX - (d->used + d->host);
+}
+
+int
+ledger_holdable(const struct ledger *l, const struct ledger_client *c,
+    size_t dev, uint64_t n)
+{
+	uint64_t total = l->devices[dev].total, used = c->usage[dev].used;
+
+	return used <= total && n <= total - used;
 }
 
 int

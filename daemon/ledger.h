@@ -110,6 +110,10 @@ struct ledger_client {
 	uint32_t	uid;
 	uint32_t	gid;
 	uint32_t	state;		/* GF_STATE_* */
+	int		pidfd;		/* its process (pidfd.h), the only way
+					   to signal it; borrowed from its
+					   connection, then its departure;
+					   -1: none (it has exited) */
 	char		*cgroup;	/* "/user.slice/...", or "" if unknown */
 	char		version[GF_VERSION_LEN];	/* its shim's (HELLO) */
 	size_t		group;		/* index into ledger.groups */
@@ -361,6 +365,15 @@ uint64_t ledger_reach(const struct ledger *l, const struct ledger_client *c,
  * would no longer be the sum of its parts.
  */
 int	ledger_countable(const struct ledger *l, size_t dev, uint64_t n);
+
+/*
+ * Whether c could hold n bytes more on dev at all: what it holds there
+ * and n together within the device's total. A re-registration (COMMIT,
+ * LEASE_RESTORE) trusted as sent must ask this first: more than the
+ * device holds is no process's, and would lock the others out (issue 22).
+ */
+int	ledger_holdable(const struct ledger *l, const struct ledger_client *c,
+	    size_t dev, uint64_t n);
 
 /*
  * Charge n more to c's lease on dev, whatever the limits (the caller has

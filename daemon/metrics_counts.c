@@ -184,6 +184,9 @@ metrics_counts_event(struct metrics_counts *mc, const struct gf_event *e,
 	struct metrics_group_counts *g;
 
 	mc->events++;
+	/* Of no group: the daemon's own counters count them (control.c). */
+	if (e->kind == GF_EV_CONN_LIMIT)
+		return;
 	g = group_row(mc, e->group);
 	if (g != NULL && e->kind < METRICS_EV_KINDS) {
 		g->events[e->kind]++;

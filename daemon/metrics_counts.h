@@ -64,6 +64,9 @@ struct metrics_counts {
 	/* control.c's own counts, copied in as a page is rendered */
 	uint64_t	connections;		/* accepted */
 	uint64_t	protocol_errors;	/* connections closed for one */
+	uint64_t	conns_refused;		/* max_connections_per_uid */
+	uint64_t	conns_dropped;		/* output_queue_limit */
+	uint64_t	outq_bytes;		/* output queued now */
 	/* incremented by their owners */
 	uint64_t	reloads;		/* applied (arbiter.c) */
 	uint64_t	reload_failures;	/* refused, old one kept */

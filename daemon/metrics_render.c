@@ -419,6 +419,9 @@ metrics_render(const struct arbiter *a, size_t *len)
 	counts = a->metrics.counts;
 	counts.connections = a->control.accepted;
 	counts.protocol_errors = a->control.errors;
+	counts.conns_refused = a->control.refused;
+	counts.conns_dropped = a->control.dropped;
+	counts.outq_bytes = a->control.outq_total;
 	metrics_text_init(&r.t);
 	if (render_prepare(&r) == 0) {
 		render_daemon(&r);

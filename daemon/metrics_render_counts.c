@@ -178,6 +178,19 @@ daemon_counts(struct metrics_text *t, const struct metrics_counts *mc)
 	    "failed send or receive.");
 	metrics_text_u64(t, "gpufrac_protocol_errors_total", NULL, 0,
 	    mc->protocol_errors);
+	metrics_text_family(t, "gpufrac_connections_refused_total", "counter",
+	    "Connections refused or closed for a limit.");
+	lb = (struct metrics_label){ "limit", "max_connections_per_uid" };
+	metrics_text_u64(t, "gpufrac_connections_refused_total", &lb, 1,
+	    mc->conns_refused);
+	lb = (struct metrics_label){ "limit", "output_queue_limit" };
+	metrics_text_u64(t, "gpufrac_connections_refused_total", &lb, 1,
+	    mc->conns_dropped);
+	metrics_text_family(t, "gpufrac_output_queued_bytes", "gauge",
+	    "Replies queued for connections that have not read them yet, "
+	    "and long replies under way (output_queue_limit).");
+	metrics_text_u64(t, "gpufrac_output_queued_bytes", NULL, 0,
+	    mc->outq_bytes);
 	metrics_text_family(t, "gpufrac_reloads_total", "counter",
 	    "Configuration reloads, applied or refused (the old one kept).");
 	lb = (struct metrics_label){ "result", "applied" };

@@ -225,42 +225,92 @@ on_ps_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	return conn_reply(c, GF_MSG_CLIENT_END, m->hdr.seq, &end, why, whylen);
 }
 
-static int
-alloc_compare(const void *x, const void *y)
-{
-	const struct ledger_alloc *a = *(const struct ledger_alloc *const *)x;
-	const struct ledger_alloc *b = *(const struct ledger_alloc *const *)y;
+/*
+ * A listing of allocations, taken at once and sent a page at a time as
+ * the peer reads (conn_pull): a process may hold a million, and no turn
+ * of the event loop makes more than a page. They go in no order (the
+ * ptrmap's); gpufracctl sorts them.
+ */
+#define ALLOCS_PAGE	4096
 
-	if (a->device != b->device)
-		return a->device < b->device ? -1 : 1;
-	return a->ptr < b->ptr ? -1 : a->ptr > b->ptr;
-}
+struct alloc_rec {
+	uint64_t	ptr;
+	uint64_t	size;
+	uint64_t	time_ms;
+	uint32_t	kind;
+	uint32_t	device;
+};
+
+struct allocs_list {
+	const struct arbiter *a;
+	uint32_t	 seq;
+	size_t		 n;		/* records taken */
+	size_t		 next;		/* the first not sent yet */
+	struct alloc_rec v[];
+};
 
 /*
- * Every live allocation of every client with pid, sorted by device and
- * address, into *v (malloc'd; NULL when there are none). -1 on ENOMEM.
+ * Every live allocation of every client with pid, taken now (malloc'd;
+ * the caller frees it). NULL on ENOMEM.
  */
-static int
-allocs_collect(const struct ledger *l, uint32_t pid,
-    const struct ledger_alloc ***v, size_t *n)
+static struct allocs_list *
+allocs_collect(const struct arbiter *a, uint32_t pid, uint32_t seq,
+    size_t *bytes)
 {
 	const struct ledger_client *lc = NULL;
-	struct ledger_alloc *al;
+	const struct ledger_alloc *al;
+	struct allocs_list *l;
 	size_t total = 0, pos;
 
-	while ((lc = ledger_client_find(l, pid, lc)) != NULL)
+	while ((lc = ledger_client_find(&a->ledger, pid, lc)) != NULL)
 		total += lc->allocs.len;
-	*v = NULL;
-	*n = 0;
-	if (total == 0)
-		return 0;
-	if ((*v = malloc(total * sizeof(**v))) == NULL)
-		return -1;
-	while ((lc = ledger_client_find(l, pid, lc)) != NULL)
-		for (pos = 0; (al = ptrmap_next(&lc->allocs, &pos, NULL)); )
-			(*v)[(*n)++] = al;
-	qsort(*v, *n, sizeof(**v), alloc_compare);
-	return 0;
+	*bytes = sizeof(*l) + total * sizeof(l->v[0]);
+	if ((l = malloc(*bytes)) == NULL)
+		return NULL;
+	l->a = a;
+	l->seq = seq;
+	l->n = l->next = 0;
+	while ((lc = ledger_client_find(&a->ledger, pid, lc)) != NULL)
+		for (pos = 0; (al = ptrmap_next(&lc->allocs, &pos, NULL)) &&
+		    l->n < total; l->n++) {
+			l->v[l->n].ptr = al->ptr;
+			l->v[l->n].size = al->size;
+			l->v[l->n].time_ms = al->time_ms;
+			l->v[l->n].kind = al->kind;
+			l->v[l->n].device = (uint32_t)al->device;
+		}
+	return l;
+}
+
+/* conn_pull's: the next page of ALLOC records, then ALLOC_END. */
+static int
+allocs_page(struct conn *c, void *arg)
+{
+	struct allocs_list *l = arg;
+	const struct alloc_rec *v;
+	uint64_t now = event_now_ms();
+	struct gf_alloc r;
+	struct gf_end end;
+	size_t stop = l->next + ALLOCS_PAGE < l->n ? l->next + ALLOCS_PAGE :
+	    l->n;
+
+	for (; l->next < stop; l->next++) {
+		v = &l->v[l->next];
+		memset(&r, 0, sizeof(r));
+		memcpy(r.uuid, l->a->ledger.devices[v->device].uuid,
+		    GF_UUID_LEN);
+		r.ptr = v->ptr;
+		r.size = v->size;
+		r.age_ms = now >= v->time_ms ? now - v->time_ms : 0;
+		r.kind = v->kind;
+		if (conn_send(c, GF_MSG_ALLOC, l->seq, &r) < 0)
+			return -1;
+	}
+	if (l->next < l->n)
+		return 1;
+	memset(&end, 0, sizeof(end));
+	end.count = (uint32_t)l->n;
+	return conn_send(c, GF_MSG_ALLOC_END, l->seq, &end) < 0 ? -1 : 0;
 }
 
 static int
@@ -268,40 +318,41 @@ on_allocs_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
     char *why, size_t whylen)
 {
 	uint32_t pid = m->u.allocs_req.pid;
-	const struct ledger_alloc **v;
-	uint64_t now = event_now_ms();
+	struct allocs_list *l;
 	char msg[GF_ERRMSG_LEN];
-	struct gf_alloc r;
-	struct gf_end end;
-	size_t i, n;
-	int rc = 0;
+	size_t bytes;
+	int r;
 
 	if (ledger_client_find(&a->ledger, pid, NULL) == NULL) {
 		snprintf(msg, sizeof(msg), "no client with pid %u", pid);
 		return conn_reply_error(c, m->hdr.seq, GF_ERR_NO_SUCH_PID, msg,
 		    why, whylen);
 	}
-	if (allocs_collect(&a->ledger, pid, &v, &n) < 0) {
+	if (c->pull != NULL) {
+		snprintf(why, whylen, "ALLOCS_REQ while a listing is under way");
+		return -1;
+	}
+	if ((l = allocs_collect(a, pid, m->hdr.seq, &bytes)) == NULL) {
 		snprintf(why, whylen, "out of memory listing the allocations "
 		    "of pid %u", pid);
 		return -1;
 	}
-	for (i = 0; i < n && rc == 0; i++) {
-		memset(&r, 0, sizeof(r));
-		memcpy(r.uuid, a->ledger.devices[v[i]->device].uuid,
-		    GF_UUID_LEN);
-		r.ptr = v[i]->ptr;
-		r.size = v[i]->size;
-		r.age_ms = now >= v[i]->time_ms ? now - v[i]->time_ms : 0;
-		r.kind = v[i]->kind;
-		rc = conn_reply(c, GF_MSG_ALLOC, m->hdr.seq, &r, why, whylen);
+	/* A short listing goes at once. */
+	if ((r = allocs_page(c, l)) <= 0) {
+		free(l);
+		if (r < 0)
+			snprintf(why, whylen, "%s", c->err);
+		return r;
 	}
-	free(v);
-	if (rc < 0)
-		return -1;
-	memset(&end, 0, sizeof(end));
-	end.count = (uint32_t)n;
-	return conn_reply(c, GF_MSG_ALLOC_END, m->hdr.seq, &end, why, whylen);
+	if (conn_pull(c, allocs_page, l, free, bytes) < 0) {
+		free(l);
+		snprintf(msg, sizeof(msg), "the allocations of pid %u (%zu "
+		    "bytes to list) do not fit output_queue_limit now", pid,
+		    bytes);
+		return conn_reply_error(c, m->hdr.seq, GF_ERR_STATE, msg, why,
+		    whylen);
+	}
+	return 0;
 }
 
 /* A follower's new event; a connection that cannot take it goes. */
@@ -316,41 +367,88 @@ follow_event(void *arg, const struct gf_event *e)
 		control_close_later(c, c->err);
 }
 
+/* The decision log sent a page at a time, as the allocations are. */
+#define EVENTS_PAGE	256
+
+struct events_list {
+	struct arbiter	*a;
+	uint32_t	 seq;
+	uint32_t	 count;		/* sent */
+	uint64_t	 cursor;	/* events_next's */
+	int		 follow;	/* then follow the new ones */
+};
+
+/*
+ * conn_pull's: the next page of EVENT records (the ring's cursor skips
+ * what was overwritten meanwhile, never repeats), then EVENT_END, and
+ * from then on the new ones when asked.
+ */
+static int
+events_page(struct conn *c, void *arg)
+{
+	struct events_list *l = arg;
+	const struct gf_event *e;
+	struct gf_end end;
+	int i;
+
+	for (i = 0; i < EVENTS_PAGE; i++) {
+		if ((e = events_next(&l->a->events, &l->cursor)) == NULL)
+			break;
+		if (conn_send(c, GF_MSG_EVENT, l->seq, e) < 0)
+			return -1;
+		l->count++;
+	}
+	if (i == EVENTS_PAGE)
+		return 1;
+	memset(&end, 0, sizeof(end));
+	end.count = l->count;
+	if (conn_send(c, GF_MSG_EVENT_END, l->seq, &end) < 0)
+		return -1;
+	if (!l->follow)
+		return 0;
+	if (c->following)
+		(void)events_unfollow(&l->a->events, follow_event, c);
+	if (events_follow(&l->a->events, follow_event, c) < 0) {
+		snprintf(c->err, sizeof(c->err), "out of memory for a "
+		    "follower");
+		return -1;
+	}
+	c->following = 1;
+	c->follow_seq = l->seq;
+	log_debug("pid %u follows the events", c->pid);
+	return 0;
+}
+
 static int
 on_events_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
     char *why, size_t whylen)
 {
-	const struct gf_event *e;
-	struct gf_end end;
-	uint64_t cursor = 0;
-	uint32_t count = 0;
+	struct events_list *l;
+	int r;
 
 	if (m->u.events_req.follow > 1) {
 		snprintf(why, whylen, "bad follow %u in EVENTS_REQ",
 		    m->u.events_req.follow);
 		return -1;
 	}
-	while ((e = events_next(&a->events, &cursor)) != NULL) {
-		if (conn_reply(c, GF_MSG_EVENT, m->hdr.seq, e, why, whylen) < 0)
-			return -1;
-		count++;
-	}
-	memset(&end, 0, sizeof(end));
-	end.count = count;
-	if (conn_reply(c, GF_MSG_EVENT_END, m->hdr.seq, &end, why, whylen) < 0)
+	if (c->pull != NULL) {
+		snprintf(why, whylen, "EVENTS_REQ while a listing is under way");
 		return -1;
-	if (!m->u.events_req.follow)
+	}
+	if ((l = calloc(1, sizeof(*l))) == NULL) {
+		snprintf(why, whylen, "out of memory listing the events");
+		return -1;
+	}
+	l->a = a;
+	l->seq = m->hdr.seq;
+	l->follow = m->u.events_req.follow;
+	if ((r = events_page(c, l)) > 0 &&
+	    (r = conn_pull(c, events_page, l, free, sizeof(*l))) == 0)
 		return 0;
-	if (c->following)
-		(void)events_unfollow(&a->events, follow_event, c);
-	if (events_follow(&a->events, follow_event, c) < 0) {
-		snprintf(why, whylen, "out of memory for a follower");
-		return -1;
-	}
-	c->following = 1;
-	c->follow_seq = m->hdr.seq;
-	log_debug("pid %u follows the events", c->pid);
-	return 0;
+	free(l);
+	if (r < 0)
+		snprintf(why, whylen, "%s", c->err);
+	return r;
 }
 
 void

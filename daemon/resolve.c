@@ -16,6 +16,7 @@
 #include "events.h"
 #include "ledger.h"
 #include "log.h"
+#include "pidfd.h"
 #include "resolve.h"
 #include "swap.h"
 #include "units.h"
@@ -382,7 +383,7 @@ preempt_fire(struct event_loop *loop, void *arg)
 	p->timer = 0;
 	/* Gone already, its memory on the way back: its pid is not its own. */
 	if (used > 0 && lc->state != GF_STATE_RELEASING) {
-		if (kill((pid_t)lc->pid, SIGKILL) < 0)
+		if (pidfd_signal(lc->pidfd, lc->pid, SIGKILL) < 0)
 			log_warn("cannot send SIGKILL to pid %u", lc->pid);
 		else
 			arbiter_event(a, GF_EV_KILL, lc, (int)p->dev, used,
@@ -400,7 +401,7 @@ preempt_victim(struct arbiter *a, struct ledger_client *lc, size_t dev,
 	const struct group_policy *pol = &a->ledger.groups[lc->group].pol;
 	struct preempt *p;
 
-	if (kill((pid_t)lc->pid, SIGTERM) < 0) {
+	if (pidfd_signal(lc->pidfd, lc->pid, SIGTERM) < 0) {
 		log_warn("cannot send SIGTERM to pid %u to preempt it",
 		    lc->pid);
 		return 0;
@@ -485,7 +486,8 @@ victims_choose(int32_t priority, uint64_t need, struct victim_cand *cand,
 			return 0;
 		for (i = 0; i < k; i++) {
 			idx = (size_t)(chosen[i] - cand);
-			if (kill((pid_t)who[idx]->pid, 0) < 0) {
+			if (pidfd_signal(who[idx]->pidfd, who[idx]->pid,
+			    0) < 0) {
 				log_warn("cannot signal pid %u to preempt it; "
 				    "leaving it alone", who[idx]->pid);
 				cand[idx].preempting = 1;

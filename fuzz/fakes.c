@@ -6,8 +6,9 @@
  *   clock_gettime   CLOCK_MONOTONIC(_COARSE) reads a clock the input moves
  *                   (FZ_OP_TICK): timers fire when it says, the same way
  *                   on every run
- *   kill            the simulated processes are signalled, never a real
- *                   one: any other pid is a finding
+ *   pidfd_signal    the simulated processes are signalled (by their
+ *                   pid: the fake ones have no pidfd), never a real one:
+ *                   any other pid is a finding
  *   devices_*       the GPUs of the input's device set, and a checkpoint
  *                   API that does what each process's FZ_CKPT_* mode says
  *   nvml_*          NVML's per-process bytes, as FZ_OP_NVML set them, and
@@ -32,8 +33,8 @@
 
 int	__real_clock_gettime(clockid_t, struct timespec *);
 int	__wrap_clock_gettime(clockid_t, struct timespec *);
-int	__real_kill(pid_t, int);
-int	__wrap_kill(pid_t, int);
+int	__real_pidfd_signal(int, uint32_t, int);
+int	__wrap_pidfd_signal(int, uint32_t, int);
 int	__wrap_devices_discover(const char *, struct device_desc **);
 void	__wrap_devices_checkpoint_api(struct ckpt_api *);
 int	__wrap_nvml_open(const char *, const uint8_t (*)[GF_UUID_LEN], size_t);
@@ -112,13 +113,13 @@ fz_fakes_used(void)
  * process exits), SIGKILL makes it exit at the harness's next look.
  */
 int
-__wrap_kill(pid_t pid, int sig)
+__wrap_pidfd_signal(int pidfd, uint32_t pid, int sig)
 {
 	struct fz_proc *p;
 
 	if (!active)
-		return __real_kill(pid, sig);
-	if (pid <= 0 || (p = fz_proc_of_pid((uint32_t)pid)) == NULL)
+		return __real_pidfd_signal(pidfd, pid, sig);
+	if (pid == 0 || (p = fz_proc_of_pid(pid)) == NULL)
 		fz_fail("the daemon sends signal %d to pid %d, which is no "
 		    "client's", sig, (int)pid);
 	if (!fz_proc_alive(p)) {

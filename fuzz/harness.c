@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "../daemon/event.h"
@@ -390,19 +391,88 @@ fd_count(void)
 	return n;
 }
 
+/*
+ * The fast target (FUZZ_TARGET=decoder; make fuzz runs both): the wire
+ * decoder and the message handlers, without the per-input start of a
+ * daemon. One daemon (world 0) stays up for the whole run; each input is
+ * one new connection of the fuzzer's own process (a socketpair adopted
+ * as the listener would: no connect, no accept), whose packets, each a
+ * little-endian 16-bit length and that many bytes, go through
+ * proto_decode and the control layer's packet call as control.c hands
+ * them on; then it closes, its charge returned at once (no pidfd: not
+ * kept for the exit of a process that never ends), and the invariants
+ * are checked.
+ */
+static int
+decoder_one(const uint8_t *data, size_t size)
+{
+	static int up;
+	struct cursor cur = { data, size, 0 };
+	struct gf_msg m;
+	const char *bad;
+	char why[160];
+	struct conn *c;
+	size_t len;
+	int sv[2];
+
+	if (!up) {
+		world_up(0);
+		up = 1;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0, sv) < 0)
+		fz_fail("socketpair: %s", strerror(errno));
+	if ((c = control_adopt(&fz.a.control, sv[0])) == NULL)
+		fz_fail("the daemon does not adopt a connection");
+	if (c->pidfd >= 0) {
+		event_set(fz.a.loop, c->pidfd, 0, NULL, NULL);
+		close(c->pidfd);
+		c->pidfd = -1;
+	}
+	while (cur.off < cur.n) {
+		len = (size_t)getle(&cur, 2);
+		if (len > cur.n - cur.off)
+			len = cur.n - cur.off;
+		if (proto_decode(&m, cur.p + cur.off, len, &bad) < 0) {
+			control_close(c, bad);
+			c = NULL;
+			break;
+		}
+		cur.off += len;
+		if (fz.a.control_ops.packet(fz.a.control_ops.arg, c, &m, why,
+		    sizeof(why)) < 0) {
+			control_close(c, why);
+			c = NULL;
+			break;
+		}
+		if (c->close_timer > 0)
+			break;
+	}
+	if (c != NULL)
+		control_close(c, NULL);
+	close(sv[1]);
+	fz_round();
+	fz_check(&fz.a);
+	return 0;
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct cursor c = { data, size, 0 };
-	static int once;
+	static int once, decoder;
 	int fds;
 
 	if (!once) {
 		log_init("gpufracd", LOG_LVL_ERROR, 0);
 		fz_scratch_init();
 		fz.trace = getenv("FUZZ_TRACE") != NULL;
+		decoder = getenv("FUZZ_TARGET") != NULL &&
+		    strcmp(getenv("FUZZ_TARGET"), "decoder") == 0;
 		once = 1;
 	}
+	if (decoder)
+		return decoder_one(data, size);
 	if (size == 0)
 		return 0;
 	fds = fd_count();

@@ -21,6 +21,7 @@
 
 #include "../daemon/depart.h"
 #include "../daemon/driver.h"
+#include "../daemon/event.h"
 #include "../daemon/resolve.h"
 #include "fuzz.h"
 #include "proto.h"
@@ -180,7 +181,16 @@ slot_connect(struct fz_slot *s)
 		return -1;
 	}
 	if (!s->real_creds) {
-		/* What SO_PEERCRED and /proc/PID/cgroup would say of it. */
+		/*
+		 * What SO_PEERCRED and /proc/PID/cgroup would say of it; no
+		 * pidfd (the fuzzer's own is not its): it leaves as its
+		 * connection closes.
+		 */
+		if (c->pidfd >= 0) {
+			event_set(fz.a.loop, c->pidfd, 0, NULL, NULL);
+			close(c->pidfd);
+			c->pidfd = -1;
+		}
 		c->pid = s->proc->pid;
 		c->uid = s->uid;
 		c->gid = s->gid;

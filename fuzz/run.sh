@@ -1,5 +1,6 @@
 #!/bin/sh
-# make fuzz: fuzz/run.sh FUZZER SECONDS WORKDIR
+# make fuzz: fuzz/run.sh FUZZER SECONDS WORKDIR, once for each target
+# (FUZZ_TARGET in the environment: fuzz/harness.c)
 #
 # Runs the libFuzzer target for SECONDS on a scratch copy of fuzz/corpus
 # and fuzz/regress (WORKDIR/corpus: the tree's corpus is never written;
@@ -17,7 +18,9 @@ MAX_CRASHES=10
 
 rm -rf "$work"
 mkdir -p "$work/corpus" "$work/artifacts" || exit 1
-for dir in fuzz/corpus fuzz/regress; do
+# FUZZ_CORPORA: where the seeds are (the decoder's inputs are another
+# format: it starts from none).
+for dir in ${FUZZ_CORPORA-fuzz/corpus fuzz/regress}; do
 	[ -d "$dir" ] && find "$dir" -maxdepth 1 -type f ! -name '.*' \
 	    -exec cp {} "$work/corpus/" \;
 done

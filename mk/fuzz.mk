@@ -1,12 +1,16 @@
 # The fuzzer of gpufracd's message handling (fuzz/README).
-#   make fuzz [FUZZ_SECONDS=60]   build it with clang and libFuzzer, run it
-#                                 on a scratch copy of fuzz/corpus; its last
-#                                 line is {"execs":N,"crashes":M}
+#   make fuzz [FUZZ_SECONDS=60] [FUZZ_DECODER_SECONDS=20]
+#                                 build it with clang and libFuzzer, run the
+#                                 stateful target on a scratch copy of
+#                                 fuzz/corpus, then the decoder target; the
+#                                 last line is {"stateful":{"execs":N,
+#                                 "crashes":M},"decoder":{...}}
 #   make fuzz-seeds               write fuzz/corpus again (fuzz/seeds.c)
 # make check replays fuzz/corpus and fuzz/regress with $(FUZZ_REPLAY): the
 # same harness built with $(CC), the build's sanitizer, and no libFuzzer.
 
 FUZZ_SECONDS ?= 60
+FUZZ_DECODER_SECONDS ?= 20
 FUZZ_CC      ?= clang
 FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 		-fno-omit-frame-pointer
@@ -14,7 +18,7 @@ FUZZ_CFLAGS   = -std=c11 $(WARNINGS) -g -O1 -MMD -MP $(FUZZ_SAN)
 FUZZ_SRC      = fuzz/harness.c fuzz/peers.c fuzz/fakes.c fuzz/configs.c \
 		fuzz/invariants.c
 # The machine under the daemon: what fuzz/fakes.c stands in for.
-FUZZ_WRAP     = $(addprefix -Wl$(FUZZ_COMMA)--wrap=,clock_gettime kill \
+FUZZ_WRAP     = $(addprefix -Wl$(FUZZ_COMMA)--wrap=,clock_gettime pidfd_signal \
 		devices_discover devices_checkpoint_api nvml_open nvml_ready \
 		nvml_procs nvml_used nvml_close log_errx)
 FUZZ_COMMA   := ,
@@ -55,8 +59,19 @@ $(FUZZ_REPLAY): $(FUZZ_REPLAY_OBJ) $(DAEMON_OBJ) $(COMMON_LIB)
 $(FUZZ_SEEDS): $(O)/fuzz/seeds.o $(COMMON_LIB)
 	$(CC) -o $@ $^ $(ALL_LDFLAGS)
 
+# Both targets run whatever the first found; the status says if either
+# found something.
 fuzz: $(FUZZER)
-	fuzz/run.sh $(FUZZER) $(FUZZ_SECONDS) $(O)/fuzz/run
+	@FUZZ_TARGET=stateful fuzz/run.sh $(FUZZER) $(FUZZ_SECONDS) \
+	    $(O)/fuzz/run >$(O)/fuzz/stateful.out; s=$$?; \
+	FUZZ_TARGET=decoder FUZZ_CORPORA= fuzz/run.sh $(FUZZER) \
+	    $(FUZZ_DECODER_SECONDS) $(O)/fuzz/run-decoder \
+	    >$(O)/fuzz/decoder.out; d=$$?; \
+	grep -v '^{' $(O)/fuzz/stateful.out $(O)/fuzz/decoder.out; \
+	printf '{"stateful":%s,"decoder":%s}\n' \
+	    "$$(tail -n 1 $(O)/fuzz/stateful.out)" \
+	    "$$(tail -n 1 $(O)/fuzz/decoder.out)"; \
+	[ $$s -eq 0 ] && [ $$d -eq 0 ]
 
 fuzz-seeds: $(FUZZ_SEEDS)
 	$(FUZZ_SEEDS) fuzz/corpus

@@ -19,6 +19,7 @@
 #include "log.h"
 #include "sock.h"
 #include "state.h"
+#include "units.h"
 
 enum {
 	EXIT_OK = 0,
@@ -46,6 +47,7 @@ static const struct stage {
 };
 
 #define NSTAGES	(sizeof(stages) / sizeof(stages[0]))
+#define TIMEOUT_MAX_MS	600000	/* -t: longer is no deadline at all */
 
 /*
  * The stage of a hook given none, by the status in the container's state
@@ -69,8 +71,8 @@ static const struct {
 static void
 usage(FILE *fp)
 {
-	fputs("usage: gpufrac-oci-hook [-s socket] [createRuntime | "
-	    "poststop]\n", fp);
+	fputs("usage: gpufrac-oci-hook [-s socket] [-t timeout] "
+	    "[createRuntime | poststop]\n", fp);
 }
 
 static int
@@ -176,18 +178,30 @@ main(int argc, char *argv[])
 	const struct stage *stage = NULL;
 	const char *path = NULL;
 	struct oci_state st;
+	uint64_t ms;
 	char err[ERR_LEN];
 	int ch, rc;
 
 	log_init("gpufrac-oci-hook", LOG_LVL_WARN, 0);
 	opterr = 0;
-	while ((ch = getopt(argc, argv, "+:hs:")) != -1) {
+	while ((ch = getopt(argc, argv, "+:hs:t:")) != -1) {
 		switch (ch) {
 		case 'h':
 			usage(stdout);
 			return EXIT_OK;
 		case 's':
 			path = optarg;
+			break;
+		case 't':
+			/* Connect and reply together: a runtime waits on us. */
+			if (duration_parse(optarg, &ms) < 0 || ms == 0 ||
+			    ms > TIMEOUT_MAX_MS) {
+				log_errx("bad timeout '%s' (a duration from 1ms "
+				    "to 10min)", optarg);
+				usage(stderr);
+				return EXIT_USAGE;
+			}
+			ctlreq_timeout_set((int)ms);
 			break;
 		case ':':
 			log_errx("option '-%c' needs an argument", optopt);

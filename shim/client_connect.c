@@ -245,8 +245,14 @@ client_start(void)
 	if (client_tried)
 		return;
 	client_tried = 1;
-	if ((fd = sock_connect(shim_env.socket, why, sizeof(why))) < 0)
-		snprintf(why, sizeof(why), "%s", strerror(errno));
+	/*
+	 * On the program's own thread: a full backlog (a stuck daemon, or
+	 * a neighbour's connections) costs it CLIENT_TIMEOUT_MS at most.
+	 */
+	if ((fd = sock_connect_within(shim_env.socket, CLIENT_TIMEOUT_MS, why,
+	    sizeof(why))) < 0)
+		snprintf(why, sizeof(why), "%s", errno == ETIMEDOUT ?
+		    "no room in its backlog within 5 s" : strerror(errno));
 	else if ((r = client_hello(fd, why, sizeof(why))) < 0 ||
 	    client_register(fd, &n, why, sizeof(why)) < 0) {
 		close(fd);
@@ -280,7 +286,8 @@ client_reconnect(void)
 	 * the lock: a daemon that accepts but does not answer must not stall
 	 * the program's allocations every retry.
 	 */
-	if ((fd = sock_connect(shim_env.socket, why, sizeof(why))) < 0) {
+	if ((fd = sock_connect_within(shim_env.socket, CLIENT_TIMEOUT_MS, why,
+	    sizeof(why))) < 0) {
 		log_debug("%s", why);
 		return -1;
 	}

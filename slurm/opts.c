@@ -9,6 +9,7 @@
 #include "ctlreq.h"
 #include "opts.h"
 #include "sock.h"
+#include "units.h"
 
 enum {
 	OPT_MEM,
@@ -73,6 +74,7 @@ arg_one(const char *arg, char *err, size_t errlen)
 	const char *eq = strchr(arg, '='), *v;
 	char e[SOCK_ERR_LEN];
 	size_t klen;
+	uint64_t ms;
 
 	if (eq == NULL)
 		goto unknown;
@@ -87,6 +89,17 @@ arg_one(const char *arg, char *err, size_t errlen)
 	if (klen == 6 && strncmp(arg, "cgroup", klen) == 0)
 		return arg_path("cgroup", v, conf.cgroup, sizeof(conf.cgroup),
 		    err, errlen);
+	if (klen == 7 && strncmp(arg, "timeout", klen) == 0) {
+		/* Connect and reply together: srun waits on us. */
+		if (duration_parse(v, &ms) < 0 || ms == 0 ||
+		    ms > OPTS_TIMEOUT_MAX_MS) {
+			snprintf(err, errlen, "bad timeout= '%s' (a duration "
+			    "from 1ms to 10min)", v);
+			return -1;
+		}
+		ctlreq_timeout_set((int)ms);
+		return 0;
+	}
 	if (klen == 12 && strncmp(arg, "max_priority", klen) == 0) {
 		if (value_check("priority", v, &g, e, sizeof(e)) < 0) {
 			snprintf(err, errlen, "max_priority: %s", e);
@@ -98,7 +111,7 @@ arg_one(const char *arg, char *err, size_t errlen)
 	}
 unknown:
 	snprintf(err, errlen, "unknown argument '%s' (expected socket=PATH, "
-	    "shim=PATH, cgroup=DIR or max_priority=N)", arg);
+	    "shim=PATH, cgroup=DIR, max_priority=N or timeout=DURATION)", arg);
 	return -1;
 }
 
@@ -108,6 +121,7 @@ opts_args(int ac, char **av, char *err, size_t errlen)
 	int i;
 
 	memset(&conf, 0, sizeof(conf));
+	ctlreq_timeout_set(CTLREQ_TIMEOUT_MS);
 	snprintf(conf.socket, sizeof(conf.socket), "%s", sock_default_path());
 	snprintf(conf.shim, sizeof(conf.shim), "%s", OPTS_SHIM_DEFAULT);
 	for (i = 0; i < ac; i++)

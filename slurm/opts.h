@@ -22,7 +22,13 @@
 #endif
 #define OPTS_SHIM_DEFAULT	GPUFRAC_LIBDIR "/libgpufrac.so"
 
-/* plugstack.conf: socket=PATH shim=PATH cgroup=DIR max_priority=N */
+#define OPTS_TIMEOUT_MAX_MS	600000	/* timeout=: at most 10 minutes */
+
+/*
+ * plugstack.conf: socket=PATH shim=PATH cgroup=DIR max_priority=N
+ * timeout=DURATION (the daemon's connect and reply together, for
+ * ctlreq_timeout_set; CTLREQ_TIMEOUT_MS when not given)
+ */
 struct opts_conf {
 	char	socket[PATH_MAX];	/* the daemon's */
 	char	shim[PATH_MAX];		/* preloaded into the tasks */

@@ -46,7 +46,8 @@ conv_open(struct conv *c, const char *path, uint16_t type,
 	c->path = path;
 	c->sigfd = -1;
 	c->seq = (uint32_t)getpid();
-	if ((c->fd = sock_connect(path, err, sizeof(err))) < 0) {
+	if ((c->fd = sock_connect_within(path, CTL_TIMEOUT_MS, err,
+	    sizeof(err))) < 0) {
 		if (errno == ENOENT || errno == ECONNREFUSED)
 			log_errx("%s (is gpufracd running?)", err);
 		else

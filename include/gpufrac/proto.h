@@ -248,6 +248,9 @@ enum {
 				   its charge goes all the same */
 	GF_EV_DRIVER_OOM,	/* the driver refused a granted request */
 	GF_EV_CTX_END,		/* a context's end gave its memory back */
+	GF_EV_CONN_LIMIT,	/* a connection refused or closed for a
+				   limit (max_connections_per_uid,
+				   output_queue_limit): of no client */
 };
 
 #define GF_REASON_LEN		96

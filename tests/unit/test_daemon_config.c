@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -354,6 +355,9 @@ static const struct good_value {
 	{ "lend_guarantees = yes", F(lend_guarantees), 1 },
 	{ "swap_min_idle = 250ms", F(swap_min_idle_ms), 250 },
 	{ "swap_min_idle = 0", F(swap_min_idle_ms), 0 },
+	{ "max_connections_per_uid = 16", F(max_conns_per_uid), 16 },
+	{ "max_connections_per_uid = 0", F(max_conns_per_uid), 0 },
+	{ "output_queue_limit = 64Mi", F(outq_limit), 64ull << 20 },
 #undef F
 };
 
@@ -439,6 +443,10 @@ static const struct bad_value {
 	{ "group g", "kill_grace", "1 s", "bad duration" },
 	{ "group g", "client_may_raise", "1", "expected yes or no" },
 	{ "group g", "transient", "yes", "for run-time groups only" },
+	{ "daemon", "max_connections_per_uid", "-1", "bad value" },
+	{ "daemon", "max_connections_per_uid", "lots", "bad value" },
+	{ "daemon", "output_queue_limit", "512Ki", "expected 1Mi or more" },
+	{ "daemon", "output_queue_limit", "big", "bad size" },
 };
 
 static void
@@ -513,6 +521,49 @@ test_missing_file(void **state)
 	assert_int_equal(load(&c, FIX "dropin.conf.d", 0, &e), 1);
 	assert_non_null(strstr(e.first, "Is a directory"));
 	config_free(&c);
+}
+
+/*
+ * The main file is read only when it is a regular file (issue 22): a FIFO
+ * blocked the daemon, /dev/zero grew its line without bound. A FIFO with
+ * no writer would hang this test on the old code: alarm() ends it.
+ */
+static void
+test_not_regular(void **state)
+{
+	char path[64], fifo[64];
+	struct config c;
+	struct errs e;
+	FILE *fp;
+	long i;
+
+	(void)state;
+	alarm(10);
+	snprintf(fifo, sizeof(fifo), "/tmp/gpufrac-test-fifo.%ld",
+	    (long)getpid());
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(load(&c, fifo, 0, &e), 1);
+	assert_true(strstr(e.first, "not a regular file") != NULL);
+	assert_true(strstr(e.first, fifo) != NULL);
+	config_free(&c);
+	unlink(fifo);
+	assert_int_equal(load(&c, "/dev/zero", 0, &e), 1);
+	assert_string_equal(e.first, "cannot read '/dev/zero': not a regular "
+	    "file");
+	config_free(&c);
+	/* One endless line: an error at line 2, the file read to its end. */
+	temp_conf(path, sizeof(path), "[daemon]\n");
+	fp = fopen(path, "a");
+	assert_non_null(fp);
+	for (i = 0; i < (8l << 20); i++)
+		putc('x', fp);
+	fputs("\nlog_level = loud\n", fp);
+	fclose(fp);
+	assert_int_equal(load(&c, path, 0, &e), 2);
+	assert_non_null(strstr(e.first, ":2: line too long"));
+	config_free(&c);
+	unlink(path);
+	alarm(0);
 }
 
 static void
@@ -729,6 +780,7 @@ main(void)
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_all_errors),
 		cmocka_unit_test(test_missing_file),
+		cmocka_unit_test(test_not_regular),
 		cmocka_unit_test(test_dropins),
 		cmocka_unit_test(test_dropin_error),
 		cmocka_unit_test(test_example),

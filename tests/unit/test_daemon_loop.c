@@ -7,7 +7,9 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "dispatch_fixture.h"
@@ -26,6 +28,26 @@ run_for(struct fixture *f, uint64_t ms)
 {
 	assert_true(event_timer_add(f->a.loop, ms, stop_loop, NULL) > 0);
 	assert_int_equal(event_run(f->a.loop), 0);
+}
+
+/*
+ * c stands for process pid: its pid, and the pidfd taken at accept (the
+ * test's own process) replaced by one of pid, as if pid had connected.
+ */
+static void
+stand_for(struct fixture *f, struct conn *c, pid_t pid)
+{
+	if (c->pidfd >= 0) {
+		event_set(f->a.loop, c->pidfd, 0, NULL, NULL);
+		close(c->pidfd);
+	}
+	c->pid = (uint32_t)pid;
+	c->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	assert_true(c->pidfd >= 0);
+	if (c->client != NULL) {
+		c->client->pid = (uint32_t)pid;
+		c->client->pidfd = c->pidfd;
+	}
 }
 
 /*
@@ -104,8 +126,7 @@ test_loop_closes_bad_peer(void **state)
 	/* a leaves, its process already gone: its charge comes back. */
 	assert_int_equal(f->a.ledger.devices[0].used, GiB);
 	child_exit(zfd, zpid);
-	TAILQ_FIRST(&f->a.control.conns)->pid = (uint32_t)zpid;
-	TAILQ_FIRST(&f->a.control.conns)->client->pid = (uint32_t)zpid;
+	stand_for(f, TAILQ_FIRST(&f->a.control.conns), zpid);
 	close(pa);
 	run_for(f, 50);
 	assert_int_equal(f->a.control.nconns, 0);
@@ -134,7 +155,7 @@ test_departing(void **state)
 	zpid = child_start(&zfd);
 	reload_with(f, "[daemon]\ndefault_resolver = wait\n");
 	c = client(f, &pa);
-	c->pid = c->client->pid = (uint32_t)pid;	/* stands for the child */
+	stand_for(f, c, pid);
 	open_dev(f, c, pa, 1, GF_LIMIT_NONE, 0, &m);
 	reserve(f, c, pa, 1, 6 * GiB, GF_MSG_GRANT, &m);
 	commit(f, c, 1, 0x1000, 6 * GiB, 6 * GiB);
@@ -169,7 +190,7 @@ test_departing(void **state)
 	/* A zombie's charge comes back as its connection closes. */
 	child_exit(zfd, zpid);
 	c = client(f, &pz);
-	c->pid = c->client->pid = (uint32_t)zpid;
+	stand_for(f, c, zpid);
 	open_dev(f, c, pz, 0, GF_LIMIT_NONE, 0, &m);
 	commit(f, c, 0, 0x2000, 0, GiB);
 	close(pz);
@@ -193,7 +214,7 @@ test_departing_reconnects(void **state)
 
 	pid = child_start(&wfd);
 	c = client(f, &pa);
-	c->pid = c->client->pid = (uint32_t)pid;
+	stand_for(f, c, pid);
 	open_dev(f, c, pa, 0, GF_LIMIT_NONE, 0, &m);
 	commit(f, c, 0, 0x1000, 0, 2 * GiB);
 	close(pa);
@@ -202,7 +223,7 @@ test_departing_reconnects(void **state)
 	assert_int_equal(f->a.ledger.devices[0].used, 2 * GiB);
 
 	c = connect_pair(f, &pb);
-	c->pid = (uint32_t)pid;
+	stand_for(f, c, pid);
 	assert_int_equal(feed(f, c, GF_MSG_HELLO, &h), 0);
 	expect(pb, GF_MSG_HELLO_OK, &m);
 	assert_int_equal(f->a.ledger.nclients, 1);

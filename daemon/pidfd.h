@@ -1,0 +1,37 @@
+/*
+ * A client's process, by pidfd (issue 22). A pid read once names whoever
+ * holds that number later: a process that exited while a forked child
+ * kept its socket, and whose pid went to an unrelated process, must never
+ * be signalled through it. The daemon takes a pidfd of the peer as it
+ * accepts the connection and signals only through it.
+ */
+#ifndef GF_DAEMON_PIDFD_H
+#define GF_DAEMON_PIDFD_H
+
+#include <stdint.h>
+
+/*
+ * A pidfd of the process at the other end of the connected socket sock,
+ * whose SO_PEERCRED pid is pid: SO_PEERPIDFD (Linux 6.5) names the very
+ * process that connected; on older kernels pidfd_open(pid), refused when
+ * that process started after the connection was accepted (at_ms, on
+ * CLOCK_BOOTTIME: another has the number). Returns the pidfd; or -1 with
+ * *exited set when the process has exited already, else when none can be
+ * had (logged at debug level).
+ */
+int	pidfd_of_peer(int sock, uint32_t pid, uint64_t at_ms, int *exited);
+
+/* Milliseconds since boot (CLOCK_BOOTTIME), what pidfd_of_peer compares. */
+uint64_t pidfd_boot_ms(void);
+
+/*
+ * Send sig (0: only ask whether it may be sent) to the process of pidfd,
+ * whose pid is pid (for the log, and the fuzzer's simulated processes).
+ * Returns 0, or -1 with errno (ESRCH: it has exited, or pidfd is -1).
+ */
+int	pidfd_signal(int pidfd, uint32_t pid, int sig);
+
+/* Whether the process of pidfd has exited (its pidfd is readable). */
+int	pidfd_exited(int pidfd);
+
+#endif

@@ -1,0 +1,238 @@
+"""What a hostile neighbour does to gpufracd (issue 22), one command each.
+
+  hostile.py hold SOCK UUID SIZE
+      as uid 65534: HELLO, reserve and commit SIZE bytes, fork a child that
+      keeps the connection, print the child's pid, and exit (the child
+      sleeps until killed)
+  hostile.py stranger PID FILE
+      as root, in a pid namespace of our own (root may write ns_last_pid):
+      fork a process given pid PID that writes FILE if it is ever sent a
+      signal; print its pid and leave it running
+  hostile.py reserve SOCK UUID SIZE
+      HELLO and RESERVE SIZE bytes; print the reply's type (GRANT, WAIT,
+      DENY), and after a WAIT the next one within 10 s
+  hostile.py conns SOCK N
+      as uid 65534: open N connections and say HELLO on each; print how
+      many got HELLO_OK and how many were refused, then wait on stdin
+  hostile.py commits SOCK UUID N
+      HELLO, open UUID, and re-register N allocations of 4 KiB (COMMIT with
+      reserved 0); print "committed N" once the daemon has answered a
+      DEVICE_OPEN sent after them, then wait on stdin
+  hostile.py overcharge SOCK UUID commit|lease SIZE
+      HELLO, open UUID, re-register SIZE bytes (COMMIT with reserved 0, or
+      LEASE_RESTORE), then DEVICE_OPEN again; print the answer to it
+      (CLOSED when the daemon refused the charge and closed the connection)
+  hostile.py noread SOCK N
+      as uid 65534: send N STATUS requests and never read a reply; sleep
+      until killed
+"""
+import os
+import signal
+import socket
+import struct
+import sys
+import time
+
+VERSION = 1
+HELLO, DEVICE_OPEN, RESERVE, COMMIT = 1, 2, 3, 4
+LEASE_RESTORE = 9
+STATUS_REQ = 32
+NAMES = {64: "HELLO_OK", 65: "DEVICE_INFO", 66: "GRANT", 67: "DENY",
+         68: "ERROR", 75: "WAIT"}
+KIND_MEM = 1
+NOBODY = 65534
+
+
+def packet(type_, payload, seq):
+    return struct.pack("<HHIII", VERSION, type_, 16 + len(payload), seq,
+                       0) + payload
+
+
+def reply(s):
+    r = s.recv(65536)
+    if not r:
+        return "CLOSED"
+    t = struct.unpack("<HHIII", r[:16])[1]
+    return NAMES.get(t, str(t))
+
+
+def ask(s, type_, payload, seq):
+    s.send(packet(type_, payload, seq))
+    return reply(s)
+
+
+def hello(s):
+    return ask(s, HELLO, struct.pack("<iIII", -2**31, 0xffffffff,
+                                     0xffffffff, 0), 1)
+
+
+def connect(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(path)
+    s.settimeout(10)
+    return s
+
+
+def dev_of(uuid):
+    return bytes.fromhex(uuid.replace("GPU-", "").replace("-", ""))
+
+
+def opened(path, uuid):
+    s = connect(path)
+    assert hello(s) == "HELLO_OK"
+    dev = dev_of(uuid)
+    assert ask(s, DEVICE_OPEN, dev + struct.pack("<IIQ", 0, 0, 0),
+               2) == "DEVICE_INFO"
+    return s, dev
+
+
+def nobody():
+    os.setgroups([])
+    os.setgid(NOBODY)
+    os.setuid(NOBODY)
+
+
+def hold(path, uuid, size):
+    nobody()
+    s, dev = opened(path, uuid)
+    assert ask(s, RESERVE, dev + struct.pack("<QII", size, KIND_MEM, 0),
+               3) == "GRANT"
+    s.send(packet(COMMIT, dev + struct.pack("<QQQII", 0x7f0000000000, size,
+                                            size, KIND_MEM, 0), 4))
+    pid = os.fork()
+    if pid == 0:
+        null = os.open("/dev/null", os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        while True:
+            time.sleep(1000)
+    print(pid, flush=True)
+
+
+def stranger(want, path):
+    def note(sig, frame):
+        with open(path, "a") as f:
+            f.write("signal %d\n" % sig)
+    r, w = os.pipe()
+    with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+        f.write(str(want - 1))
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        # Let $(...) end: the stranger keeps no pipe of its caller's.
+        null = os.open("/dev/null", os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1,
+                    signal.SIGHUP):
+            signal.signal(sig, note)
+        os.write(w, b"x")
+        os.close(w)
+        while True:
+            time.sleep(1000)
+    os.close(w)
+    os.read(r, 1)
+    print(pid, flush=True)
+
+
+def reserve(path, uuid, size):
+    s, dev = opened(path, uuid)
+    got = ask(s, RESERVE, dev + struct.pack("<QII", size, KIND_MEM, 0), 3)
+    if got == "WAIT":
+        try:
+            got += " " + reply(s)
+        except socket.timeout:
+            got += " nothing"
+    print(got, flush=True)
+
+
+def conns(path, n):
+    nobody()
+    held, ok, refused = [], 0, 0
+    for _ in range(n):
+        s = connect(path)
+        held.append(s)
+        try:
+            got = hello(s)
+        except (ConnectionResetError, BrokenPipeError):
+            got = "CLOSED"
+        if got == "HELLO_OK":
+            ok += 1
+        else:
+            refused += 1
+    print("ok %d refused %d" % (ok, refused), flush=True)
+    sys.stdin.readline()
+
+
+def commits(path, uuid, n):
+    s, dev = opened(path, uuid)
+    base = 0x7f0000000000
+    batch = []
+    for i in range(n):
+        batch.append(packet(COMMIT, dev + struct.pack(
+            "<QQQII", base + i * 4096, 0, 4096, KIND_MEM, 0), 10))
+        if len(batch) == 1024:
+            for p in batch:
+                s.send(p)
+            batch = []
+    for p in batch:
+        s.send(p)
+    s.settimeout(120)
+    assert ask(s, DEVICE_OPEN, dev + struct.pack("<IIQ", 0, 0, 0),
+               11) == "DEVICE_INFO"
+    print("committed %d" % n, flush=True)
+    sys.stdin.readline()
+
+
+def overcharge(path, uuid, kind, size):
+    s, dev = opened(path, uuid)
+    if kind == "commit":
+        s.send(packet(COMMIT, dev + struct.pack(
+            "<QQQII", 0x7f0000000000, 0, size, KIND_MEM, 0), 3))
+    else:
+        s.send(packet(LEASE_RESTORE, dev + struct.pack("<Q", size), 3))
+    try:
+        got = ask(s, DEVICE_OPEN, dev + struct.pack("<IIQ", 0, 0, 0), 4)
+    except (ConnectionResetError, BrokenPipeError):
+        got = "CLOSED"
+    print(got, flush=True)
+
+
+def noread(path, n):
+    nobody()
+    s = connect(path)
+    s.settimeout(1)
+    sent = 0
+    while sent < n:
+        try:
+            s.send(packet(STATUS_REQ, b"", sent + 1))
+            sent += 1
+        except socket.timeout:
+            continue
+        except (BrokenPipeError, ConnectionResetError):
+            break
+    print("sent %d" % sent, flush=True)
+    time.sleep(600)
+
+
+def main():
+    cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd == "hold":
+        hold(args[0], args[1], int(args[2]))
+    elif cmd == "stranger":
+        stranger(int(args[0]), args[1])
+    elif cmd == "reserve":
+        reserve(args[0], args[1], int(args[2]))
+    elif cmd == "conns":
+        conns(args[0], int(args[1]))
+    elif cmd == "commits":
+        commits(args[0], args[1], int(args[2]))
+    elif cmd == "overcharge":
+        overcharge(args[0], args[1], args[2], int(args[3]))
+    elif cmd == "noread":
+        noread(args[0], int(args[1]))
+    else:
+        sys.exit("hostile.py: unknown command " + cmd)
+
+
+main()
