@@ -22,13 +22,18 @@
 #endif
 #define OPTS_SHIM_DEFAULT	GPUFRAC_LIBDIR "/libgpufrac.so"
 
-/* plugstack.conf: socket=PATH shim=PATH cgroup=DIR max_priority=N */
+/*
+ * plugstack.conf: socket=PATH shim=PATH cgroup=DIR max_priority=N
+ * shards=on|off gres_conf=PATH
+ */
 struct opts_conf {
 	char	socket[PATH_MAX];	/* the daemon's */
 	char	shim[PATH_MAX];		/* preloaded into the tasks */
 	char	cgroup[PATH_MAX];	/* step cgroups here; "": default */
 	int	max_priority_set;
 	int32_t	max_priority;		/* the highest --gpu-priority */
+	int	shards_off;		/* shards are not memory */
+	char	gres_conf[PATH_MAX];	/* the node's; "": slurmd's */
 };
 
 /* The user's --gpu-mem, --gpu-priority, --gpu-resolver; "" if not given. */
