@@ -105,6 +105,9 @@ case $line in
 *) skip "cannot move a process into a cgroup under '$CG': $(cat "$TMP/cg.err")";;
 esac
 
+# The metrics, on a free port: a step's shards are in its group's label.
+MPORT=$("$PYTHON" "$TOP/tests/clients/metrics_probe.py" freeport 1)
+printf '[daemon]\nmetrics_listen = 127.0.0.1:%s\n' "$MPORT" >"$TMP/gpufrac.conf"
 daemon_start
 
 # --- munged, slurmctld and slurmd, private ------------------------------
@@ -207,6 +210,9 @@ gf_group() {	# NAME EXPR (over the group g)
 gf_groups() { ctl status --json | json 'sorted(set(g["name"] for g in j["groups"]))'; }
 group_gone() { ! gf_groups | grep -q "'$1'"; }
 ps_has() { ctl ps | grep -q " $1 "; }
+metrics_has() {	# SERIES VALUE: the daemon's metrics hold the line
+	curl -sf "http://127.0.0.1:$MPORT/metrics" | grep -qxF "$1 $2"
+}
 # A process that has ended: gone, or a zombie nobody reaped.
 proc_gone() { [ ! -e "/proc/$1" ] || grep -q '^[0-9]* (.*) Z' "/proc/$1/stat"; }
 
@@ -351,6 +357,10 @@ if wait_for "srun --gres=shard:2 starts the task" 20 grep -q '^holding' "$TMP/s.
 	check_eq "status shows the group with its limit and its task" \
 		"$(gf_group "$GROUP" "(g['limit_bytes'], g['clients'])")" \
 		"($((128 * MiB)), 1)"
+	UUID=$(ctl status --json | json "j['devices'][0]['uuid']")
+	check "the metrics carry the shards in the group's label" metrics_has \
+		"gpufrac_group_limit_bytes{group=\"$GROUP\",uuid=\"$UUID\"}" \
+		$((128 * MiB))
 	kill -USR1 "$PID"
 	wait "$SRUN_S"
 	wait_for "after the step its group is gone" 10 group_gone "$GROUP"
