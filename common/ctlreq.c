@@ -173,19 +173,17 @@ ctlreq_timeout_set(int ms)
 }
 
 /*
- * Wait until deadline (sock_now_ms) for the reply to seq: 0 on OK,
- * CTLREQ_* with err set.
+ * The next message of the reply to seq, by deadline (sock_now_ms): 0, or
+ * -1 with err set.
  */
 static int
-reply_wait(int fd, const char *path, uint32_t seq, long long deadline,
-    char *err, size_t errlen)
+reply_next(int fd, const char *path, uint32_t seq, long long deadline,
+    struct gf_msg *mp, char *err, size_t errlen)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	const char *why = "";
-	struct gf_msg m;
-	int r;
-
 	long long left;
+	int r;
 
 	do {
 		left = deadline - sock_now_ms();
@@ -197,17 +195,29 @@ reply_wait(int fd, const char *path, uint32_t seq, long long deadline,
 		    r < 0 ? strerror(errno) : "");
 		return -1;
 	}
-	r = proto_recv(fd, &m, MSG_DONTWAIT, &why);
+	r = proto_recv(fd, mp, MSG_DONTWAIT, &why);
 	if (r == 0 || r == -1) {
 		snprintf(err, errlen, "gpufracd on '%s' hung up: %s", path,
 		    r == 0 ? "connection closed" : strerror(errno));
 		return -1;
 	}
-	if (r == -2 || m.hdr.seq != seq) {
+	if (r == -2 || mp->hdr.seq != seq) {
 		snprintf(err, errlen, "bad reply from '%s': %s", path,
 		    r == -2 ? why : "not for this request");
 		return -1;
 	}
+	return 0;
+}
+
+/* Wait until deadline for the reply to seq: 0 on OK, CTLREQ_* with err. */
+static int
+reply_wait(int fd, const char *path, uint32_t seq, long long deadline,
+    char *err, size_t errlen)
+{
+	struct gf_msg m;
+
+	if (reply_next(fd, path, seq, deadline, &m, err, errlen) < 0)
+		return -1;
 	if (m.hdr.type == GF_MSG_OK)
 		return 0;
 	if (m.hdr.type == GF_MSG_ERROR) {
@@ -226,6 +236,24 @@ struct ctlreq_msg {
 	const void	*payload;
 };
 
+/*
+ * A connection to the daemon for one request, within timeout_ms: its fd,
+ * or -1 with err set.
+ */
+static int
+request_open(const char *path, char *err, size_t errlen)
+{
+	int fd;
+
+	if ((fd = sock_connect_within(path, timeout_ms, err, errlen)) < 0) {
+		if (errno == ENOENT || errno == ECONNREFUSED)
+			snprintf(err + strlen(err), errlen - strlen(err),
+			    " (is gpufracd running?)");
+		return -1;
+	}
+	return fd;
+}
+
 static int
 request(const char *path, const struct ctlreq_msg *msgs, size_t n,
     char *err, size_t errlen)
@@ -236,12 +264,8 @@ request(const char *path, const struct ctlreq_msg *msgs, size_t n,
 	int fd, r;
 
 	/* One deadline for all of it: connect, sends, the reply. */
-	if ((fd = sock_connect_within(path, timeout_ms, err, errlen)) < 0) {
-		if (errno == ENOENT || errno == ECONNREFUSED)
-			snprintf(err + strlen(err), errlen - strlen(err),
-			    " (is gpufracd running?)");
+	if ((fd = request_open(path, err, errlen)) < 0)
 		return -1;
-	}
 	for (i = 0; i < n; i++)
 		if (proto_send(fd, msgs[i].type, seq, msgs[i].payload) < 0) {
 			snprintf(err, errlen, "cannot send %s to '%s': %s",
@@ -294,4 +318,55 @@ ctlreq_limit(const char *path, const struct gf_limit_req *r, char *err,
 	struct ctlreq_msg msg = { GF_MSG_LIMIT_REQ, r };
 
 	return request(path, &msg, 1, err, errlen);
+}
+
+/*
+ * STATUS_REQ's reply: STATUS, then the devices up to DEVICE_END (the
+ * groups after it are not read).
+ */
+int
+ctlreq_devices(const char *path, struct ctlreq_devices *d, char *err,
+    size_t errlen)
+{
+	long long deadline = sock_now_ms() + timeout_ms;
+	uint32_t seq = (uint32_t)getpid();
+	struct gf_msg m;
+	int fd, rc = -1;
+
+	memset(d, 0, sizeof(*d));
+	if ((fd = request_open(path, err, errlen)) < 0)
+		return -1;
+	if (proto_send(fd, GF_MSG_STATUS_REQ, seq, NULL) < 0) {
+		snprintf(err, errlen, "cannot send STATUS_REQ to '%s': %s",
+		    path, strerror(errno));
+		goto out_close;
+	}
+	if (reply_next(fd, path, seq, deadline, &m, err, errlen) < 0)
+		goto out_close;
+	if (m.hdr.type != GF_MSG_STATUS)
+		goto out_unexpected;
+	for (;;) {
+		if (reply_next(fd, path, seq, deadline, &m, err, errlen) < 0)
+			goto out_close;
+		if (m.hdr.type == GF_MSG_DEVICE_END)
+			break;
+		if (m.hdr.type != GF_MSG_DEVICE_STATUS)
+			goto out_unexpected;
+		if (d->n == 0 || m.u.device_status.capacity < d->capacity_min)
+			d->capacity_min = m.u.device_status.capacity;
+		if (m.u.device_status.capacity > d->capacity_max)
+			d->capacity_max = m.u.device_status.capacity;
+		d->n++;
+	}
+	rc = 0;
+	goto out_close;
+out_unexpected:
+	if (m.hdr.type == GF_MSG_ERROR)
+		snprintf(err, errlen, "%s", m.u.error.msg);
+	else
+		snprintf(err, errlen, "unexpected %s in the reply from '%s'",
+		    proto_type_name(m.hdr.type), path);
+out_close:
+	close(fd);
+	return rc;
 }

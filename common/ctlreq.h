@@ -79,4 +79,15 @@ int	ctlreq_group_rm(const char *path, const char *name, char *err,
 int	ctlreq_limit(const char *path, const struct gf_limit_req *r, char *err,
 	    size_t errlen);
 
+/* The daemon's devices: how many, and the least and most shareable. */
+struct ctlreq_devices {
+	size_t		n;
+	uint64_t	capacity_min;	/* bytes: total - reserve */
+	uint64_t	capacity_max;
+};
+
+/* Ask the daemon on the socket at path for its devices: 0 or -1. */
+int	ctlreq_devices(const char *path, struct ctlreq_devices *d, char *err,
+	    size_t errlen);
+
 #endif

@@ -5,8 +5,11 @@
  * gpufracd that matches it; each task is moved into the cgroup before it
  * execs, with libgpufrac.so preloaded; when the step ends both go. Where
  * the callbacks run and as whom: the comment at the top of <slurm/spank.h>.
+ * A step given shards of a GPU (gres/shard) gets their part of its memory
+ * the same way, with --gpu-mem or without.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,8 +22,10 @@
 #include "cgroup.h"
 #include "ctlreq.h"
 #include "opts.h"
+#include "shards.h"
 #include "sock.h"
 #include "stepcg.h"
+#include "units.h"
 
 /* Slurm finds these by name; everything else stays hidden. */
 #define SPANK_EXPORT	__attribute__((visibility("default")))
@@ -42,8 +47,19 @@ static struct {
 	char		name[12];	/* "0", "batch", "interactive" */
 	char		label[24];	/* "JOB.STEP" */
 	char		group[GF_GROUP_LEN];
+	uint32_t	limit_kind;	/* GF_LIMIT_*, sent to the daemon */
+	uint64_t	limit_value;
+	char		what[192];	/* the limit, for slurmd's log */
 	struct stepcg	cg;
 } step;
+
+/* The step's shards on this node, as Slurm told its tasks. */
+struct step_shards {
+	uint64_t	k;		/* SLURM_SHARDS_ON_NODE */
+	size_t		gpus;		/* in CUDA_VISIBLE_DEVICES */
+	uint64_t	n;		/* shards of one GPU (gres.conf) */
+	uint32_t	share;		/* of each GPU, in 0.01% */
+};
 
 /* How Slurm names a step in its own cgroups, and so do we. */
 static void
@@ -83,6 +99,148 @@ cgroup_place(uint32_t job, char *err, size_t errlen)
 }
 
 /*
+ * The step's shards from the environment slurmstepd made for its tasks
+ * (gres/shard sets both, over what srun passed on): 1 with k and gpus
+ * set, 0 when it has none or plugstack.conf says shards=off, -1 with err.
+ */
+static int
+shards_given(spank_t sp, struct step_shards *sh, char *err, size_t errlen)
+{
+	char v[256];
+	const char *p;
+
+	memset(sh, 0, sizeof(*sh));
+	if (opts_conf()->shards_off || spank_getenv(sp,
+	    "SLURM_SHARDS_ON_NODE", v, sizeof(v)) != ESPANK_SUCCESS)
+		return 0;
+	if (decimal_parse(v, UINT32_MAX, &sh->k) < 0) {
+		snprintf(err, errlen, "bad SLURM_SHARDS_ON_NODE '%s'", v);
+		return -1;
+	}
+	if (sh->k == 0)
+		return 0;
+	/* Slurm says which GPUs, not how many shards on each */
+	sh->gpus = 1;
+	if (spank_getenv(sp, "CUDA_VISIBLE_DEVICES", v, sizeof(v)) ==
+	    ESPANK_SUCCESS)
+		for (p = v; (p = strchr(p, ',')) != NULL; p++)
+			sh->gpus++;
+	return 1;
+}
+
+/*
+ * N, from the node's gres.conf: plugstack.conf's gres_conf=, else the one
+ * beside slurmd's slurm.conf (slurmstepd has slurmd's SLURM_CONF, not the
+ * job's), else SHARDS_GRES_CONF. The node is slurmd's name for it.
+ */
+static int
+shards_per_gpu_read(spank_t sp, size_t gpus_seen, uint64_t *n, char *err,
+    size_t errlen)
+{
+	char path[PATH_MAX], node[256], *slash;
+	const char *conf = getenv("SLURM_CONF");
+	struct shards_node sn;
+
+	if (opts_conf()->gres_conf[0] != '\0')
+		snprintf(path, sizeof(path), "%s", opts_conf()->gres_conf);
+	else if (conf != NULL && conf[0] == '/' && strlen(conf) <
+	    sizeof(path) - sizeof("gres.conf")) {
+		snprintf(path, sizeof(path), "%s", conf);
+		slash = strrchr(path, '/');
+		strcpy(slash + 1, "gres.conf");
+	} else
+		snprintf(path, sizeof(path), "%s", SHARDS_GRES_CONF);
+	if (spank_getenv(sp, "SLURMD_NODENAME", node, sizeof(node)) !=
+	    ESPANK_SUCCESS && gethostname(node, sizeof(node)) < 0) {
+		snprintf(err, errlen, "cannot tell the node's name: %s",
+		    strerror(errno));
+		return -1;
+	}
+	if (shards_gres_read(path, node, gpus_seen, &sn, err, errlen) < 0)
+		return -1;
+	*n = shards_per_gpu(&sn);
+	return 0;
+}
+
+/*
+ * The step's limit: --gpu-mem, its shards' part of each GPU, or the
+ * smaller of the two. A size against a share is compared on the daemon's
+ * devices: where the size is between the share of the smallest and of the
+ * largest, the smaller (the share of the smallest) holds on all of them.
+ */
+static int
+limit_compose(const char *mem, const struct step_shards *sh,
+    const struct ctlreq_devices *dev, char *err, size_t errlen)
+{
+	struct ctlreq_group g;
+	uint64_t lo, hi;
+
+	step.limit_kind = GF_LIMIT_PERCENT;
+	step.limit_value = sh->share;
+	if (mem[0] == '\0')
+		return 0;
+	if (ctlreq_group_init(&g, "check", err, errlen) < 0 ||
+	    ctlreq_group_option(&g, "limit", mem, err, errlen) < 0)
+		return -1;
+	if (sh->share == 0 || (g.set.limit_kind == GF_LIMIT_PERCENT &&
+	    g.set.limit_value < sh->share)) {
+		step.limit_kind = g.set.limit_kind;
+		step.limit_value = g.set.limit_value;
+		return 0;
+	}
+	if (g.set.limit_kind != GF_LIMIT_BYTES)
+		return 0;
+	lo = limit_resolve(GF_LIMIT_PERCENT, sh->share, dev->capacity_min);
+	hi = limit_resolve(GF_LIMIT_PERCENT, sh->share, dev->capacity_max);
+	if (g.set.limit_value >= hi && dev->n > 0)
+		return 0;
+	step.limit_kind = GF_LIMIT_BYTES;
+	step.limit_value = g.set.limit_value < lo || dev->n == 0 ?
+	    g.set.limit_value : lo;
+	return 0;
+}
+
+/*
+ * What the step gets: its limit and its group's name, which carries its
+ * shards ("slurm-JOB.STEP-shardsKofN") where they fit in it.
+ */
+static int
+step_limit(spank_t sp, const struct step_shards *given, char *err,
+    size_t errlen)
+{
+	const char *mem = opts_req()->mem;
+	struct step_shards sh = *given;
+	struct ctlreq_devices dev;
+	char e[SOCK_ERR_LEN];
+	int n;
+
+	memset(&dev, 0, sizeof(dev));
+	snprintf(step.group, sizeof(step.group), "slurm-%s", step.label);
+	snprintf(step.what, sizeof(step.what), "%s", mem);
+	if (sh.k == 0)
+		return limit_compose(mem, &sh, &dev, err, errlen);
+	if (ctlreq_devices(opts_conf()->socket, &dev, e, sizeof(e)) < 0) {
+		snprintf(err, errlen, "cannot ask for the GPUs: %s", e);
+		return -1;
+	}
+	if (shards_per_gpu_read(sp, dev.n, &sh.n, err, errlen) < 0)
+		return -1;
+	sh.share = shards_share(sh.k, sh.gpus, sh.n);
+	if (limit_compose(mem, &sh, &dev, err, errlen) < 0)
+		return -1;
+	n = snprintf(step.group, sizeof(step.group), "slurm-%s-shards%"
+	    PRIu64 "of%" PRIu64, step.label, sh.k, sh.n);
+	if (n < 0 || (size_t)n >= sizeof(step.group))
+		snprintf(step.group, sizeof(step.group), "slurm-%s",
+		    step.label);
+	snprintf(step.what, sizeof(step.what), "%s%s%" PRIu64 " of %" PRIu64
+	    " shards on %zu GPU%s (%u.%02u%% of each)", mem, mem[0] ?
+	    " and " : "", sh.k, sh.n, sh.gpus, sh.gpus > 1 ? "s" : "",
+	    sh.share / 100, sh.share % 100);
+	return 0;
+}
+
+/*
  * The run-time group: the step's cgroup and what the user asked for,
  * flagged GF_GROUP_JOB so that the daemon holds it to its [jobs] caps.
  * Nothing lets the tasks raise it themselves (client_may_raise is the
@@ -99,8 +257,9 @@ group_register(char *err, size_t errlen)
 	if (ctlreq_group_init(&g, step.group, err, errlen) < 0)
 		return -1;
 	g.set.flags |= GF_GROUP_JOB;
-	if (ctlreq_group_option(&g, "limit", r->mem, err, errlen) < 0 ||
-	    (r->priority[0] != '\0' && ctlreq_group_option(&g, "priority",
+	g.set.limit_kind = step.limit_kind;
+	g.set.limit_value = step.limit_value;
+	if ((r->priority[0] != '\0' && ctlreq_group_option(&g, "priority",
 	    r->priority, err, errlen) < 0) ||
 	    (r->resolver[0] != '\0' && ctlreq_group_option(&g, "resolver",
 	    r->resolver, err, errlen) < 0) ||
@@ -218,10 +377,15 @@ static int
 step_start(spank_t sp)
 {
 	char err[ERR_LEN], e[ERR_LEN];
+	struct step_shards sh;
 	uint32_t job, id;
 	spank_err_t rc;
+	int shards;
 
 	snprintf(step.label, sizeof(step.label), "?");
+	shards = shards_given(sp, &sh, err, sizeof(err));
+	if (shards == 0 && opts_req()->mem[0] == '\0')
+		return 0;	/* left alone */
 	if ((rc = spank_get_item(sp, S_JOB_ID, &job)) != ESPANK_SUCCESS ||
 	    (rc = spank_get_item(sp, S_JOB_STEPID, &id)) != ESPANK_SUCCESS)
 		return step_fail("cannot tell the job step: %s",
@@ -231,7 +395,8 @@ step_start(spank_t sp)
 		return 0;
 	step_name(id, step.name, sizeof(step.name));
 	snprintf(step.label, sizeof(step.label), "%u.%s", job, step.name);
-	snprintf(step.group, sizeof(step.group), "slurm-%s", step.label);
+	if (shards < 0 || step_limit(sp, &sh, err, sizeof(err)) < 0)
+		return step_fail("%s", err);
 	if (cgroup_place(job, err, sizeof(err)) < 0)
 		return step_fail("%s", err);
 	if (group_register(err, sizeof(err)) < 0) {
@@ -246,7 +411,7 @@ step_start(spank_t sp)
 		return step_fail("%s", err);
 	}
 	slurm_info("gpufrac: step %s: GPU memory %s, group '%s', cgroup '%s'",
-	    step.label, opts_req()->mem, step.group, step.cg.path);
+	    step.label, step.what, step.group, step.cg.path);
 	return 0;
 }
 
@@ -282,13 +447,13 @@ slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 
 	(void)ac;
 	(void)av;
-	if (r->mem[0] == '\0') {
-		if (r->priority[0] == '\0' && r->resolver[0] == '\0')
-			return 0;
+	if (r->mem[0] == '\0' && (r->priority[0] != '\0' ||
+	    r->resolver[0] != '\0')) {
 		slurm_error("gpufrac: --gpu-priority and --gpu-resolver need "
 		    "--gpu-mem");
 		return -1;
 	}
+	/* a step with neither --gpu-mem nor shards: step_start leaves it */
 	if (spank_remote(sp) != 1)
 		return 0;
 	return step_start(sp);

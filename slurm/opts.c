@@ -109,9 +109,22 @@ arg_one(const char *arg, char *err, size_t errlen)
 		conf.max_priority_set = 1;
 		return 0;
 	}
+	if (klen == 6 && strncmp(arg, "shards", klen) == 0) {
+		if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0) {
+			snprintf(err, errlen, "shards='%s' is neither on nor "
+			    "off", v);
+			return -1;
+		}
+		conf.shards_off = strcmp(v, "off") == 0;
+		return 0;
+	}
+	if (klen == 9 && strncmp(arg, "gres_conf", klen) == 0)
+		return arg_path("gres_conf", v, conf.gres_conf,
+		    sizeof(conf.gres_conf), err, errlen);
 unknown:
 	snprintf(err, errlen, "unknown argument '%s' (expected socket=PATH, "
-	    "shim=PATH, cgroup=DIR, max_priority=N or timeout=DURATION)", arg);
+	    "shim=PATH, cgroup=DIR, max_priority=N, timeout=DURATION, "
+	    "shards=on|off or gres_conf=PATH)", arg);
 	return -1;
 }
 

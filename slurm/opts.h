@@ -26,7 +26,8 @@
 
 /*
  * plugstack.conf: socket=PATH shim=PATH cgroup=DIR max_priority=N
- * timeout=DURATION (the daemon's connect and reply together, for
+ * timeout=DURATION shards=on|off gres_conf=PATH (timeout: the
+ * daemon's connect and reply together, for
  * ctlreq_timeout_set; CTLREQ_TIMEOUT_MS when not given)
  */
 struct opts_conf {
@@ -35,6 +36,8 @@ struct opts_conf {
 	char	cgroup[PATH_MAX];	/* step cgroups here; "": default */
 	int	max_priority_set;
 	int32_t	max_priority;		/* the highest --gpu-priority */
+	int	shards_off;		/* shards are not memory */
+	char	gres_conf[PATH_MAX];	/* the node's; "": slurmd's */
 };
 
 /* The user's --gpu-mem, --gpu-priority, --gpu-resolver; "" if not given. */

@@ -6,7 +6,10 @@
 # left behind); --gpu-priority and --gpu-resolver reach the group; sbatch
 # --gpu-mem holds the batch step and the steps it starts; without
 # --gpu-mem nothing is registered or preloaded; bad values fail srun and
-# sbatch with the plugin's line before a job is made.
+# sbatch with the plugin's line before a job is made. The node has a GPU
+# cut in 8 shards (gres/shard, on a character device made here): a step
+# given K of them gets K/8 of the 512 MiB device, or its --gpu-mem if
+# smaller, in srun, sbatch and salloc; shards=off leaves such steps alone.
 #
 # Sanitizers: the Makefile builds the plugin without one. Instrumented, it
 # could not be dlopened into srun and slurmstepd ("ASan runtime does not
@@ -17,13 +20,15 @@
 # the tasks get its runtime first in LD_PRELOAD (srun --export), as lib.sh
 # does for the shim in sh and python, without leak checks (sh's own).
 # shellcheck disable=SC2016	# sh -c scripts are expanded by the task
+# One simulated GPU of 512 MiB, in 8 shards of 64 MiB.
+SIMCUDA_DEVICES=512Mi
 . "$(dirname "$0")/lib.sh"
 C=$CLIENTS/cuclient_linked
 PLUGIN=$BUILD/slurm/gpufrac_spank.so
 MiB=$((1 << 20))
 
 [ "$(id -u)" = 0 ] || skip "not root: slurmd and the plugin must run as root"
-for prog in munged munge slurmctld slurmd srun sbatch squeue sinfo scancel setpriv; do
+for prog in munged munge slurmctld slurmd srun sbatch salloc squeue sinfo scancel setpriv; do
 	command -v "$prog" >/dev/null ||
 	    skip "no $prog (make deps installs slurm-wlm and munge)"
 done
@@ -101,7 +106,10 @@ case $line in
 esac
 
 # What a step may ask (issue 27): priority 7 and the wait resolver below.
-printf '[jobs]\nmax_priority = 8\nresolvers = fail wait\n' >"$TMP/gpufrac.conf"
+# The metrics, on a free port: a step's shards are in its group's label.
+MPORT=$("$PYTHON" "$TOP/tests/clients/metrics_probe.py" freeport 1)
+printf '[daemon]\nmetrics_listen = 127.0.0.1:%s\n[jobs]\nmax_priority = 8\nresolvers = fail wait\n' \
+	"$MPORT" >"$TMP/gpufrac.conf"
 daemon_start
 
 # --- munged, slurmctld and slurmd, private ------------------------------
@@ -156,8 +164,18 @@ JobCompType=jobcomp/none
 MpiDefault=none
 ReturnToService=2
 PlugStackConfig=$SX/plugstack.conf
-NodeName=$HOST NodeAddr=127.0.0.1 CPUs=1 State=UNKNOWN
+GresTypes=gpu,shard
+SelectType=select/cons_tres
+NodeName=$HOST NodeAddr=127.0.0.1 CPUs=1 Gres=gpu:1,shard:8 State=UNKNOWN
 PartitionName=test Nodes=$HOST Default=YES MaxTime=INFINITE State=UP
+EOF
+# The GPU: a character device of NVIDIA's major number, no real one needed.
+# gres.conf is beside slurm.conf, where slurmd and the plugin look for it.
+mknod "$SX/nvidia0" c 195 0
+cat >"$SX/gres.conf" <<EOF
+AutoDetect=off
+Name=gpu File=$SX/nvidia0
+Name=shard Count=8 File=$SX/nvidia0
 EOF
 echo "required $PLUGIN socket=$GPUFRAC_SOCKET shim=$SHIM cgroup=$CG max_priority=10" \
 	>"$SX/plugstack.conf"
@@ -193,6 +211,10 @@ gf_group() {	# NAME EXPR (over the group g)
 }
 gf_groups() { ctl status --json | json 'sorted(set(g["name"] for g in j["groups"]))'; }
 group_gone() { ! gf_groups | grep -q "'$1'"; }
+ps_has() { ctl ps | grep -q " $1 "; }
+metrics_has() {	# SERIES VALUE: the daemon's metrics hold the line
+	curl -sf "http://127.0.0.1:$MPORT/metrics" | grep -qxF "$1 $2"
+}
 # A process that has ended: gone, or a zombie nobody reaped.
 proc_gone() { [ ! -e "/proc/$1" ] || grep -q '^[0-9]* (.*) Z' "/proc/$1/stat"; }
 
@@ -313,6 +335,65 @@ else
 	cat "$TMP/n.out" "$TMP/n.err"
 fi
 
+# --- shards: K of the GPU's 8 shards are K/8 of its memory ---------------
+# Each task allocates 1 MiB at a time until refused.
+for k in 2 6; do
+	out=$(srun --gres=shard:$k sh -c \
+		'echo "$SLURM_SHARDS_ON_NODE $CUDA_VISIBLE_DEVICES"; exec "$0" "$@"' \
+		"$C" total many 1000 1Mi 2>&1)
+	check_eq "srun --gres=shard:$k: $k of 8 shards are $((k * 64)) MiB" \
+		"$(echo "$out" | tr '\n' ' ')" \
+		"$k 0 total $((k * 64 * MiB)) many $((k * 64)) err=2 "
+done
+check_eq "--gres=shard:6 --gpu-mem=64Mi: the smaller wins" \
+	"$(srun --gres=shard:6 --gpu-mem=64Mi "$C" total many 1000 1Mi | tr '\n' ' ')" \
+	"total $((64 * MiB)) many 64 err=2 "
+check_eq "--gres=shard:2 --gpu-mem=50%: the shards' 25% wins" \
+	"$(srun --gres=shard:2 --gpu-mem=50% "$C" total)" "total $((128 * MiB))"
+check_eq "a task's own GPUFRAC_MEMORY_LIMIT only lowers the shards' share" \
+	"$(GPUFRAC_MEMORY_LIMIT=1Gi srun --gres=shard:2 "$C" total) $(GPUFRAC_MEMORY_LIMIT=32Mi srun --gres=shard:2 "$C" total)" \
+	"total $((128 * MiB)) total $((32 * MiB))"
+
+# While it runs: the group says its shards in ps, status and the metrics.
+srun --gres=shard:2 sh -c 'echo "step $SLURM_JOB_ID $SLURM_STEP_ID $$"; exec "$0" "$@"' \
+	"$C" alloc 16Mi hold >"$TMP/s.out" 2>"$TMP/s.err" &
+SRUN_S=$!
+if wait_for "srun --gres=shard:2 starts the task" 20 grep -q '^holding' "$TMP/s.out"; then
+	read -r _ JOB STEPID PID <"$TMP/s.out"
+	GROUP=slurm-$JOB.$STEPID-shards2of8
+	check_eq "ps shows the task in a group named with its shards" \
+		"$(gf_client "$PID" "(c['group'], c['devices'][0]['limit_bytes'])")" \
+		"('$GROUP', $((128 * MiB)))"
+	check "and so does ps's table" ps_has "$GROUP"
+	check_eq "status shows the group with its limit and its task" \
+		"$(gf_group "$GROUP" "(g['limit_bytes'], g['clients'])")" \
+		"($((128 * MiB)), 1)"
+	UUID=$(ctl status --json | json "j['devices'][0]['uuid']")
+	check "the metrics carry the shards in the group's label" metrics_has \
+		"gpufrac_group_limit_bytes{group=\"$GROUP\",uuid=\"$UUID\"}" \
+		$((128 * MiB))
+	kill -USR1 "$PID"
+	wait "$SRUN_S"
+	wait_for "after the step its group is gone" 10 group_gone "$GROUP"
+else
+	cat "$TMP/s.out" "$TMP/s.err"
+fi
+
+# salloc: the steps of the allocation get the shards' share.
+check_eq "salloc --gres=shard:2: its steps get 128 MiB" \
+	"$(timeout 60 salloc "${TASK_ENV[@]}" --gres=shard:2 $JOB_SRUN "$C" total 2>"$TMP/salloc.err")" \
+	"total $((128 * MiB))"
+
+# shards=off in plugstack.conf: shards are not memory, the step is left alone.
+cp "$SX/plugstack.conf" "$SX/plugstack.good"
+sed -i 's|$| shards=off|' "$SX/plugstack.conf"
+check_eq "with shards=off a step with shards is left alone" \
+	"$(srun --gres=shard:2 sh -c 'echo "${LD_PRELOAD-unset}"; exec "$0" "$@"' "$C" total | tr '\n' ' ')" \
+	"unset total $((512 * MiB)) "
+check_eq "and --gpu-mem alone holds" \
+	"$(srun --gres=shard:2 --gpu-mem=64Mi "$C" total)" "total $((64 * MiB))"
+mv "$SX/plugstack.good" "$SX/plugstack.conf"
+
 # --- sbatch: the batch step, and the steps it starts --------------------
 cat >"$TMP/job.sh" <<EOF
 #!/bin/sh
@@ -335,6 +416,21 @@ check_eq "and the steps it starts, unless they say otherwise" \
 wait_for "after the job no group is left" 10 \
 	test "$(gf_groups)" = "['default']"
 wait_for "nor a cgroup" 10 test -z "$(find "$CG" -mindepth 1 -type d)"
+
+# sbatch --gres=shard:6: the batch step and its steps get 384 MiB.
+cat >"$TMP/shards.sh" <<EOF
+#!/bin/sh
+#SBATCH --gres=shard:6
+#SBATCH --output=$TMP/shards.out
+"$C" total
+$JOB_SRUN "$C" total
+$JOB_SRUN --gpu-mem=16Mi "$C" total
+EOF
+JOB=$(sbatch --parsable "$TMP/shards.sh")
+wait_for "sbatch --gres=shard:6: the job ends well" 30 job_state COMPLETED
+check_eq "the batch step and its steps get their 6 of 8 shards" \
+	"$(tr '\n' ' ' <"$TMP/shards.out")" \
+	"total $((384 * MiB)) total $((384 * MiB)) total $((16 * MiB)) "
 
 slurm_stop
 finish
