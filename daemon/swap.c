@@ -608,8 +608,9 @@ ended_in(struct arbiter *a, struct swap_op *op)
 		lc->swap_parked = 0;
 		a->swap.nout--;
 		set_state(lc);
+		/* The event's bytes and time give its rate (check_swap.py). */
 		moved = op->engine == GF_ENGINE_COPY ? op->moved : bytes;
-		arbiter_event_timed(a, GF_EV_SWAP_IN, lc, bytes,
+		arbiter_event_timed(a, GF_EV_SWAP_IN, lc, moved,
 		    (uint32_t)(j->duration_us / 1000), "swapped in (%s): %s by "
 		    "%s in %llu ms, %s", op->cause, size_format(moved, sbuf,
 		    sizeof(sbuf)), engine_name(op->engine),
