@@ -1,5 +1,5 @@
 # gpufrac: fractional GPU memory sharing. `make`, `make check`, `make demo`,
-# `make bench`, `make bench-share` (bench/), `make soak` (mk/soak.mk),
+# `make bench`, `make bench-share`, `make bench-swap` (bench/), `make soak` (mk/soak.mk),
 # `make fuzz` (mk/fuzz.mk), `make clean`.
 # CC, CFLAGS, LDFLAGS, PREFIX, DESTDIR, CUDA_HOME may be overridden;
 # SANITIZE=address or SANITIZE=thread builds everything with a sanitizer.
@@ -116,7 +116,7 @@ MAN         = man/gpufracctl.1 man/gpufrac.conf.5 man/libgpufrac.7 \
 	      man/gpufracd.8 man/gpufrac-oci-hook.8 man/gpufrac_spank.8
 # What `make check` needs built beyond `all`.
 CHECK_DEPS  = $(UNIT) $(CLIENTS) $(SHARE)
-PHONY       = all check demo bench bench-share deps install uninstall clean FORCE
+PHONY       = all check demo bench bench-share bench-swap deps install uninstall clean FORCE
 
 # Parts with a make file of their own (the fuzzer, the soak) add to the
 # lists above and bring their own targets.
@@ -258,6 +258,10 @@ SHARE_FLAGS_real = -r
 ifeq ($(filter simulated real,$(SHARE_DRIVER)),)
 $(error SHARE_DRIVER must be simulated or real, not '$(SHARE_DRIVER)')
 endif
+
+# Host swap's engines on the simulated bus (bench/swap.sh, issue 21).
+bench-swap: all $(O)/tests/clients/cuclient_linked
+	bench/swap.sh $(O)
 
 deps:
 	@tools/deps.sh $(DEPS)

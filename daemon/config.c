@@ -57,6 +57,7 @@ config_init(struct config *c)
 	c->wait_timeout_ms = 30000;
 	c->lend_guarantees = 1;
 	c->swap_min_idle_ms = 1000;
+	c->swap_move_timeout_ms = 10000;
 	c->release_timeout_ms = 60000;
 	c->lease_idle_ms = 1000;
 	config_jobs_init(&c->jobs);
@@ -620,6 +621,12 @@ key_swap_engine(struct parse *p, const char *key, const char *v)
 }
 
 static void
+key_swap_move_timeout(struct parse *p, const char *key, const char *v)
+{
+	(void)parse_duration(p, key, v, &p->conf->swap_move_timeout_ms);
+}
+
+static void
 key_swap_host_limit(struct parse *p, const char *key, const char *v)
 {
 	if (size_parse(v, &p->conf->swap_host_limit) < 0)
@@ -737,6 +744,7 @@ static const struct key keys[] = {
 	{ SEC_DAEMON, "swap_min_idle", key_swap_min_idle },
 	{ SEC_DAEMON, "swap_engine", key_swap_engine },
 	{ SEC_DAEMON, "swap_host_limit", key_swap_host_limit },
+	{ SEC_DAEMON, "swap_move_timeout", key_swap_move_timeout },
 	{ SEC_DAEMON, "release_timeout", key_release_timeout },
 	{ SEC_DAEMON, "lease_idle", key_lease_idle },
 	{ SEC_DAEMON, "max_connections_per_uid", key_max_conns },

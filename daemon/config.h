@@ -95,6 +95,9 @@ struct config {
 						   do not say */
 	uint64_t	swap_host_limit;	/* host memory swapped-out
 						   processes may hold; 0: any */
+	uint64_t	swap_move_timeout_ms;	/* the copy engine's shim answers
+						   MOVE within this, plus its
+						   bytes at 1 GB/s (swap.h) */
 	uint64_t	lease_idle_ms;		/* a lease not drawn from this long
 						   is taken back */
 	uint64_t	release_timeout_ms;	/* the longest a departed process's

@@ -175,6 +175,8 @@ pending_any(const struct arbiter *a, const struct ledger_client *lc)
 void
 swap_op_free(struct arbiter *a, struct swap_op *op)
 {
+	if (op->deadline > 0 && a->loop != NULL)
+		event_timer_cancel(a->loop, op->deadline);
 	if (op->preempt && op->lc != NULL)
 		op->lc->preempting = 0;
 	if (a->swap.running == op)
@@ -236,10 +238,59 @@ op_new(struct arbiter *a, struct ledger_client *lc, int dir,
 	op->job.lock_timeout_ms = SWAP_LOCK_TIMEOUT_MS;
 	op->job.arg = op;
 	op->engine = engine_of(a, lc);
+	/* Nonzero, below the commit bit: the page's mark and MOVE's id. */
+	if (++a->swap.last_id >= GF_SWAPPED_COMMITTED)
+		a->swap.last_id = 1;
+	op->id = a->swap.last_id;
 	return op;
 }
 
 static void swap_done(void *arg, struct ckpt_job *j);
+
+/*
+ * How long the copy engine's shim has to answer MOVE: swap_move_timeout,
+ * for what the program has queued (the move waits for it) and the
+ * scheduler, plus the bytes at a floor rate far below any bus.
+ */
+static uint64_t
+move_deadline_ms(const struct arbiter *a, const struct swap_op *op)
+{
+	return a->conf.swap_move_timeout_ms +
+	    swap_footprint(a, op->lc) / SWAP_MOVE_FLOOR_BPMS;
+}
+
+/*
+ * No MOVED in time: give up on the move (its failure, the usual way), so
+ * that the next swap may start. A move out is called off by taking the
+ * page's mark back (activity.h), unless the shim has committed to it:
+ * then its memory has left, and it is taken as out. A late MOVED names
+ * an id no swap waits for: ignored.
+ */
+static void
+move_late(struct event_loop *loop, void *arg)
+{
+	struct swap_op *op = arg;
+	struct ledger_client *lc = op->lc;
+	uint32_t want = op->id;
+
+	(void)loop;
+	op->deadline = 0;
+	op->late_ms = event_now_ms() - op->job.duration_us / 1000;
+	op->job.stage = "MOVE";
+	op->job.result = CUDA_ERROR_TIMEOUT;
+	if (op->dir == GF_SWAP_OUT && lc != NULL && lc->act != NULL &&
+	    !__atomic_compare_exchange_n(&lc->act->swapped, &want, 0, 0,
+	    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) &&
+	    want == (op->id | GF_SWAPPED_COMMITTED)) {
+		op->job.result = CUDA_SUCCESS;
+		op->moved = swap_footprint(op->a, lc);
+	}
+	log_warnx("pid %u: no MOVED within %llu ms: %s", op->job.pid,
+	    (unsigned long long)op->late_ms, op->job.result == CUDA_SUCCESS ?
+	    "its memory has left: taken as out" : "the move is given up");
+	op->job.duration_us = op->late_ms * 1000;
+	swap_done(op->a, &op->job);
+}
 
 /* The shim could not be asked: the move ends now, failed (a timer's). */
 static void
@@ -261,11 +312,19 @@ move_send(struct arbiter *a, struct swap_op *op)
 	op->job.duration_us = event_now_ms() * 1000;	/* when it began */
 	memset(&mv, 0, sizeof(mv));
 	mv.direction = (uint32_t)op->dir;
+	mv.id = op->id;
 	TAILQ_FOREACH(c, &a->control.conns, entry)
 		if (c->client == op->lc && !c->gone)
 			break;
-	if (c != NULL && conn_send(c, GF_MSG_MOVE, 0, &mv) == 0)
-		return;
+	if (c != NULL && conn_send(c, GF_MSG_MOVE, 0, &mv) == 0) {
+		op->deadline = event_timer_add(a->loop, move_deadline_ms(a, op),
+		    move_late, op);
+		if (op->deadline > 0)
+			return;
+		op->deadline = 0;
+		log_warnx("cannot arm a deadline for the move of pid %u",
+		    op->lc->pid);
+	}
 	op->job.result = CUDA_ERROR_UNKNOWN;
 	op->job.stage = "MOVE";
 	op->job.duration_us = 0;
@@ -339,7 +398,7 @@ swap_start_out(struct arbiter *a, struct swap_op *op)
 		no = "busy: an allocation is under way";
 	if (no == NULL) {
 		/* The handshake of activity.h: a thread in the driver wins. */
-		mark(lc, 1);
+		mark(lc, op->id);
 		if (__atomic_load_n(&lc->act->inflight, __ATOMIC_SEQ_CST)) {
 			mark(lc, 0);
 			no = "busy: in a driver call";
@@ -447,6 +506,16 @@ ended_out_copy(struct arbiter *a, struct swap_op *op)
 	lc->swap_parked = op->by_hand;
 	lc->swapped_ms = event_now_ms();
 	set_state(lc);
+	if (op->late_ms != 0) {
+		/* No MOVED to say what moved, nor how fast (move_late). */
+		arbiter_event_timed(a, GF_EV_SWAP_OUT, lc, op->moved,
+		    (uint32_t)op->late_ms, "swapped out (%s): no MOVED within "
+		    "%llu ms, its %s had left", op->cause,
+		    (unsigned long long)op->late_ms, size_format(op->moved,
+		    sbuf, sizeof(sbuf)));
+		swap_asks_settle(a, lc, GF_SWAP_OUT, 1, NULL);
+		return;
+	}
 	left[0] = '\0';
 	if (op->nstayed > 0)
 		snprintf(left, sizeof(left), "; %u stayed: %s (%s)",
@@ -460,6 +529,21 @@ ended_out_copy(struct arbiter *a, struct swap_op *op)
 	    rate_format(op->moved, op->job.duration_us, rbuf, sizeof(rbuf)),
 	    left);
 	swap_asks_settle(a, lc, GF_SWAP_OUT, 1, NULL);
+}
+
+/* Why op failed, into msg. */
+static void
+fail_msg(const struct swap_op *op, char *msg, size_t len)
+{
+	const struct ckpt_job *j = &op->job;
+
+	if (op->late_ms != 0)
+		snprintf(msg, len, "no MOVED within %llu ms",
+		    (unsigned long long)op->late_ms);
+	else
+		snprintf(msg, len, "%s failed: %s%s", j->stage,
+		    devices_error_name(j->result), !strcmp(j->stage, "lock") ?
+		    " (busy in the driver)" : "");
 }
 
 static void
@@ -501,9 +585,7 @@ ended_out(struct arbiter *a, struct swap_op *op)
 	lc->swap_skip = 1;
 	a->swap.nout--;
 	set_state(lc);
-	snprintf(msg, sizeof(msg), "%s failed: %s%s", j->stage,
-	    devices_error_name(j->result), !strcmp(j->stage, "lock") ?
-	    " (busy in the driver)" : "");
+	fail_msg(op, msg, sizeof(msg));
 	arbiter_event_timed(a, GF_EV_SWAP_SKIP, lc, bytes,
 	    (uint32_t)(j->duration_us / 1000), "not swapped out by %s (%s): "
 	    "%s", engine_name(op->engine), op->cause, msg);
@@ -526,8 +608,9 @@ ended_in(struct arbiter *a, struct swap_op *op)
 		lc->swap_parked = 0;
 		a->swap.nout--;
 		set_state(lc);
+		/* The event's bytes and time give its rate (check_swap.py). */
 		moved = op->engine == GF_ENGINE_COPY ? op->moved : bytes;
-		arbiter_event_timed(a, GF_EV_SWAP_IN, lc, bytes,
+		arbiter_event_timed(a, GF_EV_SWAP_IN, lc, moved,
 		    (uint32_t)(j->duration_us / 1000), "swapped in (%s): %s by "
 		    "%s in %llu ms, %s", op->cause, size_format(moved, sbuf,
 		    sizeof(sbuf)), engine_name(op->engine),
@@ -540,8 +623,7 @@ ended_in(struct arbiter *a, struct swap_op *op)
 	ledger_swap_out(&a->ledger, lc);
 	lc->swap = SWAP_OUT;
 	lc->swap_skip = 1;
-	snprintf(msg, sizeof(msg), "%s failed: %s", j->stage,
-	    devices_error_name(j->result));
+	fail_msg(op, msg, sizeof(msg));
 	arbiter_event_timed(a, GF_EV_SWAP_SKIP, lc, bytes,
 	    (uint32_t)(j->duration_us / 1000), "not swapped in (%s): %s; "
 	    "retrying in %d ms", op->cause, msg, SWAP_RETRY_MS);
@@ -705,8 +787,11 @@ swap_on_moved(struct arbiter *a, struct conn *c, const struct gf_moved *m,
 	(void)why;
 	(void)whylen;
 	if (op == NULL || op->lc != c->client || op->engine != GF_ENGINE_COPY ||
-	    (uint32_t)op->dir != m->direction || op->job.stage != NULL) {
-		log_info("pid %u: a MOVED no swap waits for: ignored", c->pid);
+	    (uint32_t)op->dir != m->direction || op->id != m->id ||
+	    op->job.stage != NULL) {
+		/* One given up on (move_late), or a confused shim. */
+		log_info("pid %u: a MOVED no swap waits for (id %u): ignored",
+		    c->pid, m->id);
 		return 0;
 	}
 	op->job.duration_us = m->duration_us;

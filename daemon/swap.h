@@ -32,6 +32,12 @@
 #define SWAP_RETRY_MS		1000	/* after a failed restore */
 #define SWAP_BUSY_RETRY_MS	200	/* a busy victim of preemption is */
 #define SWAP_BUSY_TRIES		50	/* tried again, this many times */
+/*
+ * The copy engine's deadline for MOVED: swap_move_timeout, plus the
+ * bytes at this floor rate (bytes per ms: 1 GB/s), far below any bus; a
+ * shim that has not answered by then is given up on (swap.c).
+ */
+#define SWAP_MOVE_FLOOR_BPMS	1000000ull
 
 struct arbiter;
 struct conn;
@@ -57,6 +63,7 @@ struct swap {
 	TAILQ_HEAD(, swap_op) todo;		/* asked for explicitly */
 	TAILQ_HEAD(, swap_ask) asks;		/* answers owed */
 	uint32_t	 nout;			/* clients out or going */
+	uint32_t	 last_id;		/* the last swap_op.id given */
 	int64_t		 retry_timer;
 	int64_t		 idle_timer;	/* a candidate becomes idle enough */
 	uint64_t	 idle_in_ms;	/* the soonest one does, or 0 */

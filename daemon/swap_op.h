@@ -28,6 +28,12 @@ struct swap_op {
 	uint64_t	 not_before_ms;	/* not tried again before (monotonic) */
 	char		 cause[64];	/* "for pid 42", for the event */
 	uint32_t	 engine;	/* GF_ENGINE_* */
+	uint32_t	 id;		/* the page's swapped mark and MOVE's
+					   id: nonzero, below
+					   GF_SWAPPED_COMMITTED */
+	int64_t		 deadline;	/* the copy engine's: the timer that
+					   gives up on MOVED, or 0 */
+	uint64_t	 late_ms;	/* given up after this long, or 0 */
 	/* the copy engine's answer (MOVED) */
 	uint64_t	 moved;
 	uint64_t	 stayed[GF_MOVED_DEVICES];

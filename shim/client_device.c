@@ -143,7 +143,7 @@ client_unsolicited(const struct gf_msg *m)
 	int dev, known = 0;
 
 	if (m->hdr.type == GF_MSG_MOVE) {
-		vback_request(m->u.move.direction);
+		vback_request(m->u.move.direction, m->u.move.id);
 		return;
 	}
 	if (m->hdr.type != GF_MSG_DEVICE_INFO) {

@@ -40,6 +40,7 @@ static pthread_cond_t vback_cv = PTHREAD_COND_INITIALIZER;
 static struct ptrmap vback_map;		/* ptr -> struct vback */
 static int vback_is_out;		/* contents on the host */
 static uint32_t vback_todo;		/* a MOVE's direction, or 0 */
+static uint32_t vback_todo_id;		/* and its id */
 static int vback_running;		/* the move thread exists */
 static uint64_t vback_gran;		/* the granularity; 0: not known */
 size_t vback_count;		/* in the map: 0 spares a free the lock */
@@ -370,6 +371,23 @@ vback_stayed(struct gf_moved *m)
 	}
 }
 
+/*
+ * Whether the daemon still waits for move id: the page's mark turned
+ * from id to id | GF_SWAPPED_COMMITTED (activity.h). Once it has, the
+ * device's memory may go; if the daemon took the mark back first, it has
+ * given up on this move and the program runs again.
+ */
+static int
+vback_commit(uint32_t id)
+{
+	struct gf_activity *p = __atomic_load_n(&activity_page,
+	    __ATOMIC_ACQUIRE);
+	uint32_t want = id;
+
+	return __atomic_compare_exchange_n(&p->swapped, &want,
+	    id | GF_SWAPPED_COMMITTED, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+
 /* Out: every backed allocation to pinned host memory, then unmapped. */
 static void
 vback_move_out(struct gf_moved *m)
@@ -392,6 +410,10 @@ vback_move_out(struct gf_moved *m)
 			    all[i]->size, 0);
 	if (r == CUDA_SUCCESS)
 		r = vback_copy_all(all, n, 1, &stage);
+	if (r == CUDA_SUCCESS && !vback_commit(m->id)) {
+		r = CUDA_ERROR_TIMEOUT;
+		stage = "gpufracd gave up waiting";
+	}
 	if (r != CUDA_SUCCESS) {
 		/* Nothing has left the device: the process runs on. */
 		vback_host_free(all, n);
@@ -451,14 +473,15 @@ vback_move_in(struct gf_moved *m)
 	free(all);
 }
 
-/* Move as dir says, into m (vback_lock held). */
+/* Move as dir says, for MOVE id, into m (vback_lock held). */
 static void
-vback_move(uint32_t dir, struct gf_moved *m)
+vback_move(uint32_t dir, uint32_t id, struct gf_moved *m)
 {
 	uint64_t t0 = vback_now_us();
 
 	memset(m, 0, sizeof(*m));
 	m->direction = dir;
+	m->id = id;
 	if (dir == GF_SWAP_OUT && !vback_out())
 		vback_move_out(m);
 	else if (dir == GF_SWAP_IN && vback_out())
@@ -472,7 +495,7 @@ vback_restore(void)
 	struct gf_moved m;
 
 	pthread_mutex_lock(&vback_lock);
-	vback_move(GF_SWAP_IN, &m);
+	vback_move(GF_SWAP_IN, 0, &m);
 	pthread_mutex_unlock(&vback_lock);
 	if (m.result != CUDA_SUCCESS) {
 		log_errx("cannot bring this process's memory back from the "
@@ -498,7 +521,7 @@ static void *
 vback_main(void *arg)
 {
 	struct gf_moved m;
-	uint32_t dir;
+	uint32_t dir, id;
 
 	(void)arg;
 	__atomic_store_n(&vback_tid, (pid_t)syscall(SYS_gettid),
@@ -508,8 +531,9 @@ vback_main(void *arg)
 		while (vback_todo == 0)
 			pthread_cond_wait(&vback_cv, &vback_lock);
 		dir = vback_todo;
+		id = vback_todo_id;
 		vback_todo = 0;
-		vback_move(dir, &m);
+		vback_move(dir, id, &m);
 		pthread_mutex_unlock(&vback_lock);
 		log_debug("moved %llu bytes %s in %llu us",
 		    (unsigned long long)m.moved, dir == GF_SWAP_OUT ? "out" :
@@ -549,7 +573,7 @@ vback_start(void)
 }
 
 void
-vback_request(uint32_t direction)
+vback_request(uint32_t direction, uint32_t id)
 {
 	char why[CLIENT_WHY_LEN];
 	struct gf_moved m;
@@ -561,6 +585,7 @@ vback_request(uint32_t direction)
 		pthread_mutex_unlock(&vback_lock);
 		memset(&m, 0, sizeof(m));
 		m.direction = direction;
+		m.id = id;
 		m.result = CUDA_ERROR_OPERATING_SYSTEM;
 		snprintf(m.what, sizeof(m.what), "pthread_create");
 		/* The client lock is the caller's: send as it would. */
@@ -570,6 +595,7 @@ vback_request(uint32_t direction)
 		return;
 	}
 	vback_todo = direction;
+	vback_todo_id = id;
 	pthread_cond_signal(&vback_cv);
 	pthread_mutex_unlock(&vback_lock);
 }

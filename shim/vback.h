@@ -81,8 +81,12 @@ static inline CUresult
  */
 int	vback_range(CUdeviceptr base, uint64_t *size);
 
-/* MOVE from the daemon (watcher thread, client lock held): queue it. */
-void	vback_request(uint32_t direction);
+/*
+ * MOVE id from the daemon (watcher thread, client lock held): queue it.
+ * A move out gives the device's memory back only if the daemon still
+ * waits for it then (activity.h, GF_SWAPPED_COMMITTED).
+ */
+void	vback_request(uint32_t direction, uint32_t id);
 
 /*
  * Whether the process's memory is out; and, with no daemon to ask, bring

@@ -19,6 +19,14 @@
  * So no thread of a swapped-out process ever enters the driver through a
  * hook: either it sees the flag, or the daemon sees the thread.
  *
+ * The mark is any nonzero value: the daemon stores the swap's id (below
+ * GF_SWAPPED_COMMITTED), which the copy engine's MOVE carries too. The
+ * copy engine gives the device its memory back only once it has turned
+ * the mark from its MOVE's id to id | GF_SWAPPED_COMMITTED (compare and
+ * swap); a daemon that gives up waiting for MOVED turns it from the id to
+ * 0 the same way. One of the two wins: either the memory never left and
+ * the process runs on, or it left and the daemon takes it as out.
+ *
  * Leases (the fast path, DESIGN.md §2): lease[d] is the process's lease on
  * its device ordinal d, memory the daemon has charged to it in advance so
  * that cuMemAlloc and cuMemFree inside it cost no system call and no
@@ -60,6 +68,9 @@
 #define GF_ACT_IPC		0x1u	/* exported or imported IPC memory */
 #define GF_ACT_COPY		0x2u	/* it can move its own memory (MOVE) */
 
+/* swapped: the copy engine is past the point of no return (see above). */
+#define GF_SWAPPED_COMMITTED	0x80000000u
+
 struct gf_activity {
 	uint32_t	magic;		/* GF_ACTIVITY_MAGIC (shim) */
 	uint32_t	version;	/* GF_ACTIVITY_VERSION (shim) */
@@ -70,8 +81,9 @@ struct gf_activity {
 	uint32_t	inflight;	/* shim: threads between the swap check
 					   and the driver's return */
 	uint32_t	flags;		/* shim: GF_ACT_* */
-	uint32_t	swapped;	/* daemon: 1 while the process is being
-					   or has been swapped out */
+	uint32_t	swapped;	/* daemon: nonzero (a swap's id) while
+					   the process is being or has been
+					   swapped out */
 	uint32_t	engine;		/* daemon: GF_ENGINE_* of its group
 					   (proto.h); the shim backs plain
 					   allocations for the copy engine

@@ -469,7 +469,8 @@ enum {
 /* MOVE: move this process's memory to host (GF_SWAP_OUT) or back. */
 struct gf_move {
 	uint32_t	direction;	/* GF_SWAP_OUT or GF_SWAP_IN */
-	uint32_t	zero;
+	uint32_t	id;		/* this move's, MOVED says it back
+					   (activity.h: the swapped mark) */
 };
 
 /* MOVED: the answer. */
@@ -482,7 +483,7 @@ struct gf_moved {
 	uint64_t	stayed[GF_MOVED_DEVICES]; /* bytes left on the device,
 					   per device ordinal */
 	uint32_t	nstayed;	/* allocations left on the device */
-	uint32_t	zero;
+	uint32_t	id;		/* the MOVE's it answers */
 	char		what[GF_MOVED_WHAT_LEN]; /* what stayed, or the failed
 					   call ("cuMemHostAlloc") */
 };

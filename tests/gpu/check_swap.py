@@ -11,10 +11,16 @@ default_resolver = swap.
       (so that two workers of BYTES collide: a short run on a large GPU);
       empty when the whole device fits.
   check_swap.py run [--backend torch|driver] [--shim PATH] [--share BYTES]
+                    [--engine copy|checkpoint] [--bandwidth FILE]
       Measure pinned host<->device copy bandwidth, run two swap_worker.py
       under the shim and make them alternate, then report every swap-out
       and swap-in against that bandwidth (and as FIGURE lines for run.sh).
       Each worker takes 70 % of what the daemon shares, or BYTES if less.
+      With --engine, the daemon must swap with that engine (swap_engine)
+      and every swap event must say so; the figures are named after it
+      (swap_out_gbps_copy). With --bandwidth, the pinned copies are read
+      from FILE if it exists, else measured and written there: the
+      engines of one swap.sh run are set beside the same figures.
 
 A step that overruns (GPU_SWAP_STEP_TIMEOUT) or fails prints the daemon's
 events, gpufracctl ps and status, and each worker's Python stacks.
@@ -105,7 +111,19 @@ def plan(args):
 
 
 def measure_bandwidth(args, nbytes, env):
-    """The baseline: pinned copies in a process of its own, no shim."""
+    """The baseline: pinned copies in a process of its own, no shim; read
+    from args.bandwidth when an earlier engine of the run measured it."""
+    if args.bandwidth and os.path.exists(args.bandwidth):
+        with open(args.bandwidth) as f:
+            return json.load(f)
+    bw = measure_once(args, nbytes, env)
+    if args.bandwidth:
+        with open(args.bandwidth, "w") as f:
+            json.dump(bw, f)
+    return bw
+
+
+def measure_once(args, nbytes, env):
     out = subprocess.run(
         [sys.executable, WORKER, "bandwidth", str(nbytes), "--backend",
          args.backend], env=env, capture_output=True, text=True,
@@ -120,7 +138,7 @@ def gbps(e):
     return e["bytes"] / e["duration_ms"] / 1e6 if e["duration_ms"] else None
 
 
-def report(events, who, bw):
+def report(events, who, bw, engine):
     """The swap table and its summary; returns the swap-outs and -ins."""
     pinned = {"swap-out": bw["d2h_gbps"], "swap-in": bw["h2d_gbps"]}
     swaps = [e for e in events if e["pid"] in who and e["event"] in pinned]
@@ -134,9 +152,10 @@ def report(events, who, bw):
                      "-" if r is None else
                      "%.0f%%" % (100 * r / pinned[e["event"]]), e["reason"]))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
-    say("", "--- swap events (pinned copies: host->device %.2f GB/s, "
+    say("", "--- swap events%s (pinned copies: host->device %.2f GB/s, "
         "device->host %.2f GB/s, %s each way)"
-        % (bw["h2d_gbps"], bw["d2h_gbps"], size(bw["bytes"])))
+        % (", engine " + engine if engine else "", bw["h2d_gbps"],
+           bw["d2h_gbps"], size(bw["bytes"])))
     for r in rows:
         say("  ".join(c.rjust(w) if i in (2, 3, 4, 5, 6) else c.ljust(w)
                       for i, (c, w) in enumerate(zip(r, widths)))
@@ -153,8 +172,8 @@ def report(events, who, bw):
         secs = sum(e["duration_ms"] for e in timed) / 1e3
         ideal += nbytes / (pinned[kind] * 1e9)
         actual += secs
-        say("%-9s %s, %s in %.2f s: %.2f GB/s, %.0f%% of pinned %s"
-            % (kind + ":", n if n == len(timed) else "%d (%d timed)" % (
+        say("%s%-9s %s, %s in %.2f s: %.2f GB/s, %.0f%% of pinned %s"
+            % (engine + " " if engine else "", kind + ":", n if n == len(timed) else "%d (%d timed)" % (
                 n, len(timed)), size(nbytes), secs, nbytes / secs / 1e9,
                100 * nbytes / secs / 1e9 / pinned[kind], way))
     if actual > 0:
@@ -168,24 +187,26 @@ def report(events, who, bw):
                                               "timeout", "deny"):
             say("note: %s %s (pid %d): %s" % (e["event"], who[e["pid"]],
                                               e["pid"], e["reason"]))
-    figures(swaps, bw)
+    figures(swaps, bw, engine)
     return [e for e in swaps if e["event"] == "swap-out"], \
         [e for e in swaps if e["event"] == "swap-in"]
 
 
-def figures(swaps, bw):
+def figures(swaps, bw, engine):
     """For run.sh's summary: pinned copies, each swap's GB/s each way
-    (null where too short to time) and each way's over all timed swaps."""
+    (null where too short to time) and each way's over all timed swaps,
+    named after the engine when one was given."""
+    suffix = "_" + engine if engine else ""
     figure("pinned_h2d_gbps", bw["h2d_gbps"])
     figure("pinned_d2h_gbps", bw["d2h_gbps"])
     for kind, name in (("swap-out", "swap_out"), ("swap-in", "swap_in")):
         each = [gbps(e) for e in swaps if e["event"] == kind]
-        figure(name + "_each_gbps", json.dumps(
+        figure(name + "_each_gbps" + suffix, json.dumps(
             [None if r is None else round(r, 3) for r in each]))
         timed = [e for e in swaps if e["event"] == kind and e["duration_ms"]]
         secs = sum(e["duration_ms"] for e in timed) / 1e3
-        figure(name + "_gbps", sum(e["bytes"] for e in timed) / secs / 1e9
-               if secs else None)
+        figure(name + "_gbps" + suffix, sum(e["bytes"] for e in timed) /
+               secs / 1e9 if secs else None)
 
 
 def sizes(args, cap):
@@ -233,6 +254,10 @@ def run(args):
         say("check_swap: the daemon's default group does not resolve "
             "collisions by swap: %s" % groups)
         return 1
+    if args.engine and st["swap"]["engine"] != args.engine:
+        say("check_swap: the daemon swaps with the %s engine, not %s"
+            % (st["swap"]["engine"], args.engine))
+        return 1
     cap = dev["capacity_bytes"]
     share, chunk = sizes(args, cap)
     say("device %s (%s): %s shared of %s; each worker takes %s (%d %% of "
@@ -273,7 +298,7 @@ def run(args):
     evs = events.stop()
 
     who = {w.pid: w.name for w in workers if w.pid is not None}
-    outs, ins = report(evs, who, bw)
+    outs, ins = report(evs, who, bw, args.engine)
     say("")
     check("A and B took turns to the end", error is None, error)
     for w in workers:
@@ -282,6 +307,10 @@ def run(args):
         check("%s exits 0" % w.name, codes[w.name] == 0, codes[w.name])
     check("at least one swap-out", len(outs) >= 1, len(outs))
     check("at least one swap-in", len(ins) >= 1, len(ins))
+    if args.engine:
+        other = [e["reason"] for e in outs + ins
+                 if " by %s " % args.engine not in e["reason"]]
+        check("every swap was by %s" % args.engine, not other, other[:2])
     return done()
 
 
@@ -313,6 +342,10 @@ def main():
     r.add_argument("--idle", type=float,
                    default=env_number("GPU_SWAP_IDLE", 1.0),
                    help="seconds between turns (1)")
+    r.add_argument("--engine", choices=("copy", "checkpoint"),
+                   help="the engine the daemon must swap with")
+    r.add_argument("--bandwidth", metavar="FILE",
+                   help="pinned copies: read here, or measured and kept")
     r.add_argument("--step-timeout", type=float,
                    default=env_number("GPU_SWAP_STEP_TIMEOUT", 60.0))
     args = p.parse_args()

@@ -32,9 +32,10 @@
 #    SIGKILLed), foreign (memory outside the shim counted), release (the
 #    driver's release of a killed process's memory, measured only).
 # 3. swap.sh: host swap between two PyTorch workers of GPU_SWAP_GIB (12
-#    GiB) each, GPU_SWAP_ROUNDS (2) rounds; each swap's GB/s beside the
-#    pinned copies'; a step that overruns prints the daemon's events, ps
-#    and the workers' Python stacks.
+#    GiB) each, with each engine (GPU_SWAP_ENGINE, both): copy for
+#    GPU_SWAP_ROUNDS (2) rounds, then checkpoint for GPU_SWAP_ROUNDS2 (1);
+#    each engine's GB/s beside the pinned copies'; a step that overruns
+#    prints the daemon's events, ps and the workers' Python stacks.
 # 4. share.sh: make bench-share on the real driver (bench/share -r, root),
 #    its tenants on 16 GiB of the GPU, the rest kept back by each way's
 #    daemon; its JSON line is the figure "bench_share". The last step,

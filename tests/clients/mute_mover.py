@@ -1,0 +1,121 @@
+"""A client that says it can move its own memory, and then does not.
+
+Usage: mute_mover.py SOCKET UUID SIZE [commit]
+Says HELLO with an activity page that claims the copy engine
+(GF_ACT_COPY), opens device UUID, reserves and commits SIZE bytes, prints
+"ready". It never answers a MOVE out by itself: it prints
+"move DIR ID" for each MOVE (DIR: out or in) and, with "commit", marks
+the page's swapped mark committed for that MOVE as the shim does past
+its point of no return (include/gpufrac/activity.h), and still does not
+answer. A MOVE in is answered at once, as done. Lines on stdin:
+  page          print "swapped N", the page's mark
+  moved ID      send the MOVED out for ID that never came, late
+  exit          leave
+"""
+import fcntl
+import mmap
+import os
+import select
+import socket
+import struct
+import sys
+
+VERSION = 1
+HDR = struct.Struct("<HHIII")           # version, type, len, seq, zero
+HELLO, DEVICE_OPEN, RESERVE, COMMIT, MOVED = 1, 2, 3, 4, 11
+HELLO_OK, DEVICE_INFO, GRANT, MOVE = 64, 65, 66, 82
+KIND_MEM = 1
+SWAP_OUT, SWAP_IN = 1, 2
+MAGIC, PAGE_VERSION, PAGE_SIZE = 0x67664163, 3, 4096
+ACT_COPY = 0x2
+SWAPPED_AT, COMMITTED = 24, 0x80000000   # gf_activity.swapped
+
+
+def packet(type_, payload, seq):
+    return HDR.pack(VERSION, type_, HDR.size + len(payload), seq,
+                    0) + payload
+
+
+def ask(s, type_, payload, seq, want, fds=()):
+    socket.send_fds(s, [packet(type_, payload, seq)], list(fds))
+    reply = s.recv(4096)
+    got = HDR.unpack_from(reply)[1]
+    if got != want:
+        sys.exit("mute_mover.py: got message type %d, want %d" % (got, want))
+
+
+def page_make():
+    fd = os.memfd_create("mute-activity", os.MFD_ALLOW_SEALING)
+    os.ftruncate(fd, PAGE_SIZE)
+    fcntl_seals(fd)
+    m = mmap.mmap(fd, PAGE_SIZE)
+    struct.pack_into("<II", m, 0, MAGIC, PAGE_VERSION)
+    struct.pack_into("<I", m, 20, ACT_COPY)              # flags
+    return fd, m
+
+
+def fcntl_seals(fd):
+    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK |
+                fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
+
+
+def moved(s, direction, id_, size):
+    # direction, result, moved, duration_us, stayed[8], nstayed, id, what
+    body = struct.pack("<IIQQ8QII64s", direction, 0, size, 1000,
+                       *([0] * 8), 0, id_, b"")
+    s.send(packet(MOVED, body, 0))
+
+
+def main():
+    if len(sys.argv) not in (4, 5):
+        sys.exit(__doc__)
+    path, uuid, size = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    commit = len(sys.argv) == 5 and sys.argv[4] == "commit"
+    dev = bytes.fromhex(uuid.replace("GPU-", "").replace("-", ""))
+    fd, page = page_make()
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(path)
+    s.settimeout(10)
+    ask(s, HELLO, struct.pack("<iIII16s", -2**31, 0xffffffff, 0xffffffff,
+                              0, b"9.9.9"), 1, HELLO_OK, [fd])
+    os.close(fd)
+    ask(s, DEVICE_OPEN, dev + struct.pack("<IIQ", 0, 0, 0), 2, DEVICE_INFO)
+    ask(s, RESERVE, dev + struct.pack("<QII", size, KIND_MEM, 0), 3, GRANT)
+    s.send(packet(COMMIT, dev + struct.pack("<QQQII", 0x7f0000000000, size,
+                                            size, KIND_MEM, 0), 4))
+    print("ready", flush=True)
+    last = 0
+    while True:
+        ready, _, _ = select.select([s, sys.stdin], [], [])
+        if s in ready:
+            m = s.recv(4096)
+            if not m:
+                print("closed", flush=True)
+                return
+            type_ = HDR.unpack_from(m)[1]
+            if type_ != MOVE:
+                continue
+            direction, id_ = struct.unpack_from("<II", m, HDR.size)
+            print("move %s %d" % ("out" if direction == SWAP_OUT else "in",
+                                  id_), flush=True)
+            if direction == SWAP_IN:
+                moved(s, SWAP_IN, id_, size)
+            else:
+                last = id_
+                if commit:
+                    struct.pack_into("<I", page, SWAPPED_AT,
+                                     id_ | COMMITTED)
+        if sys.stdin in ready:
+            line = sys.stdin.readline().split()
+            if not line or line[0] == "exit":
+                return
+            if line[0] == "page":
+                print("swapped %d" % struct.unpack_from("<I", page,
+                                                        SWAPPED_AT)[0],
+                      flush=True)
+            elif line[0] == "moved":
+                moved(s, SWAP_OUT, int(line[1]) if len(line) > 1 else last,
+                      size)
+
+
+main()
