@@ -388,6 +388,19 @@ vback_commit(uint32_t id)
 	    id | GF_SWAPPED_COMMITTED, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
 
+/* The backed allocations for a move, or NULL with m saying why. */
+static struct vback **
+vback_list_for(struct gf_moved *m, size_t *n)
+{
+	struct vback **all = vback_list(n);
+
+	if (all == NULL) {
+		m->result = CUDA_ERROR_OUT_OF_MEMORY;
+		snprintf(m->what, sizeof(m->what), "malloc");
+	}
+	return all;
+}
+
 /* Out: every backed allocation to pinned host memory, then unmapped. */
 static void
 vback_move_out(struct gf_moved *m)
@@ -397,11 +410,8 @@ vback_move_out(struct gf_moved *m)
 	CUresult r = CUDA_SUCCESS;
 	size_t i, n;
 
-	if ((all = vback_list(&n)) == NULL) {
-		m->result = CUDA_ERROR_OUT_OF_MEMORY;
-		snprintf(m->what, sizeof(m->what), "malloc");
+	if ((all = vback_list_for(m, &n)) == NULL)
 		return;
-	}
 	/* Pinned memory is had in a context: the allocation's own. */
 	for (i = 0; i < n && r == CUDA_SUCCESS; i++)
 		if ((r = REAL_CALL(cuCtxSetCurrent, all[i]->ctx)) ==
@@ -442,11 +452,8 @@ vback_move_in(struct gf_moved *m)
 	CUresult r = CUDA_SUCCESS;
 	size_t i, n;
 
-	if ((all = vback_list(&n)) == NULL) {
-		m->result = CUDA_ERROR_OUT_OF_MEMORY;
-		snprintf(m->what, sizeof(m->what), "malloc");
+	if ((all = vback_list_for(m, &n)) == NULL)
 		return;
-	}
 	for (i = 0; i < n && r == CUDA_SUCCESS; i++)
 		if (all[i]->h == 0)
 			r = vback_map_new(all[i]);
