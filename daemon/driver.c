@@ -22,10 +22,13 @@
 
 static void	driver_arm(struct arbiter *a, uint64_t ms);
 
+/* Whether NVML has answered a look yet: listing processes may fail. */
+static int driver_seen;
+
 int
 driver_follows(void)
 {
-	return nvml_ready();
+	return nvml_ready() && driver_seen;
 }
 
 uint64_t
@@ -154,13 +157,19 @@ look_dev(struct arbiter *a, size_t dev, int *serve, int *changed)
 	struct ledger_device *ld = &a->ledger.devices[dev];
 	struct driver_dev *dd = &a->driver[dev];
 	struct nvml_proc *procs;
-	uint64_t used, all, foreign, unlisted, excess;
+	uint64_t used, again, all, foreign, unlisted, excess;
 	long n;
 	int any;
 
-	if ((n = nvml_procs(dev, &procs)) < 0)
+	/*
+	 * The list and the device's figure are two queries: memory taken or
+	 * given back between them would read as held by nobody (and made
+	 * the usual, or taken for a departed process's). Only a look whose
+	 * figure held still across the list is believed.
+	 */
+	if (nvml_used(dev, &used) < 0 || (n = nvml_procs(dev, &procs)) < 0)
 		return 0;
-	if (nvml_used(dev, &used) < 0) {
+	if (nvml_used(dev, &again) < 0 || again != used) {
 		free(procs);
 		return 0;
 	}
@@ -171,8 +180,10 @@ look_dev(struct arbiter *a, size_t dev, int *serve, int *changed)
 	    unlisted - dd->unlisted : 0, &any);
 	foreign = strangers_keep(&a->ledger, dd, procs, n);
 	/* With nobody on the way out, what nobody holds is the usual. */
-	if (!any)
+	if (!any) {
 		dd->unlisted = unlisted;
+		excess = 0;
+	}
 	foreign += dd->unlisted + excess;
 	if (dd->shortfall > 0 && used < dd->shortfall_used)
 		dd->shortfall = 0;
@@ -183,6 +194,7 @@ look_dev(struct arbiter *a, size_t dev, int *serve, int *changed)
 		    (unsigned long long)foreign);
 	dd->foreign = foreign;
 	ld->foreign = foreign + dd->shortfall;
+	driver_seen = 1;
 	return 1;
 }
 
@@ -243,9 +255,10 @@ look(struct arbiter *a)
 	for (i = 0; i < a->ledger.ndevices; i++) {
 		if (look_dev(a, i, &serve, &changed))
 			continue;
-		/* Unseen: nothing departs on a guess, no shortfall stays. */
+		/* Unseen: nothing departs on a guess; without NVML at all,
+		 * no shortfall stays either. */
 		looked = 0;
-		if (a->driver[i].shortfall > 0) {
+		if (!nvml_ready() && a->driver[i].shortfall > 0) {
 			a->ledger.devices[i].foreign = a->driver[i].foreign;
 			a->driver[i].shortfall = 0;
 			serve = 1;

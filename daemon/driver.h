@@ -59,8 +59,9 @@ void	driver_client_new(struct arbiter *a, uint32_t pid);
 void	driver_look_soon(struct arbiter *a);
 
 /*
- * Whether departed clients' memory can be followed into the driver: when
- * not, their charge goes as their process exits.
+ * Whether departed clients' memory can be followed into the driver (NVML
+ * is there and has answered a look): when not, their charge goes as
+ * their process exits.
  */
 int	driver_follows(void);
 
