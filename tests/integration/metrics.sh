@@ -174,7 +174,8 @@ check_eq "every decision is counted" "$(metric gpufrac_events_total)" \
 
 # --- a slow or hostile HTTP client stalls nothing ------------------------
 # From another loopback address: the per-address limit is not ours.
-bg hold probe hold 127.0.0.1 "$MPORT" 12 127.0.0.2
+bg hold "$PYTHON" "$TOP/tests/clients/metrics_probe.py" hold 127.0.0.1 \
+	"$MPORT" 12 127.0.0.2
 wait_for "12 half-sent requests are held open" 10 grep -q holding "$TMP/hold.out"
 check "gpufracctl status still answers" ctl_status
 check "a scrape still answers 200" scrape
