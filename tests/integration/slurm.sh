@@ -387,9 +387,10 @@ check_eq "salloc --gres=shard:2: its steps get 128 MiB" \
 # shards=off in plugstack.conf: shards are not memory, the step is left alone.
 cp "$SX/plugstack.conf" "$SX/plugstack.good"
 sed -i 's|$| shards=off|' "$SX/plugstack.conf"
-check_eq "with shards=off a step with shards is left alone" \
-	"$(srun --gres=shard:2 sh -c 'echo "${LD_PRELOAD-unset}"; exec "$0" "$@"' "$C" total | tr '\n' ' ')" \
-	"${SAN_RT:-unset} total $((512 * MiB)) "
+# (The client itself, not a shell: a sanitizer's runtime in the task's
+# LD_PRELOAD crashes programs built without it.)
+check_eq "with shards=off a step with shards is left alone: the whole device" \
+	"$(srun --gres=shard:2 "$C" total)" "total $((512 * MiB))"
 check_eq "and --gpu-mem alone holds" \
 	"$(srun --gres=shard:2 --gpu-mem=64Mi "$C" total)" "total $((64 * MiB))"
 mv "$SX/plugstack.good" "$SX/plugstack.conf"
