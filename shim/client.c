@@ -71,6 +71,18 @@ client_swap_in(uint32_t reason)
 	poll(NULL, 0, CLIENT_RETRY_MIN_MS);
 }
 
+/* The driver's cuCheckpointProcessGetState, found once. */
+static CUresult (*client_get_state)(int, CUprocessState *);
+
+static void
+client_get_state_find(void)
+{
+	if (real_cu.cuGetProcAddress_v2 != NULL)
+		(void)real_cu.cuGetProcAddress_v2("cuCheckpointProcessGetState",
+		    (void **)&client_get_state, 12080,
+		    CU_GET_PROC_ADDRESS_DEFAULT, NULL);
+}
+
 /*
  * Whether the driver has us locked, asked of the driver itself; 1 when it
  * cannot say (no checkpoint API: then no daemon ever locked us either,
@@ -79,18 +91,14 @@ client_swap_in(uint32_t reason)
 static int
 client_locked(void)
 {
-	static CUresult (*get_state)(int, CUprocessState *);
-	static int looked;
+	/* Asked by the program's threads and the stall thread alike. */
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	CUprocessState st;
 
-	if (!looked && real_cu.cuGetProcAddress_v2 != NULL)
-		(void)real_cu.cuGetProcAddress_v2("cuCheckpointProcessGetState",
-		    (void **)&get_state, 12080, CU_GET_PROC_ADDRESS_DEFAULT,
-		    NULL);
-	looked = 1;
-	if (get_state == NULL)
+	(void)pthread_once(&once, client_get_state_find);
+	if (client_get_state == NULL)
 		return 0;
-	if (get_state((int)getpid(), &st) != CUDA_SUCCESS)
+	if (client_get_state((int)getpid(), &st) != CUDA_SUCCESS)
 		return 1;
 	return st != CU_PROCESS_STATE_RUNNING;
 }
