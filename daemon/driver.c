@@ -179,11 +179,21 @@ look_dev(struct arbiter *a, size_t dev, int *serve, int *changed)
 	excess = departed_on(a, dev, procs, n, unlisted > dd->unlisted ?
 	    unlisted - dd->unlisted : 0, &any);
 	foreign = strangers_keep(&a->ledger, dd, procs, n);
-	/* With nobody on the way out, what nobody holds is the usual. */
+	/*
+	 * With nobody on the way out, what nobody holds is the usual: at
+	 * once when it is less, only after DRIVER_SETTLE_LOOKS looks when it
+	 * is more, for a process that just died may be gone from NVML's list
+	 * before its connection is seen to close. Till then it is foreign.
+	 */
 	if (!any) {
-		dd->unlisted = unlisted;
-		excess = 0;
-	}
+		if (unlisted <= dd->unlisted ||
+		    ++dd->rising >= DRIVER_SETTLE_LOOKS) {
+			dd->unlisted = unlisted;
+			dd->rising = 0;
+		}
+		excess = unlisted > dd->unlisted ? unlisted - dd->unlisted : 0;
+	} else
+		dd->rising = 0;
 	foreign += dd->unlisted + excess;
 	if (dd->shortfall > 0 && used < dd->shortfall_used)
 		dd->shortfall = 0;

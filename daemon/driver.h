@@ -27,6 +27,8 @@
 
 #define DRIVER_PERIOD_MS	1000
 #define DRIVER_FAST_MS		50
+#define DRIVER_SETTLE_LOOKS	5	/* before more memory of nobody is
+					   taken for the usual */
 
 struct arbiter;
 struct ledger;
@@ -40,6 +42,7 @@ struct driver_dev {
 	long		nstrangers;
 	uint64_t	unlisted;	/* held by no process NVML lists, when
 					   no departed client accounted for any */
+	unsigned	rising;		/* looks that saw more than that */
 	uint64_t	shortfall;	/* the driver refused this much more */
 	uint64_t	shortfall_used;	/* NVML's used when it did (0: no NVML) */
 };
