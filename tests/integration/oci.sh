@@ -282,6 +282,9 @@ if holding "$N" "a container without the annotation runs"; then
 	# daemon does: a container's memory is its client's, not foreign.
 	check_eq "its memory is not counted twice, as foreign" \
 		"$(ctl status --json | json 'j["devices"][0]["foreign_bytes"]')" 0
+	check_eq "NVML on the host lists it by its host pid, with its memory" \
+		"$("$CLIENTS/nvml_query" procs 0)" \
+		"procs 0 $(ps_json 'j["clients"][0]["pid"]')=$((1024 * MiB))"
 	release
 fi
 wait "$CRUN_PID"
