@@ -22,6 +22,7 @@
 
 #include "activity.h"
 #include "gpufrac/activity.h"
+#include "gpufrac/proto.h"
 #include "real.h"
 
 /* Allocations backed now (vback.c's): 0 spares a free the lookup. */

@@ -1,0 +1,410 @@
+/*
+ * The copy engine's moves (vback.h): the contents of the backed
+ * allocations to pinned host memory and back, run on a thread of their
+ * own at the daemon's MOVE.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "activity.h"
+#include "alloc_table.h"
+#include "client_int.h"
+#include "gpufrac/proto.h"
+#include "log.h"
+#include "real.h"
+#include "shim.h"
+#include "vback.h"
+#include "vback_int.h"
+
+#define VBACK_STREAMS	4	/* copies in flight per context */
+
+static pthread_cond_t vback_cv = PTHREAD_COND_INITIALIZER;
+static uint32_t vback_todo;		/* a MOVE's direction, or 0 */
+static uint32_t vback_todo_id;		/* and its id */
+static int vback_running;		/* the move thread exists */
+pid_t vback_tid;
+
+static uint64_t
+vback_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* The backed allocations, in an array the caller frees (lock held). */
+static struct vback **
+vback_list(size_t *n)
+{
+	struct vback **all, *v;
+	size_t pos = 0;
+	uint64_t key;
+
+	*n = 0;
+	if ((all = calloc(vback_map.len + 1, sizeof(*all))) == NULL)
+		return NULL;
+	while ((v = ptrmap_next(&vback_map, &pos, &key)) != NULL)
+		all[(*n)++] = v;
+	return all;
+}
+
+/*
+ * Copy each of all[0..n) that shares ctx with all[i] to or from the host,
+ * spread over a few streams, and wait for them. Returns the first failure.
+ */
+static CUresult
+vback_copy_ctx(struct vback **all, size_t n, size_t i, int out,
+    const char **stage)
+{
+	CUstream s[VBACK_STREAMS];
+	CUcontext ctx = all[i]->ctx;
+	CUresult r, r2;
+	size_t k, ns, j = 0;
+
+	*stage = "cuCtxSetCurrent";
+	if ((r = REAL_CALL(cuCtxSetCurrent, ctx)) != CUDA_SUCCESS)
+		return r;
+	/* What the program queued runs to its end before anything moves. */
+	*stage = "cuCtxSynchronize";
+	if ((r = REAL_CALL(cuCtxSynchronize)) != CUDA_SUCCESS)
+		return r;
+	for (ns = 0; ns < VBACK_STREAMS; ns++)
+		if (REAL_CALL(cuStreamCreate, &s[ns], CU_STREAM_NON_BLOCKING) !=
+		    CUDA_SUCCESS)
+			break;
+	*stage = out ? "cuMemcpyDtoHAsync" : "cuMemcpyHtoDAsync";
+	for (k = i; k < n && r == CUDA_SUCCESS; k++) {
+		if (all[k]->ctx != ctx)
+			continue;
+		if (out)
+			r = REAL_CALL(cuMemcpyDtoHAsync_v2, all[k]->host,
+			    all[k]->ptr, all[k]->size, ns ? s[j++ % ns] : 0);
+		else
+			r = REAL_CALL(cuMemcpyHtoDAsync_v2, all[k]->ptr,
+			    all[k]->host, all[k]->size, ns ? s[j++ % ns] : 0);
+	}
+	for (k = 0; k < ns; k++) {
+		if ((r2 = REAL_CALL(cuStreamSynchronize, s[k])) !=
+		    CUDA_SUCCESS && r == CUDA_SUCCESS)
+			r = r2;
+		(void)REAL_CALL(cuStreamDestroy_v2, s[k]);
+	}
+	return r;
+}
+
+/* Copy every context's allocations; each context once. */
+static CUresult
+vback_copy_all(struct vback **all, size_t n, int out, const char **stage)
+{
+	CUcontext cur = NULL;
+	CUresult r = CUDA_SUCCESS;
+	size_t i, k;
+
+	(void)REAL_CALL(cuCtxGetCurrent, &cur);
+	for (i = 0; i < n && r == CUDA_SUCCESS; i++) {
+		for (k = 0; k < i; k++)
+			if (all[k]->ctx == all[i]->ctx)
+				break;
+		if (k == i)
+			r = vback_copy_ctx(all, n, i, out, stage);
+	}
+	(void)REAL_CALL(cuCtxSetCurrent, cur);
+	return r;
+}
+
+static void
+vback_host_free(struct vback **all, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (all[i]->host != NULL) {
+			(void)REAL_CALL(cuMemFreeHost, all[i]->host);
+			all[i]->host = NULL;
+		}
+}
+
+/* What stays on the device while out: what vback does not hold. */
+struct vback_stay {
+	struct gf_moved	*m;
+	unsigned	 kinds;		/* 1 << GF_KIND_* */
+};
+
+static int
+vback_stay_one(uint64_t ptr, const struct alloc_entry *e, void *arg)
+{
+	struct vback_stay *st = arg;
+
+	if (ptrmap_get(&vback_map, ptr) != NULL)
+		return 0;
+	if (e->dev >= 0 && e->dev < GF_MOVED_DEVICES)
+		st->m->stayed[e->dev] += e->size;
+	st->m->nstayed++;
+	st->kinds |= 1u << (e->kind & 31);
+	return 0;
+}
+
+/* Fill m's stayed, nstayed and what (lock held). */
+static void
+vback_stayed(struct gf_moved *m)
+{
+	static const struct { uint32_t kind; const char *name; } names[] = {
+		{ GF_KIND_MEM, "small" }, { GF_KIND_PITCH, "small pitch" },
+		{ GF_KIND_MANAGED, "managed" }, { GF_KIND_ARRAY, "arrays" },
+		{ GF_KIND_VMM, "vmm" }, { GF_KIND_POOL, "pools" },
+	};
+	struct vback_stay st = { m, 0 };
+	size_t i, len = 0;
+
+	(void)alloc_table_walk(vback_stay_one, &st);
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!(st.kinds & (1u << names[i].kind)) ||
+		    len >= sizeof(m->what))
+			continue;
+		len += (size_t)snprintf(m->what + len, sizeof(m->what) - len,
+		    "%s%s", len ? ", " : "", names[i].name);
+	}
+}
+
+/*
+ * Whether the daemon still waits for move id: the page's mark turned
+ * from id to id | GF_SWAPPED_COMMITTED (activity.h). Once it has, the
+ * device's memory may go; if the daemon took the mark back first, it has
+ * given up on this move and the program runs again.
+ */
+static int
+vback_commit(uint32_t id)
+{
+	struct gf_activity *p = __atomic_load_n(&activity_page,
+	    __ATOMIC_ACQUIRE);
+	uint32_t want = id;
+
+	return __atomic_compare_exchange_n(&p->swapped, &want,
+	    id | GF_SWAPPED_COMMITTED, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+
+/* The backed allocations for a move, or NULL with m saying why. */
+static struct vback **
+vback_list_for(struct gf_moved *m, size_t *n)
+{
+	struct vback **all = vback_list(n);
+
+	if (all == NULL) {
+		m->result = CUDA_ERROR_OUT_OF_MEMORY;
+		snprintf(m->what, sizeof(m->what), "malloc");
+	}
+	return all;
+}
+
+/* Out: every backed allocation to pinned host memory, then unmapped. */
+static void
+vback_move_out(struct gf_moved *m)
+{
+	const char *stage = "cuMemHostAlloc";
+	struct vback **all;
+	CUresult r = CUDA_SUCCESS;
+	size_t i, n;
+
+	if ((all = vback_list_for(m, &n)) == NULL)
+		return;
+	/* Pinned memory is had in a context: the allocation's own. */
+	for (i = 0; i < n && r == CUDA_SUCCESS; i++)
+		if ((r = REAL_CALL(cuCtxSetCurrent, all[i]->ctx)) ==
+		    CUDA_SUCCESS)
+			r = REAL_CALL(cuMemHostAlloc, &all[i]->host,
+			    all[i]->size, 0);
+	if (r == CUDA_SUCCESS)
+		r = vback_copy_all(all, n, 1, &stage);
+	if (r == CUDA_SUCCESS && !vback_commit(m->id)) {
+		r = CUDA_ERROR_TIMEOUT;
+		stage = "gpufracd gave up waiting";
+	}
+	if (r != CUDA_SUCCESS) {
+		/* Nothing has left the device: the process runs on. */
+		vback_host_free(all, n);
+		m->result = (uint32_t)r;
+		snprintf(m->what, sizeof(m->what), "%s", stage);
+		free(all);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		(void)real_cu.cuMemUnmap(all[i]->ptr, all[i]->held);
+		(void)real_cu.cuMemRelease(all[i]->h);
+		all[i]->h = 0;
+		m->moved += all[i]->held;
+	}
+	__atomic_store_n(&vback_is_out, 1, __ATOMIC_RELEASE);
+	vback_stayed(m);
+	free(all);
+}
+
+/* In: new memory at the same addresses, the contents copied back. */
+static void
+vback_move_in(struct gf_moved *m)
+{
+	const char *stage = "cuMemCreate";
+	struct vback **all;
+	CUresult r = CUDA_SUCCESS;
+	size_t i, n;
+
+	if ((all = vback_list_for(m, &n)) == NULL)
+		return;
+	for (i = 0; i < n && r == CUDA_SUCCESS; i++)
+		if (all[i]->h == 0)
+			r = vback_map_new(all[i]);
+	if (r == CUDA_SUCCESS)
+		r = vback_copy_all(all, n, 0, &stage);
+	if (r != CUDA_SUCCESS) {
+		/* Still out, contents kept: the daemon tries again. */
+		for (i = 0; i < n; i++)
+			if (all[i]->h != 0) {
+				(void)real_cu.cuMemUnmap(all[i]->ptr,
+				    all[i]->held);
+				(void)real_cu.cuMemRelease(all[i]->h);
+				all[i]->h = 0;
+			}
+		m->result = (uint32_t)r;
+		snprintf(m->what, sizeof(m->what), "%s", stage);
+		free(all);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		m->moved += all[i]->held;
+	vback_host_free(all, n);
+	__atomic_store_n(&vback_is_out, 0, __ATOMIC_RELEASE);
+	free(all);
+}
+
+/* Move as dir says, for MOVE id, into m (vback_lock held). */
+static void
+vback_move(uint32_t dir, uint32_t id, struct gf_moved *m)
+{
+	uint64_t t0 = vback_now_us();
+
+	memset(m, 0, sizeof(*m));
+	m->direction = dir;
+	m->id = id;
+	if (dir == GF_SWAP_OUT && !vback_out())
+		vback_move_out(m);
+	else if (dir == GF_SWAP_IN && vback_out())
+		vback_move_in(m);
+	m->duration_us = vback_now_us() - t0;
+}
+
+int
+vback_restore(void)
+{
+	struct gf_moved m;
+
+	pthread_mutex_lock(&vback_lock);
+	vback_move(GF_SWAP_IN, 0, &m);
+	pthread_mutex_unlock(&vback_lock);
+	if (m.result != CUDA_SUCCESS) {
+		log_errx("cannot bring this process's memory back from the "
+		    "host: %s failed (%d)", m.what, (int)m.result);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+vback_tell(const struct gf_moved *m)
+{
+	char why[CLIENT_WHY_LEN];
+
+	pthread_mutex_lock(&client_lock);
+	if (client_up && client_send(client_fd, GF_MSG_MOVED, m, NULL, why,
+	    sizeof(why)) < 0)
+		client_lost(why);
+	pthread_mutex_unlock(&client_lock);
+}
+
+static void *
+vback_main(void *arg)
+{
+	struct gf_moved m;
+	uint32_t dir, id;
+
+	(void)arg;
+	__atomic_store_n(&vback_tid, (pid_t)syscall(SYS_gettid),
+	    __ATOMIC_RELAXED);
+	pthread_mutex_lock(&vback_lock);
+	for (;;) {
+		while (vback_todo == 0)
+			pthread_cond_wait(&vback_cv, &vback_lock);
+		dir = vback_todo;
+		id = vback_todo_id;
+		vback_todo = 0;
+		vback_move(dir, id, &m);
+		pthread_mutex_unlock(&vback_lock);
+		log_debug("moved %llu bytes %s in %llu us",
+		    (unsigned long long)m.moved, dir == GF_SWAP_OUT ? "out" :
+		    "in", (unsigned long long)m.duration_us);
+		vback_tell(&m);
+		pthread_mutex_lock(&vback_lock);
+	}
+	return NULL;
+}
+
+/* The move thread, with every signal blocked (lock held). */
+static int
+vback_start(void)
+{
+	pthread_attr_t attr;
+	sigset_t all, old;
+	pthread_t t;
+	int e;
+
+	if (vback_running)
+		return 0;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	e = pthread_create(&t, &attr, vback_main, NULL);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (e != 0) {
+		log_errx("cannot start a thread to move memory: %s",
+		    strerror(e));
+		return -1;
+	}
+	pthread_setname_np(t, "gpufrac-move");
+	vback_running = 1;
+	return 0;
+}
+
+void
+vback_request(uint32_t direction, uint32_t id)
+{
+	char why[CLIENT_WHY_LEN];
+	struct gf_moved m;
+
+	if (direction != GF_SWAP_OUT && direction != GF_SWAP_IN)
+		return;
+	pthread_mutex_lock(&vback_lock);
+	if (vback_start() < 0) {
+		pthread_mutex_unlock(&vback_lock);
+		memset(&m, 0, sizeof(m));
+		m.direction = direction;
+		m.id = id;
+		m.result = CUDA_ERROR_OPERATING_SYSTEM;
+		snprintf(m.what, sizeof(m.what), "pthread_create");
+		/* The client lock is the caller's: send as it would. */
+		if (client_up)
+			(void)client_send(client_fd, GF_MSG_MOVED, &m, NULL,
+			    why, sizeof(why));
+		return;
+	}
+	vback_todo = direction;
+	vback_todo_id = id;
+	pthread_cond_signal(&vback_cv);
+	pthread_mutex_unlock(&vback_lock);
+}
