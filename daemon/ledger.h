@@ -140,6 +140,9 @@ struct ledger_client {
 	uint32_t	swapin_asks;	/* SWAP_IN requests waiting */
 	uint32_t	swapin_unseen;	/* of them, GF_SWAPIN_UNSEEN's */
 	int		unmovable_said;	/* an event said it cannot be moved */
+	uint64_t	host_kept;	/* pinned host memory its shim holds
+					   for moves (MOVED's kept) */
+	int		host_dropping;	/* asked to give it back */
 };
 
 TAILQ_HEAD(ledger_clients, ledger_client);

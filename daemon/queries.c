@@ -135,8 +135,8 @@ on_status_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	proto_strlcpy(st.swap_reason, a->swap.reason, sizeof(st.swap_reason));
 	st.swap_engine = a->conf.swap_engine;
 	st.swap_host_limit = a->conf.swap_host_limit;
-	for (i = 0; i < l->ndevices; i++)
-		st.swap_host_used += l->devices[i].host;
+	st.swap_host_used = swap_host_used(a);
+	st.swap_host_kept = swap_host_kept(a);
 	if (conn_reply(c, GF_MSG_STATUS, m->hdr.seq, &st, why, whylen) < 0)
 		return -1;
 	for (i = 0; i < l->ndevices; i++) {

@@ -197,18 +197,6 @@ engine_of(const struct arbiter *a, const struct ledger_client *lc)
 	return a->ledger.groups[lc->group].pol.swap_engine;
 }
 
-/* Host memory swapped-out processes hold now. */
-static uint64_t
-host_used(const struct arbiter *a)
-{
-	uint64_t n = 0;
-	size_t i;
-
-	for (i = 0; i < a->ledger.ndevices; i++)
-		n += a->ledger.devices[i].host;
-	return n;
-}
-
 /* "2.31 GB/s" for bytes in us, into buf. */
 static const char *
 rate_format(uint64_t bytes, uint64_t us, char *buf, size_t len)
@@ -302,6 +290,17 @@ move_unsent(struct event_loop *loop, void *arg)
 	swap_done(op->a, &op->job);
 }
 
+struct conn *
+swap_conn_of(struct arbiter *a, const struct ledger_client *lc)
+{
+	struct conn *c;
+
+	TAILQ_FOREACH(c, &a->control.conns, entry)
+		if (c->client == lc && !c->gone)
+			return c;
+	return NULL;
+}
+
 /* Ask lc's shim to move its memory (the copy engine). */
 static void
 move_send(struct arbiter *a, struct swap_op *op)
@@ -313,10 +312,7 @@ move_send(struct arbiter *a, struct swap_op *op)
 	memset(&mv, 0, sizeof(mv));
 	mv.direction = (uint32_t)op->dir;
 	mv.id = op->id;
-	TAILQ_FOREACH(c, &a->control.conns, entry)
-		if (c->client == op->lc && !c->gone)
-			break;
-	if (c != NULL && conn_send(c, GF_MSG_MOVE, 0, &mv) == 0) {
+	if ((c = swap_conn_of(a, op->lc)) != NULL && conn_send(c, GF_MSG_MOVE, 0, &mv) == 0) {
 		op->deadline = event_timer_add(a->loop, move_deadline_ms(a, op),
 		    move_late, op);
 		if (op->deadline > 0)
@@ -376,8 +372,8 @@ swap_start_out(struct arbiter *a, struct swap_op *op)
 {
 	struct ledger_client *lc = op->lc;
 	const char *no = swap_unmovable(lc);
-	uint64_t limit = a->conf.swap_host_limit;
-	char hbuf[GF_REASON_LEN], b1[32], b2[32], b3[32];
+	uint64_t limit = a->conf.swap_host_limit, after, back;
+	char hbuf[GF_ERRMSG_LEN], b1[32], b2[32], b3[32], b4[32];
 
 	if (no == NULL && op->engine == GF_ENGINE_COPY &&
 	    !(__atomic_load_n(&lc->act->flags, __ATOMIC_RELAXED) &
@@ -387,11 +383,15 @@ swap_start_out(struct arbiter *a, struct swap_op *op)
 	    !a->swap.ckpt_ok)
 		no = "the checkpoint engine is unavailable";
 	if (no == NULL && limit != 0 &&
-	    host_used(a) + swap_footprint(a, lc) > limit) {
+	    (after = swap_host_after(a, lc)) > limit) {
+		back = swap_host_reclaim(a, lc, after - limit);
 		snprintf(hbuf, sizeof(hbuf), "%s on host and %s more would "
-		    "pass swap_host_limit %s", size_format(host_used(a), b1,
-		    sizeof(b1)), size_format(swap_footprint(a, lc), b2,
-		    sizeof(b2)), size_format(limit, b3, sizeof(b3)));
+		    "pass swap_host_limit %s%s%s%s", size_format(
+		    swap_host_used(a), b1, sizeof(b1)), size_format(after -
+		    swap_host_used(a), b2, sizeof(b2)), size_format(limit, b3,
+		    sizeof(b3)), back ? "; " : "", back ? size_format(back, b4,
+		    sizeof(b4)) : "", back ? " of kept pinned memory asked "
+		    "back" : "");
 		no = hbuf;
 	}
 	if (no == NULL && pending_any(a, lc))
@@ -516,6 +516,11 @@ ended_out_copy(struct arbiter *a, struct swap_op *op)
 		swap_asks_settle(a, lc, GF_SWAP_OUT, 1, NULL);
 		return;
 	}
+	/* Not in the event, whose reason has no room: the log says it. */
+	if (op->pinned > 0)
+		log_info("pid %u: %s of host memory pinned for its move out, "
+		    "kept for the next", lc->pid, size_format(op->pinned, tbuf,
+		    sizeof(tbuf)));
 	left[0] = '\0';
 	if (op->nstayed > 0)
 		snprintf(left, sizeof(left), "; %u stayed: %s (%s)",
@@ -786,6 +791,12 @@ swap_on_moved(struct arbiter *a, struct conn *c, const struct gf_moved *m,
 
 	(void)why;
 	(void)whylen;
+	if (m->direction == GF_SWAP_DROP) {
+		swap_host_dropped(a, c->client, m);
+		return 0;
+	}
+	/* What it keeps is true whatever the move it answers. */
+	c->client->host_kept = m->kept;
 	if (op == NULL || op->lc != c->client || op->engine != GF_ENGINE_COPY ||
 	    (uint32_t)op->dir != m->direction || op->id != m->id ||
 	    op->job.stage != NULL) {
@@ -805,6 +816,7 @@ swap_on_moved(struct arbiter *a, struct conn *c, const struct gf_moved *m,
 	if (m->result != CUDA_SUCCESS)
 		op->job.stage = op->what;
 	op->moved = m->moved;
+	op->pinned = m->pinned;
 	memcpy(op->stayed, m->stayed, sizeof(op->stayed));
 	op->nstayed = m->nstayed;
 	swap_done(a, &op->job);

@@ -109,6 +109,13 @@ int	swap_on_moved(struct arbiter *a, struct conn *c,
 /* Start the next swap, if any is due (see above). */
 void	swap_pump(struct arbiter *a);
 
+/*
+ * Host memory host swap holds (swap_host.c): swapped out, and kept pinned
+ * by the copy engine's shims for their next move out (the second alone).
+ */
+uint64_t swap_host_used(const struct arbiter *a);
+uint64_t swap_host_kept(const struct arbiter *a);
+
 /* c is closing: its questions go unanswered. */
 void	swap_conn_gone(struct arbiter *a, struct conn *c);
 /* lc leaves the ledger: its page is unmapped, its swap forgotten. */

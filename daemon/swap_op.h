@@ -36,6 +36,7 @@ struct swap_op {
 	uint64_t	 late_ms;	/* given up after this long, or 0 */
 	/* the copy engine's answer (MOVED) */
 	uint64_t	 moved;
+	uint64_t	 pinned;	/* of the host memory, pinned anew */
 	uint64_t	 stayed[GF_MOVED_DEVICES];
 	uint32_t	 nstayed;
 	char		 what[GF_MOVED_WHAT_LEN];
@@ -69,6 +70,23 @@ const char *swap_unmovable(const struct ledger_client *lc);
 /* All lc holds, on the device or out. */
 uint64_t swap_footprint(const struct arbiter *a,
 	    const struct ledger_client *lc);
+
+/* lc's connection, or NULL (gone). */
+struct conn *swap_conn_of(struct arbiter *a, const struct ledger_client *lc);
+
+/* What host swap would hold on host once lc is out. */
+uint64_t swap_host_after(const struct arbiter *a,
+	    const struct ledger_client *lc);
+/*
+ * Ask the processes that keep pinned host memory while in, but lc, for
+ * need bytes of it back, largest first: what is on its way back (asked
+ * before included), or 0 when that cannot make the room (none asked).
+ */
+uint64_t swap_host_reclaim(struct arbiter *a, const struct ledger_client *lc,
+	    uint64_t need);
+/* MOVED for a GF_SWAP_DROP: lc gave its kept host memory back. */
+void	swap_host_dropped(struct arbiter *a, struct ledger_client *lc,
+	    const struct gf_moved *m);
 
 /*
  * Whether lc, which asks to come back, fits the device, once the unused

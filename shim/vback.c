@@ -161,8 +161,11 @@ vback_free(CUdeviceptr p)
 	if (__atomic_load_n(&vback_count, __ATOMIC_RELAXED) == 0)
 		return REAL_CALL(cuMemFree_v2, p);
 	pthread_mutex_lock(&vback_lock);
-	if ((v = ptrmap_del(&vback_map, p)) != NULL)
+	if ((v = ptrmap_del(&vback_map, p)) != NULL) {
 		__atomic_sub_fetch(&vback_count, 1, __ATOMIC_RELAXED);
+		/* Unpinning is slow too: kept for the next move out. */
+		vback_host_put(v);
+	}
 	pthread_mutex_unlock(&vback_lock);
 	if (v == NULL)
 		return REAL_CALL(cuMemFree_v2, p);
@@ -170,8 +173,6 @@ vback_free(CUdeviceptr p)
 		(void)real_cu.cuMemUnmap(v->ptr, v->held);
 		(void)real_cu.cuMemRelease(v->h);
 	}
-	if (v->host != NULL)
-		(void)REAL_CALL(cuMemFreeHost, v->host);
 	(void)REAL_CALL(cuMemAddressFree, v->ptr, v->held);
 	free(v);
 	return CUDA_SUCCESS;

@@ -20,7 +20,11 @@ struct vback {
 	int		dev;
 	CUcontext	ctx;		/* current when it was made */
 	CUmemGenericAllocationHandle h;	/* 0 while out */
-	void		*host;		/* its contents while out, or NULL */
+	void		*host;		/* pinned: its contents while out,
+					   kept for the next move out while
+					   in (vback_host.c), or NULL */
+	uint64_t	hostlen;	/* host's size, size or more */
+	CUcontext	hostctx;	/* the context host was had in */
 };
 
 extern pthread_mutex_t vback_lock;	/* the map, and a move */
@@ -29,5 +33,17 @@ extern int vback_is_out;		/* contents on the host */
 
 /* Make and map v->h at v->ptr; on failure nothing is left. */
 CUresult vback_map_new(struct vback *v);
+
+/*
+ * Pinned host memory for the moves (vback_host.c), vback_lock held for
+ * each: had once and kept, since pinning runs ~25 times slower than the
+ * bus (an H200: 12 GiB took 5 s to pin, 0.23 s to copy).
+ */
+CUresult vback_host_get(struct vback *v, uint64_t *pinned); /* reused or new */
+void	vback_host_put(struct vback *v);	/* v->host to the spares */
+void	vback_host_trim(void);			/* free the spares */
+void	vback_host_drop(struct vback **all, size_t n);	/* free all */
+uint64_t vback_host_kept(struct vback **all, size_t n);	/* held now */
+void	vback_host_ctx_gone(CUcontext ctx);	/* its memory is gone */
 
 #endif

@@ -24,9 +24,16 @@
 
 #define VBACK_STREAMS	4	/* copies in flight per context */
 
+/*
+ * What the daemon asked, under a lock of its own: the watcher thread
+ * queues a MOVE without waiting for a move under way (vback_lock).
+ */
+static pthread_mutex_t vback_qlock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t vback_cv = PTHREAD_COND_INITIALIZER;
 static uint32_t vback_todo;		/* a MOVE's direction, or 0 */
 static uint32_t vback_todo_id;		/* and its id */
+static int vback_drop;			/* a GF_SWAP_DROP is asked */
+static uint32_t vback_drop_id;		/* and its id */
 static int vback_running;		/* the move thread exists */
 pid_t vback_tid;
 
@@ -119,18 +126,6 @@ vback_copy_all(struct vback **all, size_t n, int out, const char **stage)
 	return r;
 }
 
-static void
-vback_host_free(struct vback **all, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (all[i]->host != NULL) {
-			(void)REAL_CALL(cuMemFreeHost, all[i]->host);
-			all[i]->host = NULL;
-		}
-}
-
 /* What stays on the device while out: what vback does not hold. */
 struct vback_stay {
 	struct gf_moved	*m;
@@ -190,36 +185,16 @@ vback_commit(uint32_t id)
 	    id | GF_SWAPPED_COMMITTED, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
 
-/* The backed allocations for a move, or NULL with m saying why. */
-static struct vback **
-vback_list_for(struct gf_moved *m, size_t *n)
-{
-	struct vback **all = vback_list(n);
-
-	if (all == NULL) {
-		m->result = CUDA_ERROR_OUT_OF_MEMORY;
-		snprintf(m->what, sizeof(m->what), "malloc");
-	}
-	return all;
-}
-
 /* Out: every backed allocation to pinned host memory, then unmapped. */
 static void
-vback_move_out(struct gf_moved *m)
+vback_move_out(struct gf_moved *m, struct vback **all, size_t n)
 {
 	const char *stage = "cuMemHostAlloc";
-	struct vback **all;
 	CUresult r = CUDA_SUCCESS;
-	size_t i, n;
+	size_t i;
 
-	if ((all = vback_list_for(m, &n)) == NULL)
-		return;
-	/* Pinned memory is had in a context: the allocation's own. */
 	for (i = 0; i < n && r == CUDA_SUCCESS; i++)
-		if ((r = REAL_CALL(cuCtxSetCurrent, all[i]->ctx)) ==
-		    CUDA_SUCCESS)
-			r = REAL_CALL(cuMemHostAlloc, &all[i]->host,
-			    all[i]->size, 0);
+		r = vback_host_get(all[i], &m->pinned);
 	if (r == CUDA_SUCCESS)
 		r = vback_copy_all(all, n, 1, &stage);
 	if (r == CUDA_SUCCESS && !vback_commit(m->id)) {
@@ -228,10 +203,8 @@ vback_move_out(struct gf_moved *m)
 	}
 	if (r != CUDA_SUCCESS) {
 		/* Nothing has left the device: the process runs on. */
-		vback_host_free(all, n);
 		m->result = (uint32_t)r;
 		snprintf(m->what, sizeof(m->what), "%s", stage);
-		free(all);
 		return;
 	}
 	for (i = 0; i < n; i++) {
@@ -242,20 +215,20 @@ vback_move_out(struct gf_moved *m)
 	}
 	__atomic_store_n(&vback_is_out, 1, __ATOMIC_RELEASE);
 	vback_stayed(m);
-	free(all);
+	vback_host_trim();	/* spares no allocation took: not kept */
 }
 
-/* In: new memory at the same addresses, the contents copied back. */
+/*
+ * In: new memory at the same addresses, the contents copied back. The
+ * host memory stays, for the next move out (vback_host.c).
+ */
 static void
-vback_move_in(struct gf_moved *m)
+vback_move_in(struct gf_moved *m, struct vback **all, size_t n)
 {
 	const char *stage = "cuMemCreate";
-	struct vback **all;
 	CUresult r = CUDA_SUCCESS;
-	size_t i, n;
+	size_t i;
 
-	if ((all = vback_list_for(m, &n)) == NULL)
-		return;
 	for (i = 0; i < n && r == CUDA_SUCCESS; i++)
 		if (all[i]->h == 0)
 			r = vback_map_new(all[i]);
@@ -272,29 +245,41 @@ vback_move_in(struct gf_moved *m)
 			}
 		m->result = (uint32_t)r;
 		snprintf(m->what, sizeof(m->what), "%s", stage);
-		free(all);
 		return;
 	}
 	for (i = 0; i < n; i++)
 		m->moved += all[i]->held;
-	vback_host_free(all, n);
 	__atomic_store_n(&vback_is_out, 0, __ATOMIC_RELEASE);
-	free(all);
 }
 
-/* Move as dir says, for MOVE id, into m (vback_lock held). */
+/*
+ * Move as dir says, for MOVE id, into m (vback_lock held): out, in, or
+ * the kept host memory given back (GF_SWAP_DROP; while out it holds the
+ * contents and stays). m->kept says what host memory is held after.
+ */
 static void
 vback_move(uint32_t dir, uint32_t id, struct gf_moved *m)
 {
 	uint64_t t0 = vback_now_us();
+	struct vback **all;
+	size_t n;
 
 	memset(m, 0, sizeof(*m));
 	m->direction = dir;
 	m->id = id;
+	if ((all = vback_list(&n)) == NULL) {
+		m->result = CUDA_ERROR_OUT_OF_MEMORY;
+		snprintf(m->what, sizeof(m->what), "malloc");
+		return;
+	}
 	if (dir == GF_SWAP_OUT && !vback_out())
-		vback_move_out(m);
+		vback_move_out(m, all, n);
 	else if (dir == GF_SWAP_IN && vback_out())
-		vback_move_in(m);
+		vback_move_in(m, all, n);
+	else if (dir == GF_SWAP_DROP && !vback_out())
+		vback_host_drop(all, n);
+	m->kept = vback_host_kept(all, n);
+	free(all);
 	m->duration_us = vback_now_us() - t0;
 }
 
@@ -305,6 +290,9 @@ vback_restore(void)
 
 	pthread_mutex_lock(&vback_lock);
 	vback_move(GF_SWAP_IN, 0, &m);
+	/* No daemon counts the host memory kept: give it back. */
+	if (m.result == CUDA_SUCCESS)
+		vback_move(GF_SWAP_DROP, 0, &m);
 	pthread_mutex_unlock(&vback_lock);
 	if (m.result != CUDA_SUCCESS) {
 		log_errx("cannot bring this process's memory back from the "
@@ -326,34 +314,50 @@ vback_tell(const struct gf_moved *m)
 	pthread_mutex_unlock(&client_lock);
 }
 
+/* The next request, waited for (vback_qlock held): a drop first. */
+static void
+vback_next(uint32_t *dir, uint32_t *id)
+{
+	while (vback_todo == 0 && !vback_drop)
+		pthread_cond_wait(&vback_cv, &vback_qlock);
+	if (vback_drop) {
+		vback_drop = 0;
+		*dir = GF_SWAP_DROP;
+		*id = vback_drop_id;
+		return;
+	}
+	*dir = vback_todo;
+	*id = vback_todo_id;
+	vback_todo = 0;
+}
+
 static void *
 vback_main(void *arg)
 {
+	static const char *const names[] = { "?", "out", "in", "back" };
 	struct gf_moved m;
 	uint32_t dir, id;
 
 	(void)arg;
 	__atomic_store_n(&vback_tid, (pid_t)syscall(SYS_gettid),
 	    __ATOMIC_RELAXED);
-	pthread_mutex_lock(&vback_lock);
 	for (;;) {
-		while (vback_todo == 0)
-			pthread_cond_wait(&vback_cv, &vback_lock);
-		dir = vback_todo;
-		id = vback_todo_id;
-		vback_todo = 0;
+		pthread_mutex_lock(&vback_qlock);
+		vback_next(&dir, &id);
+		pthread_mutex_unlock(&vback_qlock);
+		pthread_mutex_lock(&vback_lock);
 		vback_move(dir, id, &m);
 		pthread_mutex_unlock(&vback_lock);
-		log_debug("moved %llu bytes %s in %llu us",
-		    (unsigned long long)m.moved, dir == GF_SWAP_OUT ? "out" :
-		    "in", (unsigned long long)m.duration_us);
+		log_debug("moved %llu bytes %s in %llu us, %llu kept on host",
+		    (unsigned long long)m.moved, names[dir & 3],
+		    (unsigned long long)m.duration_us,
+		    (unsigned long long)m.kept);
 		vback_tell(&m);
-		pthread_mutex_lock(&vback_lock);
 	}
 	return NULL;
 }
 
-/* The move thread, with every signal blocked (lock held). */
+/* The move thread, with every signal blocked (vback_qlock held). */
 static int
 vback_start(void)
 {
@@ -387,11 +391,12 @@ vback_request(uint32_t direction, uint32_t id)
 	char why[CLIENT_WHY_LEN];
 	struct gf_moved m;
 
-	if (direction != GF_SWAP_OUT && direction != GF_SWAP_IN)
+	if (direction != GF_SWAP_OUT && direction != GF_SWAP_IN &&
+	    direction != GF_SWAP_DROP)
 		return;
-	pthread_mutex_lock(&vback_lock);
+	pthread_mutex_lock(&vback_qlock);
 	if (vback_start() < 0) {
-		pthread_mutex_unlock(&vback_lock);
+		pthread_mutex_unlock(&vback_qlock);
 		memset(&m, 0, sizeof(m));
 		m.direction = direction;
 		m.id = id;
@@ -403,8 +408,13 @@ vback_request(uint32_t direction, uint32_t id)
 			    why, sizeof(why));
 		return;
 	}
-	vback_todo = direction;
-	vback_todo_id = id;
+	if (direction == GF_SWAP_DROP) {
+		vback_drop = 1;
+		vback_drop_id = id;
+	} else {
+		vback_todo = direction;
+		vback_todo_id = id;
+	}
 	pthread_cond_signal(&vback_cv);
-	pthread_mutex_unlock(&vback_lock);
+	pthread_mutex_unlock(&vback_qlock);
 }

@@ -135,10 +135,11 @@ ctl_json_status(FILE *fp, const struct ctl_status *st)
 	fprintf(fp, ",\"pid\":%" PRIu32 ",\"uptime_ms\":%" PRIu64
 	    ",\"clients\":%" PRIu32 "},\"swap\":{\"available\":%s,"
 	    "\"engine\":\"%s\",\"host_limit_bytes\":%" PRIu64
-	    ",\"host_bytes\":%" PRIu64 ",\"reason\":", d->pid, d->uptime_ms,
+	    ",\"host_bytes\":%" PRIu64 ",\"host_kept_bytes\":%" PRIu64
+	    ",\"reason\":", d->pid, d->uptime_ms,
 	    d->nclients, d->swap_available ? "true" : "false",
 	    d->swap_engine == GF_ENGINE_COPY ? "copy" : "checkpoint",
-	    d->swap_host_limit, d->swap_host_used);
+	    d->swap_host_limit, d->swap_host_used, d->swap_host_kept);
 	ctl_json_string(fp, d->swap_reason, sizeof(d->swap_reason));
 	fputs("},\"devices\":[", fp);
 	for (i = 0; i < st->ndevices; i++) {

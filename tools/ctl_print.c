@@ -208,16 +208,19 @@ ctl_print_daemon(FILE *fp, const struct ctl_status *st)
 	    ctl_printable(d->version, sizeof(d->version), version,
 	    sizeof(version)), d->pid, ctl_duration_format(d->uptime_ms, up,
 	    sizeof(up)), d->nclients, d->nclients == 1 ? "" : "s");
-	if (d->swap_available && d->swap_host_limit != 0)
-		fprintf(fp, "host swap: available, engine %s, %s of %s on "
-		    "host\n", d->swap_engine == GF_ENGINE_COPY ? "copy" :
-		    "checkpoint", size_format(d->swap_host_used, used,
-		    sizeof(used)), size_format(d->swap_host_limit, limit,
-		    sizeof(limit)));
-	else if (d->swap_available)
-		fprintf(fp, "host swap: available, engine %s, %s on host\n",
+	if (d->swap_available) {
+		fprintf(fp, "host swap: available, engine %s, %s",
 		    d->swap_engine == GF_ENGINE_COPY ? "copy" : "checkpoint",
 		    size_format(d->swap_host_used, used, sizeof(used)));
+		if (d->swap_host_limit != 0)
+			fprintf(fp, " of %s", size_format(d->swap_host_limit,
+			    limit, sizeof(limit)));
+		fputs(" on host", fp);
+		if (d->swap_host_kept != 0)
+			fprintf(fp, " (%s of it kept pinned for the next swap-out)",
+			    size_format(d->swap_host_kept, used, sizeof(used)));
+		fputc('\n', fp);
+	}
 	else
 		fprintf(fp, "host swap: unavailable: %s\n",
 		    ctl_printable(d->swap_reason, sizeof(d->swap_reason), reason,

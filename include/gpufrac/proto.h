@@ -77,7 +77,9 @@
  * were 16 and 120 bytes; SWAP_IN grew from nothing by its reason, and a
  * shim sends it so, with no payload, for the reason 0 that is all an
  * older daemon knows; DEVICE_INFO grew from 64 bytes by taken, whose 0
- * says that nothing but the client's own limit bounds it.)
+ * says that nothing but the client's own limit bounds it; MOVED grew
+ * from 160 bytes by kept and pinned, whose 0s say no host memory is kept;
+ * STATUS grew by swap_host_kept.)
  * Across protocol versions, three things never change, so that any two
  * ends can tell each other that they cannot talk: the header, the numbers
  * of HELLO and ERROR, and ERROR's payload. A daemon answers a HELLO of a
@@ -213,10 +215,15 @@ enum {
 				   the header says the daemon's */
 };
 
-/* SWAP_REQ's direction. */
+/*
+ * SWAP_REQ's direction, and MOVE's. MOVE alone may also say GF_SWAP_DROP:
+ * give back the pinned host memory kept for the next move out (it is
+ * sent only to a shim whose MOVED said it keeps some).
+ */
 enum {
 	GF_SWAP_OUT = 1,
 	GF_SWAP_IN,
+	GF_SWAP_DROP,
 };
 
 /* What happens to a preempted group's processes. */
@@ -386,7 +393,11 @@ struct gf_status {
 	uint32_t	swap_engine;	/* GF_ENGINE_*: [daemon]'s */
 	uint32_t	zero;
 	uint64_t	swap_host_limit; /* 0: none */
-	uint64_t	swap_host_used;	/* held by processes swapped out */
+	uint64_t	swap_host_used;	/* held by processes swapped out,
+					   and kept (swap_host_kept) */
+	uint64_t	swap_host_kept;	/* of which: kept pinned by processes
+					   that are in, for their next move
+					   out (the copy engine) */
 };
 
 struct gf_device_status {
@@ -466,9 +477,12 @@ enum {
 #define GF_MOVED_DEVICES	8	/* device ordinals MOVED tells of */
 #define GF_MOVED_WHAT_LEN	64
 
-/* MOVE: move this process's memory to host (GF_SWAP_OUT) or back. */
+/*
+ * MOVE: move this process's memory to host (GF_SWAP_OUT) or back, or give
+ * back the host memory kept for moving it (GF_SWAP_DROP).
+ */
 struct gf_move {
-	uint32_t	direction;	/* GF_SWAP_OUT or GF_SWAP_IN */
+	uint32_t	direction;	/* GF_SWAP_OUT, GF_SWAP_IN, GF_SWAP_DROP */
 	uint32_t	id;		/* this move's, MOVED says it back
 					   (activity.h: the swapped mark) */
 };
@@ -486,6 +500,13 @@ struct gf_moved {
 	uint32_t	id;		/* the MOVE's it answers */
 	char		what[GF_MOVED_WHAT_LEN]; /* what stayed, or the failed
 					   call ("cuMemHostAlloc") */
+	/* grown (a compatible change): */
+	uint64_t	kept;		/* pinned host memory the process
+					   holds for moves now: out, its
+					   contents; in, kept for the next
+					   move out (0: none, as a shim
+					   that frees it at once says) */
+	uint64_t	pinned;		/* of it, pinned by this move */
 };
 
 struct gf_swap_in {
@@ -652,9 +673,9 @@ _Static_assert(sizeof(struct gf_deny) == 24, "gf_deny layout");
 _Static_assert(sizeof(struct gf_commit) == 48, "gf_commit layout");
 _Static_assert(sizeof(struct gf_rollback) == 24, "gf_rollback layout");
 _Static_assert(sizeof(struct gf_ctx_end) == 32, "gf_ctx_end layout");
-_Static_assert(sizeof(struct gf_status) == 160, "gf_status layout");
+_Static_assert(sizeof(struct gf_status) == 168, "gf_status layout");
 _Static_assert(sizeof(struct gf_move) == 8, "gf_move layout");
-_Static_assert(sizeof(struct gf_moved) == 160, "gf_moved layout");
+_Static_assert(sizeof(struct gf_moved) == 176, "gf_moved layout");
 _Static_assert(sizeof(struct gf_device_status) == 168, "gf_device_status layout");
 _Static_assert(sizeof(struct gf_client) == 136, "gf_client layout");
 _Static_assert(sizeof(struct gf_group_status) == 104, "gf_group_status layout");

@@ -29,7 +29,7 @@ printf '[daemon]\ndefault_resolver = swap\nwait_timeout = 20s\n' >"$conf"
 daemon_start
 check_eq "status says swap is available" \
 	"$(ctl status --json | json 'j["swap"]')" \
-	"{'available': True, 'engine': 'checkpoint', 'host_limit_bytes': 0, 'host_bytes': 0, 'reason': ''}"
+	"{'available': True, 'engine': 'checkpoint', 'host_limit_bytes': 0, 'host_bytes': 0, 'host_kept_bytes': 0, 'reason': ''}"
 
 # --- an idle process makes room, and comes back when it calls ------------
 client_start a preload "$C" alloc 3Gi fill hold check hold

@@ -74,7 +74,7 @@ static const struct type_case types[] = {
 	T(LEASE_RETURN, gf_lease),
 	T(LEASE_RESTORE, gf_lease),
 	T(CTX_END, gf_ctx_end),
-	TS(MOVED, gf_moved, what),
+	TG(MOVED, gf_moved, 160, what),
 	T0(STATUS_REQ),
 	T0(PS_REQ),
 	T(ALLOCS_REQ, gf_allocs_req),

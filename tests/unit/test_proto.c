@@ -177,7 +177,8 @@ test_first_sizes(void **state)
 		n = packet_make(&m, tc, tc->first + 1);
 		check_fails(&m, n, WHY_SHORT, tc->name);
 	}
-	assert_int_equal(grown, 5);	/* HELLO, SWAP_IN, CLIENT, STATUS, DEVICE_INFO */
+	/* HELLO, SWAP_IN, CLIENT, STATUS, DEVICE_INFO, MOVED */
+	assert_int_equal(grown, 6);
 }
 
 static void

@@ -1,0 +1,138 @@
+/*
+ * The host memory host swap holds, against swap_host_limit: the charges
+ * of processes swapped out (the ledger's host), and the pinned memory the
+ * copy engine's shims keep while in, for their next move out (MOVED's
+ * kept; shim/vback_host.c says why: pinning is ~25 times slower than the
+ * bus). When a swap would pass the limit, the processes that keep some
+ * are asked for it back (MOVE GF_SWAP_DROP), and the swap is tried again
+ * once they have given it.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "arbiter.h"
+#include "control.h"
+#include "ledger.h"
+#include "log.h"
+#include "swap.h"
+#include "swap_op.h"
+#include "units.h"
+
+/* lc's charges on host: its memory swapped out. */
+static uint64_t
+charged(const struct arbiter *a, const struct ledger_client *lc)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < a->ledger.ndevices; i++)
+		n += lc->usage[i].host;
+	return n;
+}
+
+/* What lc's shim keeps beyond its charges on host. */
+static uint64_t
+kept_beyond(const struct arbiter *a, const struct ledger_client *lc)
+{
+	uint64_t c = charged(a, lc);
+
+	return lc->host_kept > c ? lc->host_kept - c : 0;
+}
+
+uint64_t
+swap_host_kept(const struct arbiter *a)
+{
+	const struct ledger_client *lc;
+	uint64_t n = 0;
+
+	TAILQ_FOREACH(lc, &a->ledger.clients, entry)
+		n += kept_beyond(a, lc);
+	return n;
+}
+
+uint64_t
+swap_host_used(const struct arbiter *a)
+{
+	uint64_t n = swap_host_kept(a);
+	size_t i;
+
+	for (i = 0; i < a->ledger.ndevices; i++)
+		n += a->ledger.devices[i].host;
+	return n;
+}
+
+uint64_t
+swap_host_after(const struct arbiter *a, const struct ledger_client *lc)
+{
+	uint64_t out = swap_footprint(a, lc);
+
+	/* Its kept memory takes its contents: counted once. */
+	if (lc->host_kept > out)
+		out = lc->host_kept;
+	return swap_host_used(a) - kept_beyond(a, lc) + out;
+}
+
+/* The largest keeper not yet asked, but lc, or NULL. */
+static struct ledger_client *
+keeper_next(struct arbiter *a, const struct ledger_client *lc)
+{
+	struct ledger_client *k, *best = NULL;
+
+	TAILQ_FOREACH(k, &a->ledger.clients, entry)
+		if (k != lc && k->swap == SWAP_NONE && !k->host_dropping &&
+		    !k->departing && k->host_kept > 0 &&
+		    (best == NULL || k->host_kept > best->host_kept))
+			best = k;
+	return best;
+}
+
+uint64_t
+swap_host_reclaim(struct arbiter *a, const struct ledger_client *lc,
+    uint64_t need)
+{
+	struct ledger_client *k;
+	struct gf_move mv;
+	struct conn *c;
+	uint64_t coming = 0, could = 0;
+	char sbuf[32];
+
+	TAILQ_FOREACH(k, &a->ledger.clients, entry)
+		if (k != lc && k->swap == SWAP_NONE && !k->departing)
+			could += k->host_kept;
+	if (could < need)
+		return 0;
+	TAILQ_FOREACH(k, &a->ledger.clients, entry)
+		if (k != lc && k->host_dropping)
+			coming += k->host_kept;
+	while (coming < need && (k = keeper_next(a, lc)) != NULL) {
+		memset(&mv, 0, sizeof(mv));
+		mv.direction = GF_SWAP_DROP;
+		k->host_dropping = 1;	/* asked once, sent or not */
+		if ((c = swap_conn_of(a, k)) == NULL ||
+		    conn_send(c, GF_MSG_MOVE, 0, &mv) < 0)
+			continue;
+		log_info("pid %u: asked for the %s of pinned host memory it "
+		    "keeps, for a swap of pid %u", k->pid, size_format(
+		    k->host_kept, sbuf, sizeof(sbuf)), lc->pid);
+		coming += k->host_kept;
+	}
+	return coming;
+}
+
+void
+swap_host_dropped(struct arbiter *a, struct ledger_client *lc,
+    const struct gf_moved *m)
+{
+	struct ledger_client *k;
+	char sbuf[32];
+
+	log_info("pid %u gave back pinned host memory: %s kept now", lc->pid,
+	    size_format(m->kept, sbuf, sizeof(sbuf)));
+	lc->host_kept = m->kept;
+	lc->host_dropping = 0;
+	/* Those passed over for want of room may fit now. */
+	TAILQ_FOREACH(k, &a->ledger.clients, entry)
+		if (k->swap == SWAP_NONE)
+			k->swap_skip = 0;
+	swap_pump(a);
+}
