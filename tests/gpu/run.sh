@@ -36,6 +36,9 @@
 #    GPU_SWAP_ROUNDS (2) rounds, then checkpoint for GPU_SWAP_ROUNDS2 (1);
 #    each engine's GB/s beside the pinned copies'; a step that overruns
 #    prints the daemon's events, ps and the workers' Python stacks.
+#    Then alloc_cost.sh: a 2 MiB alloc+free pair's cost bare and under the
+#    shim with each swap engine (the copy engine's target: at most twice
+#    the bare driver's), as figures.
 # 4. share.sh: make bench-share on the real driver (bench/share -r, root),
 #    its tenants on 16 GiB of the GPU, the rest kept back by each way's
 #    daemon; its JSON line is the figure "bench_share". The last step,
@@ -240,6 +243,8 @@ done
 run_step swap 150 env GPU_SWAP_ROUNDS="${GPU_SWAP_ROUNDS:-2}" \
     bash "$here/swap.sh" ${sim[@]+"${sim[@]}"}
 judge swap $?
+run_step alloc_cost 40 bash "$here/alloc_cost.sh" ${sim[@]+"${sim[@]}"}
+judge alloc_cost $?
 
 # 4. The sharing benchmark on the real driver, if there is time for it.
 left=$((deadline - SECONDS))
