@@ -39,6 +39,7 @@ static const struct {
 	SYM(cuCtxGetDevice, "cuCtxGetDevice"),
 	SYM(cuMemGetAddressRange_v2, "cuMemGetAddressRange_v2"),
 	SYM(cuDeviceGetCount, "cuDeviceGetCount"),
+	SYM(cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer"),
 	SYM(cuDeviceGetUuid_v2, "cuDeviceGetUuid_v2"),
 	SYM(cuDeviceGetUuid_v1, "cuDeviceGetUuid"),
 	SYM(cuArrayCreate_v2, "cuArrayCreate_v2"),

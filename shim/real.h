@@ -32,6 +32,7 @@ struct real_driver {
 	CUresult (*cuMemGetAddressRange_v2)(CUdeviceptr *, size_t *,
 		    CUdeviceptr);
 	CUresult (*cuDeviceGetCount)(int *);
+	CUresult (*cuDeviceCanAccessPeer)(int *, CUdevice, CUdevice);
 	CUresult (*cuDeviceGetUuid_v2)(CUuuid *, CUdevice);
 	/* "cuDeviceGetUuid", for drivers older than 11.4 */
 	CUresult (*cuDeviceGetUuid_v1)(CUuuid *, CUdevice);

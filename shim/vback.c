@@ -12,6 +12,8 @@
 #include "vback.h"
 #include "vback_int.h"
 
+#define VBACK_DEVICES	63	/* reached peer to peer: a mask's bits */
+
 pthread_mutex_t vback_lock = PTHREAD_MUTEX_INITIALIZER;
 struct ptrmap vback_map;
 int vback_is_out;
@@ -54,17 +56,65 @@ vback_size(int dev, uint64_t size)
 {
 	uint64_t g;
 
-	if (dev < 0 || !vback_engine() || (g = vback_granule(dev)) == 0 ||
+	if (dev < 0 || dev >= VBACK_DEVICES || !vback_engine() ||
+	    (g = vback_granule(dev)) == 0 ||
 	    size < g || size > UINT64_MAX - g)
 		return 0;
 	return (size + g - 1) / g * g;
+}
+
+/*
+ * The devices that reach dev's memory peer to peer, as a mask (asked once
+ * per device). The driver's own allocations are reached by a peer once it
+ * enables peer access; a backed one only by a device granted access to its
+ * mapping: granted to them all ahead, so that peer access behaves as on
+ * the bare driver.
+ */
+static uint64_t
+vback_peers(int dev)
+{
+	static uint64_t known[VBACK_DEVICES];	/* bit 63: asked */
+	uint64_t m;
+	int n = 0, i, can;
+
+	if (dev >= VBACK_DEVICES)
+		return 0;
+	if ((m = __atomic_load_n(&known[dev], __ATOMIC_RELAXED)) != 0)
+		return m & ~(1ull << 63);
+	m = 1ull << 63;
+	if (REAL_CALL(cuDeviceGetCount, &n) != CUDA_SUCCESS)
+		n = 0;
+	for (i = 0; i < n && i < VBACK_DEVICES; i++)
+		if (i != dev && REAL_CALL(cuDeviceCanAccessPeer, &can, i,
+		    dev) == CUDA_SUCCESS && can)
+			m |= 1ull << i;
+	__atomic_store_n(&known[dev], m, __ATOMIC_RELAXED);
+	return m & ~(1ull << 63);
+}
+
+/* Read-write access for dev and its peers, in acc[]; how many. */
+static unsigned
+vback_access(int dev, CUmemAccessDesc acc[VBACK_DEVICES])
+{
+	uint64_t peers = vback_peers(dev);
+	unsigned n = 0;
+	int i;
+
+	memset(acc, 0, VBACK_DEVICES * sizeof(*acc));
+	for (i = 0; i < VBACK_DEVICES; i++)
+		if (i == dev || (peers & (1ull << i))) {
+			acc[n].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+			acc[n].location.id = i;
+			acc[n++].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+		}
+	return n;
 }
 
 CUresult
 vback_map_new(struct vback *v)
 {
 	CUmemAllocationProp p = vback_prop(v->dev);
-	CUmemAccessDesc acc;
+	CUmemAccessDesc acc[VBACK_DEVICES];
 	CUresult r;
 
 	if ((r = real_cu.cuMemCreate(&v->h, v->held, &p, 0)) != CUDA_SUCCESS)
@@ -72,11 +122,8 @@ vback_map_new(struct vback *v)
 	if ((r = real_cu.cuMemMap(v->ptr, v->held, 0, v->h, 0)) !=
 	    CUDA_SUCCESS)
 		goto out_release;
-	memset(&acc, 0, sizeof(acc));
-	acc.location = p.location;
-	acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-	if ((r = REAL_CALL(cuMemSetAccess, v->ptr, v->held, &acc, 1)) ==
-	    CUDA_SUCCESS)
+	if ((r = REAL_CALL(cuMemSetAccess, v->ptr, v->held, acc,
+	    vback_access(v->dev, acc))) == CUDA_SUCCESS)
 		return CUDA_SUCCESS;
 	(void)real_cu.cuMemUnmap(v->ptr, v->held);
 out_release:

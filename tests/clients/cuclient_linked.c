@@ -26,6 +26,9 @@
  *   verify           write a pattern into each allocation, read it back
  *   fill             write each allocation's own pattern (its first 4 KiB)
  *   check            read them back: "check ok" | "check differs" | "check err=CODE"
+ *   peercopy         the first allocation's pattern copied by the current
+ *                    context (dev N: maybe another device's) into the
+ *                    newest: "peercopy ok" | "... differs" | "... err=CODE"
  *   sync             cuCtxSynchronize      -> "sync ok" | "sync err=CODE"
  *   busy             inside cuLaunchHostFunc (a driver call gpufrac hooks)
  *                    print "holding", then wait for SIGUSR1
@@ -289,6 +292,36 @@ check(void)
 		}
 	}
 	printf("check ok\n");
+}
+
+/*
+ * "peercopy": the first allocation's first 4 KiB (fill's pattern) copied
+ * into the newest by the current context, whose device may be another.
+ */
+static void
+peercopy(void)
+{
+	unsigned char want[4096], got[4096];
+	size_t n;
+	CUresult r;
+
+	if (nmems < 2) {
+		printf("peercopy err=%d\n", CUDA_ERROR_INVALID_VALUE);
+		return;
+	}
+	n = mems[0].size < sizeof(want) ? mems[0].size : sizeof(want);
+	if (mems[nmems - 1].size < n)
+		n = mems[nmems - 1].size;
+	pattern(0, want, n);
+	/* Cleared first: what a copy before left is no answer. */
+	if ((r = cuMemsetD8_v2(mems[nmems - 1].ptr, 0, n)) != CUDA_SUCCESS ||
+	    (r = cuMemcpyDtoD_v2(mems[nmems - 1].ptr, mems[0].ptr, n)) !=
+	    CUDA_SUCCESS || (r = cuMemcpyDtoH_v2(got, mems[nmems - 1].ptr,
+	    n)) != CUDA_SUCCESS) {
+		report("peercopy", r);
+		return;
+	}
+	printf("peercopy %s\n", memcmp(got, want, n) == 0 ? "ok" : "differs");
 }
 
 /* Say "holding" and wait for SIGUSR1: the "hold" command. */
@@ -901,6 +934,7 @@ static const struct command {
 	{ "hold",		1, 0, NULL, hold },
 	{ "fill",		1, 0, NULL, fill },
 	{ "check",		1, 0, NULL, check },
+	{ "peercopy",		1, 0, NULL, peercopy },
 	{ "array",		3, 2, make_array, NULL },
 	{ "mipmap",		4, 3, make_array, NULL },
 	{ "freearrays",		1, 0, NULL, free_arrays },

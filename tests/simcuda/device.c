@@ -234,6 +234,22 @@ cuDeviceGetCount(int *count)
 	return r;
 }
 
+/*
+ * Every simulated device reaches every other one peer to peer, as the
+ * GPUs of one NVLink or PCIe switch do; a device is not its own peer.
+ */
+CUresult
+cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, CUdevice peerDev)
+{
+	SIM_GATE();
+	CUresult r = sim_ready_out(canAccessPeer);
+
+	if (r == CUDA_SUCCESS && (r = device_check(dev)) == CUDA_SUCCESS &&
+	    (r = device_check(peerDev)) == CUDA_SUCCESS)
+		*canAccessPeer = dev != peerDev;
+	return r;
+}
+
 CUresult
 cuDeviceGet(CUdevice *device, int ordinal)
 {

@@ -50,6 +50,7 @@ static const struct procaddr table[] = {
 	PA("cuCtxPushCurrent", 4000, cuCtxPushCurrent_v2),
 	PA("cuCtxSetCurrent", 4000, cuCtxSetCurrent),
 	PA("cuCtxSynchronize", 2000, cuCtxSynchronize),
+	PA("cuDeviceCanAccessPeer", 4000, cuDeviceCanAccessPeer),
 	PA("cuDeviceComputeCapability", 2000, cuDeviceComputeCapability),
 	PA("cuDeviceGet", 2000, cuDeviceGet),
 	PA("cuDeviceGetAttribute", 2000, cuDeviceGetAttribute),
