@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -636,10 +637,29 @@ copyrate(void)
 	return failures != 0;
 }
 
+/* Whether every page of [p, p + n) is resident; p is page-aligned. */
+static int
+resident(void *p, size_t n)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), i, pages;
+	unsigned char *vec;
+	int all = 1;
+
+	pages = (n + page - 1) / page;
+	if ((vec = malloc(pages)) == NULL || mincore(p, n, vec) < 0) {
+		free(vec);
+		return 0;
+	}
+	for (i = 0; i < pages; i++)
+		all &= vec[i] & 1;
+	free(vec);
+	return all;
+}
+
 /*
  * SIMCUDA_PIN_GBPS: cuMemHostAlloc, cuMemAllocHost and cuMemHostRegister
- * take at least bytes/rate; the memory is pinned (a copy from it crosses
- * the bus). Lower bounds only.
+ * take at least bytes/rate, and the driver's pinned pages are resident
+ * when they return. Lower bounds only.
  */
 static int
 pinrate(void)
@@ -660,6 +680,7 @@ pinrate(void)
 	took = now_us() - t0;
 	CHECK(took >= want_us, "cuMemHostAlloc took %lld us, want at least "
 	    "%lld", took, want_us);
+	CHECK(resident(h, n), "cuMemHostAlloc's pages are not resident");
 	OK(cuMemHostGetFlags(&flags, h));
 	OK(cuMemFreeHost(h));
 	t0 = now_us();
