@@ -12,6 +12,8 @@
  *   sim_checkpoint_linked copyrate the time copies between pinned host
  *                                  memory and the device take at
  *                                  SIMCUDA_COPY_GBPS=0.1 (set here)
+ *   sim_checkpoint_linked pinrate  the time pinning host memory takes at
+ *                                  SIMCUDA_PIN_GBPS=0.1 (set here)
  *   sim_checkpoint_linked target   the target: commands on stdin, one
  *                                  answer line per command on stdout
  */
@@ -26,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -634,9 +637,78 @@ copyrate(void)
 	return failures != 0;
 }
 
+/* Whether every page of [p, p + n) is resident; p is page-aligned. */
+static int
+resident(void *p, size_t n)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), i, pages;
+	unsigned char *vec;
+	int all = 1;
+
+	pages = (n + page - 1) / page;
+	if ((vec = malloc(pages)) == NULL || mincore(p, n, vec) < 0) {
+		free(vec);
+		return 0;
+	}
+	for (i = 0; i < pages; i++)
+		all &= vec[i] & 1;
+	free(vec);
+	return all;
+}
+
+/*
+ * SIMCUDA_PIN_GBPS: cuMemHostAlloc, cuMemAllocHost and cuMemHostRegister
+ * take at least bytes/rate, and the driver's pinned pages are resident
+ * when they return. Lower bounds only.
+ */
+static int
+pinrate(void)
+{
+	const size_t n = 8 * MiB;
+	const long long want_us = n * 1000000LL / 100000000;
+	unsigned int flags;
+	CUcontext ctx;
+	long long t0, took;
+	void *h, *m;
+
+	setenv("SIMCUDA_PIN_GBPS", "0.1", 1);
+	OK(cuInit(0));
+	OK(cuDevicePrimaryCtxRetain(&ctx, 0));
+	OK(cuCtxSetCurrent(ctx));
+	t0 = now_us();
+	OK(cuMemHostAlloc(&h, n, CU_MEMHOSTALLOC_PORTABLE));
+	took = now_us() - t0;
+	CHECK(took >= want_us, "cuMemHostAlloc took %lld us, want at least "
+	    "%lld", took, want_us);
+	CHECK(resident(h, n), "cuMemHostAlloc's pages are not resident");
+	OK(cuMemHostGetFlags(&flags, h));
+	OK(cuMemFreeHost(h));
+	t0 = now_us();
+	OK(cuMemAllocHost(&h, n));
+	took = now_us() - t0;
+	CHECK(took >= want_us, "cuMemAllocHost took %lld us, want at least "
+	    "%lld", took, want_us);
+	OK(cuMemFreeHost(h));
+	if ((m = aligned_alloc(4096, n)) == NULL) {
+		printf("FAIL cannot allocate %zu bytes\n", n);
+		return 1;
+	}
+	t0 = now_us();
+	OK(cuMemHostRegister(m, n, 0));
+	took = now_us() - t0;
+	CHECK(took >= want_us, "cuMemHostRegister took %lld us, want at "
+	    "least %lld", took, want_us);
+	OK(cuMemHostGetFlags(&flags, m));
+	OK(cuMemHostUnregister(m));
+	free(m);
+	return failures != 0;
+}
+
 int
 main(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], "pinrate") == 0)
+		return pinrate();
 	if (argc > 1 && strcmp(argv[1], "copyrate") == 0)
 		return copyrate();
 	if (argc > 1 && strcmp(argv[1], "target") == 0)

@@ -12,7 +12,8 @@ default_resolver = swap.
       empty when the whole device fits.
   check_swap.py run [--backend torch|driver] [--shim PATH] [--share BYTES]
                     [--engine copy|checkpoint] [--bandwidth FILE]
-      Measure pinned host<->device copy bandwidth, run two swap_worker.py
+      Measure pinned host<->device copy bandwidth and how fast one
+      cuMemHostAlloc of a worker's share pins, run two swap_worker.py
       under the shim and make them alternate, then report every swap-out
       and swap-in against that bandwidth (and as FIGURE lines for run.sh).
       Each worker takes 70 % of what the daemon shares, or BYTES if less.
@@ -110,28 +111,39 @@ def plan(args):
     return 0
 
 
-def measure_bandwidth(args, nbytes, env):
-    """The baseline: pinned copies in a process of its own, no shim; read
-    from args.bandwidth when an earlier engine of the run measured it."""
+def measure_bandwidth(args, nbytes, pin, env):
+    """The baseline: pinned copies of nbytes and one pinning of pin bytes
+    in a process of its own, no shim; read from args.bandwidth when an
+    earlier engine of the run measured it."""
     if args.bandwidth and os.path.exists(args.bandwidth):
         with open(args.bandwidth) as f:
             return json.load(f)
-    bw = measure_once(args, nbytes, env)
+    bw = measure_once(args, nbytes, pin, env)
     if args.bandwidth:
         with open(args.bandwidth, "w") as f:
             json.dump(bw, f)
     return bw
 
 
-def measure_once(args, nbytes, env):
+def measure_once(args, nbytes, pin, env):
     out = subprocess.run(
         [sys.executable, WORKER, "bandwidth", str(nbytes), "--backend",
-         args.backend], env=env, capture_output=True, text=True,
+         args.backend, "--pin", str(pin)], env=env, capture_output=True,
+        text=True,
         timeout=max(args.step_timeout, 60.0))
     if out.returncode != 0:
         raise StepError("bandwidth measurement failed (status %d): %s"
                         % (out.returncode, out.stderr.strip()[-2000:]))
     return json.loads(out.stdout.splitlines()[-1])
+
+
+def pinning(bw):
+    """How fast one cuMemHostAlloc pinned, for the summary lines."""
+    if bw.get("pin_gbps") is None:
+        return "pinning not measured%s" % (
+            ": " + bw["pin_error"] if bw.get("pin_error") else "")
+    return "pinning %.2f GB/s (%s in one cuMemHostAlloc)" % (
+        bw["pin_gbps"], size(bw["pin_bytes"]))
 
 
 def gbps(e):
@@ -153,9 +165,9 @@ def report(events, who, bw, engine):
                      "%.0f%%" % (100 * r / pinned[e["event"]]), e["reason"]))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     say("", "--- swap events%s (pinned copies: host->device %.2f GB/s, "
-        "device->host %.2f GB/s, %s each way)"
+        "device->host %.2f GB/s, %s each way; %s)"
         % (", engine " + engine if engine else "", bw["h2d_gbps"],
-           bw["d2h_gbps"], size(bw["bytes"])))
+           bw["d2h_gbps"], size(bw["bytes"]), pinning(bw)))
     for r in rows:
         say("  ".join(c.rjust(w) if i in (2, 3, 4, 5, 6) else c.ljust(w)
                       for i, (c, w) in enumerate(zip(r, widths)))
@@ -193,12 +205,13 @@ def report(events, who, bw, engine):
 
 
 def figures(swaps, bw, engine):
-    """For run.sh's summary: pinned copies, each swap's GB/s each way
-    (null where too short to time) and each way's over all timed swaps,
-    named after the engine when one was given."""
+    """For run.sh's summary: pinned copies, pinning, each swap's GB/s each
+    way (null where too short to time) and each way's over all timed
+    swaps, named after the engine when one was given."""
     suffix = "_" + engine if engine else ""
     figure("pinned_h2d_gbps", bw["h2d_gbps"])
     figure("pinned_d2h_gbps", bw["d2h_gbps"])
+    figure("pin_gbps", bw.get("pin_gbps"))
     for kind, name in (("swap-out", "swap_out"), ("swap-in", "swap_in")):
         each = [gbps(e) for e in swaps if e["event"] == kind]
         figure(name + "_each_gbps" + suffix, json.dumps(
@@ -273,14 +286,18 @@ def run(args):
     env = worker_env(None, dev["uuid"])
     bw_bytes = min(4 * GIB if args.backend == "torch" else 256 * MIB,
                    cap // 8, host_budget(avail) // 4) // (2 * MIB) * (2 * MIB)
+    # One pinning of a worker's share, as a swap-out by copy pins it, if
+    # host memory holds it beside the copies' buffers.
+    pin = max(0, min(share, host_budget(avail) // 2)) // (2 * MIB) * (
+        2 * MIB)
     try:
-        bw = measure_bandwidth(args, bw_bytes, env)
+        bw = measure_bandwidth(args, bw_bytes, pin, env)
     except (StepError, subprocess.TimeoutExpired, ValueError,
             IndexError) as e:
         check("pinned copy bandwidth measured", False, e)
         return done()
-    say("pinned copies: host->device %.2f GB/s, device->host %.2f GB/s"
-        % (bw["h2d_gbps"], bw["d2h_gbps"]))
+    say("pinned copies: host->device %.2f GB/s, device->host %.2f GB/s; %s"
+        % (bw["h2d_gbps"], bw["d2h_gbps"], pinning(bw)))
 
     env["LD_PRELOAD"] = args.shim
     events = Events()

@@ -18,8 +18,11 @@
 # or both, copy first, each with a daemon of its own (swap_engine in its
 # [daemon] section); each engine's GB/s is printed beside the pinned
 # copies measured once for the run (FIGURE swap_out_gbps_copy,
-# swap_in_gbps_checkpoint, ...). On the simulated driver the bus has
-# SIMCUDA_COPY_GBPS (20) and SIMCUDA_CKPT_GBPS (2.3) unless set.
+# swap_in_gbps_checkpoint, ...), and beside them how fast one
+# cuMemHostAlloc of a worker's share pinned in the same probe (FIGURE
+# pin_gbps: what each swap-out by copy paid on an H200). On the
+# simulated driver the bus has SIMCUDA_COPY_GBPS (20), SIMCUDA_CKPT_GBPS
+# (2.3) and SIMCUDA_PIN_GBPS (2.3) unless set.
 # GPU_SWAP_FRACTION (0.7), GPU_SWAP_ROUNDS (3: the first engine's rounds),
 # GPU_SWAP_ROUNDS2 (1: the second's, so that both fit run.sh's 150 s on
 # an H200), GPU_SWAP_IDLE (1 s between turns), GPU_SWAP_STEP_TIMEOUT (60 s:
@@ -49,6 +52,7 @@ case $# in
 	export SIMCUDA_STATE=$sim_state SIMCUDA_DEVICES=${SIMCUDA_DEVICES:-2Gi}
 	export SIMCUDA_COPY_GBPS=${SIMCUDA_COPY_GBPS:-20}
 	export SIMCUDA_CKPT_GBPS=${SIMCUDA_CKPT_GBPS:-2.3}
+	export SIMCUDA_PIN_GBPS=${SIMCUDA_PIN_GBPS:-2.3}
 	unset CUDA_VISIBLE_DEVICES
 	gib=${GPU_SWAP_GIB:-0};;
 *)	echo "usage: swap.sh [--sim]" >&2; exit 2;;

@@ -16,8 +16,12 @@ driver call brings it back.
         exit               free everything, then exit: 0 only when verify
                            found every byte right and nothing failed
   swap_worker.py bandwidth BYTES [--backend torch|driver] [--reps N]
+                           [--pin BYTES]
       Pinned host<->device copies of BYTES, best of N each way: one line
-      {"bytes":..,"h2d_gbps":..,"d2h_gbps":..} (GB/s: 10^9 bytes/s).
+      {"bytes":..,"h2d_gbps":..,"d2h_gbps":..} (GB/s: 10^9 bytes/s). With
+      --pin, first one cuMemHostAlloc of that many bytes, timed and freed
+      (how fast the driver pins host memory, issue 21), adds
+      "pin_bytes":..,"pin_gbps":.. (null, and "pin_error", if it failed).
 
 Backends: torch (PyTorch tensors: what the issue asks for) and driver (the
 driver API through ctypes, no kernels of its own: runs on the simulated
@@ -59,6 +63,29 @@ def fill_key(name, j):
 
 class Mismatch(Exception):
     pass
+
+
+def pin_rate(cu, nbytes):
+    """One cuMemHostAlloc of nbytes through the driver itself, timed, then
+    freed: how fast the driver pins host memory, which the copy engine's
+    swap-outs paid afresh each time (issue 21: 2-2.5 GB/s on an H200's
+    host). The calling thread's context must be current. Reported only:
+    a failure is said, not raised."""
+    out = {"pin_bytes": nbytes, "pin_gbps": None}
+    h = ctypes.c_void_p()
+    cu.cuMemHostAlloc.argtypes = [ctypes.POINTER(ctypes.c_void_p),
+                                  ctypes.c_size_t, ctypes.c_uint]
+    cu.cuMemFreeHost.argtypes = [ctypes.c_void_p]
+    t0 = time.perf_counter()
+    res = cu.cuMemHostAlloc(ctypes.byref(h), nbytes, 0)
+    secs = time.perf_counter() - t0
+    if res != 0:
+        out["pin_error"] = "cuMemHostAlloc of %d bytes: error %d" % (
+            nbytes, res)
+        return out
+    cu.cuMemFreeHost(h)
+    out["pin_gbps"] = nbytes / secs / 1e9 if secs > 0 else None
+    return out
 
 
 class TorchBackend:
@@ -153,13 +180,17 @@ class TorchBackend:
         self.torch.cuda.synchronize()
         self.torch.cuda.empty_cache()
 
-    def bandwidth(self, nbytes, reps):
+    def bandwidth(self, nbytes, reps, pin):
         torch = self.torch
         torch.cuda.set_device(0)
+        torch.zeros(1, device="cuda")		# the context, current here
+        torch.cuda.synchronize()
+        # The driver's own call, not torch's caching host allocator (which
+        # rounds sizes up and keeps what it frees).
+        out = pin_rate(ctypes.CDLL("libcuda.so.1"), pin) if pin else {}
         host = torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)
         dev = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
         host.fill_(1)
-        out = {}
         for way, dst, src in (("h2d", dev, host), ("d2h", host, dev)):
             dst.copy_(src, non_blocking=True)		# warm-up
             torch.cuda.synchronize()
@@ -286,13 +317,13 @@ class DriverBackend:
         if self.started:
             self.call("cuCtxSynchronize")
 
-    def bandwidth(self, nbytes, reps):
+    def bandwidth(self, nbytes, reps, pin):
         self.start()
+        out = pin_rate(self.cu, pin) if pin else {}
         h = ctypes.c_void_p()
         self.call("cuMemAllocHost_v2", ctypes.byref(h), nbytes)
         d = self._alloc(nbytes)
         ctypes.memset(h, 1, nbytes)
-        out = {}
         for way, fn, args in (("h2d", "cuMemcpyHtoD_v2", (d, h, nbytes)),
                               ("d2h", "cuMemcpyDtoH_v2", (h, d, nbytes))):
             self.call(fn, *args)			# warm-up
@@ -381,9 +412,12 @@ def serve(args):
 
 def bandwidth(args):
     answers = answers_only()
-    res = BACKENDS[args.backend]("bandwidth").bandwidth(args.bytes, args.reps)
-    answers.write(json.dumps({"bytes": args.bytes, "h2d_gbps": res["h2d"],
-                              "d2h_gbps": res["d2h"]}) + "\n")
+    res = BACKENDS[args.backend]("bandwidth").bandwidth(args.bytes, args.reps,
+                                                        args.pin)
+    line = {"bytes": args.bytes, "h2d_gbps": res.pop("h2d"),
+            "d2h_gbps": res.pop("d2h")}
+    line.update(res)
+    answers.write(json.dumps(line) + "\n")
     return 0
 
 
@@ -397,6 +431,8 @@ def main():
     b.add_argument("bytes", type=int)
     b.add_argument("--backend", choices=sorted(BACKENDS), default="torch")
     b.add_argument("--reps", type=int, default=5)
+    b.add_argument("--pin", type=int, default=0, metavar="BYTES",
+                   help="also time one cuMemHostAlloc of BYTES")
     args = p.parse_args()
     if args.mode == "serve":
         return serve(args)

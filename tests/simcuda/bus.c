@@ -1,8 +1,9 @@
 /*
  * The bus: how long moving bytes between host and device takes, for the
  * checkpoint API (SIMCUDA_CKPT_GBPS) and for copies between pinned host
- * memory and the device (SIMCUDA_COPY_GBPS), so that the two ways of
- * swapping a process out can be compared (make bench-swap, issue 21).
+ * memory and the device (SIMCUDA_COPY_GBPS), and how long pinning host
+ * memory takes (SIMCUDA_PIN_GBPS), so that the two ways of swapping a
+ * process out can be compared (make bench-swap, issue 21).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 
 uint64_t bus_ckpt_rate;		/* bytes/s; 0: no time at all */
 uint64_t bus_copy_rate;
+uint64_t bus_pin_rate;
 
 /*
  * A rate in GB/s, a decimal ("2.3"), read as a size in G (10^9 bytes),
@@ -42,14 +44,23 @@ bus_rate_parse(void)
 {
 	bus_ckpt_rate = rate_parse("SIMCUDA_CKPT_GBPS");
 	bus_copy_rate = rate_parse("SIMCUDA_COPY_GBPS");
+	bus_pin_rate = rate_parse("SIMCUDA_PIN_GBPS");
+}
+
+void
+bus_start(struct timespec *start)
+{
+	clock_gettime(CLOCK_MONOTONIC, start);
 }
 
 /*
- * Take the time moving bytes takes at rate: the real driver's calls
- * return when the copy is done, the caller blocked meanwhile.
+ * Return no sooner than bytes/rate after start: the real driver's calls
+ * return when the bytes have moved, the caller blocked meanwhile. The
+ * simulator's own work (a memmove) done since start is part of that time,
+ * not added to it: the bus would have moved the bytes meanwhile.
  */
 void
-bus_move(uint64_t bytes, uint64_t rate)
+bus_move(const struct timespec *start, uint64_t bytes, uint64_t rate)
 {
 	unsigned __int128 ns;
 	struct timespec end;
@@ -57,7 +68,7 @@ bus_move(uint64_t bytes, uint64_t rate)
 	if (rate == 0 || bytes == 0)
 		return;
 	ns = (unsigned __int128)bytes * 1000000000u / rate;
-	clock_gettime(CLOCK_MONOTONIC, &end);
+	end = *start;
 	end.tv_sec += (time_t)(ns / 1000000000u);
 	end.tv_nsec += (long)(ns % 1000000000u);
 	if (end.tv_nsec >= 1000000000) {

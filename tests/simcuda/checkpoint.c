@@ -102,6 +102,7 @@ CUresult
 cuCheckpointProcessCheckpoint(int pid, CUcheckpointCheckpointArgs *args)
 {
 	CUresult r = checkpoint_ready();
+	struct timespec start;
 	uint64_t bytes;
 
 	if (r != CUDA_SUCCESS)
@@ -109,9 +110,10 @@ cuCheckpointProcessCheckpoint(int pid, CUcheckpointCheckpointArgs *args)
 	if (args != NULL && !zeroed(args, sizeof(*args)))
 		return CUDA_ERROR_INVALID_VALUE;
 	if (bus_ckpt_rate != 0) {
+		bus_start(&start);
 		if ((r = state_ck_held(pid, &bytes)) != CUDA_SUCCESS)
 			return r;
-		bus_move(bytes, bus_ckpt_rate);
+		bus_move(&start, bytes, bus_ckpt_rate);
 	}
 	return state_ck_checkpoint(pid);
 }
@@ -124,6 +126,7 @@ CUresult
 cuCheckpointProcessRestore(int pid, CUcheckpointRestoreArgs *args)
 {
 	CUresult r = checkpoint_ready();
+	struct timespec start;
 	uint64_t bytes = 0;
 
 	if (r != CUDA_SUCCESS)
@@ -136,9 +139,10 @@ cuCheckpointProcessRestore(int pid, CUcheckpointRestoreArgs *args)
 		if (args->gpuPairsCount != 0)
 			return CUDA_ERROR_NOT_SUPPORTED;
 	}
+	bus_start(&start);
 	if ((r = state_ck_restore(pid, &bytes)) != CUDA_SUCCESS)
 		return r;
-	bus_move(bytes, bus_ckpt_rate);
+	bus_move(&start, bytes, bus_ckpt_rate);
 	return CUDA_SUCCESS;
 }
 

@@ -62,7 +62,8 @@ side_where(uint64_t p)
 
 /*
  * Whether a copy crosses the bus between pinned host memory and the
- * device, which takes bytes/SIMCUDA_COPY_GBPS (bus.c); the lock is held.
+ * device, which takes bytes/SIMCUDA_COPY_GBPS (bus.c), the memmove that
+ * stands for it included; the lock is held.
  * Pageable memory goes through the driver's staging buffers at a rate
  * that is not modelled.
  */
@@ -84,11 +85,13 @@ copy_run(uint64_t dst, int dst_side, uint64_t src, int src_side, size_t n,
     CUstream stream)
 {
 	struct CUctx_st *ctx;
+	struct timespec start;
 	CUresult r = ctx_current(&ctx);
 	int bus = 0;
 
 	if (r != CUDA_SUCCESS)
 		return r;
+	bus_start(&start);
 	sim_lock();
 	if ((r = stream_check(stream)) == CUDA_SUCCESS && n != 0 &&
 	    (!side_ok(dst, n, dst_side, ctx->phys, 1) ||
@@ -100,7 +103,7 @@ copy_run(uint64_t dst, int dst_side, uint64_t src, int src_side, size_t n,
 	if (r == CUDA_SUCCESS && n != 0)
 		memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
 	if (bus)
-		bus_move(n, bus_copy_rate);
+		bus_move(&start, n, bus_copy_rate);
 	return r;
 }
 

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 /*
  * A 12.8 driver: 13.0 added cuCtxGetDevice_v2 and cuCtxSynchronize_v2 with
@@ -237,13 +238,19 @@ int		checkpoint_hidden(const char *symbol);
 
 /*
  * bus.c: the rates, in bytes/s (0: no time at all), read at cuInit: the
- * checkpoint API's (SIMCUDA_CKPT_GBPS) and pinned host<->device copies'
- * (SIMCUDA_COPY_GBPS); bus_move blocks for the time bytes take at rate.
+ * checkpoint API's (SIMCUDA_CKPT_GBPS), pinned host<->device copies'
+ * (SIMCUDA_COPY_GBPS) and pinning host memory (SIMCUDA_PIN_GBPS).
+ * bus_start notes when a call's work begins, before the simulator does
+ * it; bus_move then blocks until bytes at rate have taken their time
+ * since then, so a call takes the longer of its work and the model's.
  */
 extern uint64_t	bus_ckpt_rate;
 extern uint64_t	bus_copy_rate;
+extern uint64_t	bus_pin_rate;
 void		bus_rate_parse(void);
-void		bus_move(uint64_t bytes, uint64_t rate);
+void		bus_start(struct timespec *start);
+void		bus_move(const struct timespec *start, uint64_t bytes,
+		    uint64_t rate);
 
 /* procaddr_table.c */
 int		procaddr_table_check(void);
