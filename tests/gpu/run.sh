@@ -38,7 +38,9 @@
 #    prints the daemon's events, ps and the workers' Python stacks.
 #    Then alloc_cost.sh: a 2 MiB alloc+free pair's cost bare and under the
 #    shim with each swap engine (the copy engine's target: at most twice
-#    the bare driver's), as figures.
+#    the bare driver's), and host_probe.py: the ways of getting pinned
+#    host memory for a swap-out, timed (cuMemHostAlloc, in parallel,
+#    cuMemHostRegister of pages faulted in ahead), as figures.
 # 4. share.sh: make bench-share on the real driver (bench/share -r, root),
 #    its tenants on 16 GiB of the GPU, the rest kept back by each way's
 #    daemon; its JSON line is the figure "bench_share". The last step,
@@ -245,6 +247,10 @@ run_step swap 150 env GPU_SWAP_ROUNDS="${GPU_SWAP_ROUNDS:-2}" \
 judge swap $?
 run_step alloc_cost 40 bash "$here/alloc_cost.sh" ${sim[@]+"${sim[@]}"}
 judge alloc_cost $?
+if [ ${#sim[@]} -eq 0 ]; then
+	run_step host_probe 40 "$python" "$here/host_probe.py"
+	judge host_probe $?
+fi
 
 # 4. The sharing benchmark on the real driver, if there is time for it.
 left=$((deadline - SECONDS))
