@@ -21,6 +21,11 @@ struct vback {
 	CUcontext	ctx;		/* current when it was made */
 	CUmemGenericAllocationHandle h;	/* 0 while out */
 	void		*host;		/* its contents while out, or NULL */
+	/* Exported for legacy IPC (vback_ipc.c): another process may map
+	 * h, so it must stay on the device. ipc_fd: h as a POSIX
+	 * descriptor, kept open for importers, valid while exported. */
+	int		exported;
+	int		ipc_fd;
 };
 
 extern pthread_mutex_t vback_lock;	/* the map, and a move */
@@ -29,5 +34,20 @@ extern int vback_is_out;		/* contents on the host */
 
 /* Make and map v->h at v->ptr; on failure nothing is left. */
 CUresult vback_map_new(struct vback *v);
+
+/*
+ * Whether v may not move: another process may map its memory (exported
+ * by cuIpcGetMemHandle), so a move would part the two. Set under
+ * vback_lock, never cleared while v lives: a move holding the lock reads
+ * it once.
+ */
+static inline int
+vback_exported(const struct vback *v)
+{
+	return __atomic_load_n(&v->exported, __ATOMIC_ACQUIRE);
+}
+
+/* Close what v's export keeps open (vback_free). */
+void	vback_ipc_forget(struct vback *v);
 
 #endif
