@@ -168,7 +168,7 @@ out_fail:
 	*r = CUDA_ERROR_MAP_FAILED;
 	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
 		log_errx("cannot take IPC memory of pid %d: %s (pidfd_getfd "
-		    "needs leave to ptrace it)", (int)h->pid, strerror(e));
+		    "needs permission to ptrace it)", (int)h->pid, strerror(e));
 	return -1;
 }
 
