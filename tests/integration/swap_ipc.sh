@@ -44,6 +44,25 @@ check_eq "a freed handle is CUDA_ERROR_INVALID_HANDLE" \
 client_release b
 client_release a
 
+# An importer that may not ptrace the exporter cannot take its
+# descriptor: said once on stderr.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	nobody_setup
+	client_start a preload "$C" alloc 4Mi ipcget "$TMP/h5" hold
+	client_start n "${NOBODY_ENV[@]}" "${AS_NOBODY[@]}" \
+		env "LD_PRELOAD=${SAN_RT:+$SAN_RT }$SHIM" "$C" \
+		ipcopen "$TMP/h5" 4Mi hold
+	check_eq "nobody may not open root's memory: CUDA_ERROR_MAP_FAILED" \
+		"$(grep '^ipcopen' "$TMP/n.out")" "ipcopen err=205"
+	check "it says why" grep -q \
+		"^gpufrac: cannot take IPC memory of pid $PID_a: .*ptrace" \
+		"$TMP/n.err"
+	client_release n
+	client_release a
+else
+	echo "# not root or no setpriv: the ptrace permission is not checked"
+fi
+
 # Memory the shim does not back, and handles not its own, are the
 # driver's (the simulated one has no legacy IPC: not supported).
 client_start a preload "$C" alloc 4Ki ipcget "$TMP/h3" hold
