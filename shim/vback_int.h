@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include <cuda.h>
 
@@ -48,6 +49,11 @@ vback_exported(const struct vback *v)
 }
 
 /* Close what v's export keeps open (vback_free). */
-void	vback_ipc_forget(struct vback *v);
+static inline void
+vback_ipc_forget(struct vback *v)
+{
+	if (v->exported)
+		(void)close(v->ipc_fd);
+}
 
 #endif

@@ -123,13 +123,6 @@ vback_ipc_get(CUipcMemHandle *out, CUdeviceptr dptr, CUresult *r)
 	return 1;
 }
 
-void
-vback_ipc_forget(struct vback *v)
-{
-	if (v->exported)
-		(void)close(v->ipc_fd);
-}
-
 static int
 vback_ipc_ours(const struct vback_ipc_handle *h)
 {
