@@ -149,12 +149,21 @@ ask_add(struct arbiter *a, struct conn *c, uint32_t seq,
 
 /* ---- starting a swap ---------------------------------------------------- */
 
+static uint32_t engine_of(const struct arbiter *a,
+	    const struct ledger_client *lc);
+
+/*
+ * The copy engine leaves on the device what another process maps (its
+ * shim keeps exported memory, and imported memory is the exporter's);
+ * the checkpoint API cannot move a process with IPC memory at all.
+ */
 const char *
-swap_unmovable(const struct ledger_client *lc)
+swap_unmovable(const struct arbiter *a, const struct ledger_client *lc)
 {
 	if (lc->act == NULL)
 		return "it shares no activity page with gpufracd";
-	if (__atomic_load_n(&lc->act->flags, __ATOMIC_RELAXED) & GF_ACT_IPC)
+	if ((__atomic_load_n(&lc->act->flags, __ATOMIC_RELAXED) & GF_ACT_IPC) &&
+	    engine_of(a, lc) != GF_ENGINE_COPY)
 		return "it holds IPC memory, which cannot be swapped";
 	if (lc->nmanaged > 0)
 		return "it holds managed memory, which cannot be swapped";
@@ -371,7 +380,7 @@ int
 swap_start_out(struct arbiter *a, struct swap_op *op)
 {
 	struct ledger_client *lc = op->lc;
-	const char *no = swap_unmovable(lc);
+	const char *no = swap_unmovable(a, lc);
 	uint64_t limit = a->conf.swap_host_limit, after, back;
 	char hbuf[GF_ERRMSG_LEN], b1[32], b2[32], b3[32], b4[32];
 
@@ -676,7 +685,7 @@ int
 swap_preempt(struct arbiter *a, struct ledger_client *lc, size_t dev,
     const struct ledger_client *rq)
 {
-	const char *no = swap_unmovable(lc);
+	const char *no = swap_unmovable(a, lc);
 	char cause[48];
 	struct swap_op *op;
 

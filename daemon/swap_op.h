@@ -64,8 +64,9 @@ int	swap_start(struct arbiter *a, struct ledger_client *lc, int dir,
 void	swap_asks_settle(struct arbiter *a, struct ledger_client *lc, int dir,
 	    int ok, const char *msg);
 
-/* Why the checkpoint API cannot move lc's memory (static), or NULL. */
-const char *swap_unmovable(const struct ledger_client *lc);
+/* Why lc's memory cannot be swapped by its engine (static), or NULL. */
+const char *swap_unmovable(const struct arbiter *a,
+	    const struct ledger_client *lc);
 
 /* All lc holds, on the device or out. */
 uint64_t swap_footprint(const struct arbiter *a,

@@ -59,7 +59,7 @@ static int
 movable(struct arbiter *a, struct ledger_client *lc,
     const struct ledger_client *rq)
 {
-	const char *no = swap_unmovable(lc);
+	const char *no = swap_unmovable(a, lc);
 
 	if (no == NULL) {
 		lc->unmovable_said = 0;

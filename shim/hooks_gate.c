@@ -38,4 +38,6 @@ symbol params								\
 	GATE_REAL(symbol, symbol, flag, params, args)
 #define GATE_OWN_ABI(name, version, symbol, real, params, args)	\
 	GATE_REAL(symbol, real, 0, params, args)
+/* Legacy IPC: hooks_ipc.c's. */
+#define IPC_ABI(name, version, symbol, flag, params, args)
 #include "hooks_list.h"

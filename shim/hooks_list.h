@@ -17,6 +17,10 @@
  *   GATE_OWN_ABI(name, version, symbol, real, params, args)  the same for
  *	a function the shim calls itself: its pointer real_cu.real is
  *	declared in real.h by hand, not generated
+ *   IPC_ABI(name, version, symbol, flag, params, args)  legacy IPC: a
+ *	gated pass-through as GATE_ABI for every includer but hooks_gate.c,
+ *	whose hooks hooks_ipc.c writes by hand (the copy engine's memory
+ *	has IPC handles of the shim's own, vback_ipc.h)
  *   NEWER(name, version, symbol)  a newer ABI that is not hooked: the
  *	driver's answer to cuGetProcAddress stands, where the hook of an
  *	older ABI of the same name would otherwise replace it
@@ -63,6 +67,10 @@
 #ifndef NEWER
 #define NEWER(name, version, symbol)
 #endif
+#ifndef IPC_ABI
+#define IPC_ABI(name, version, symbol, flag, params, args) \
+	GATE_ABI(name, version, 0, symbol, flag, params, args)
+#endif
 
 #define HOOK(name, version, symbol)	HOOK_ABI(name, version, 0, symbol)
 #define HOOK_PT(name, version, symbol, pt_version, pt_symbol) \
@@ -87,7 +95,7 @@
 	GATE_OWN_ABI(name, version, symbol, real, params, args)
 /* IPC memory cannot be checkpointed: the daemon must not swap us out. */
 #define GATE_IPC(name, version, symbol, params, args) \
-	GATE_ABI(name, version, 0, symbol, GF_ACT_IPC, params, args)
+	IPC_ABI(name, version, symbol, GF_ACT_IPC, params, args)
 
 /* Parameter lists shared by several entries. */
 #define P_LAUNCH	CUfunction f, unsigned int gridDimX, \
@@ -206,7 +214,7 @@ HOOK("cuGetProcAddress", 11030, cuGetProcAddress)
 HOOK("cuGetProcAddress", 12000, cuGetProcAddress_v2)
 GATE_PT("cuGraphLaunch", 10000, cuGraphLaunch, 10000, cuGraphLaunch_ptsz,
     (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream))
-GATE("cuIpcCloseMemHandle", 4010, cuIpcCloseMemHandle,
+IPC_ABI("cuIpcCloseMemHandle", 4010, cuIpcCloseMemHandle, 0,
     (CUdeviceptr dptr), (dptr))
 GATE_IPC("cuIpcGetMemHandle", 4010, cuIpcGetMemHandle,
     (CUipcMemHandle *pHandle, CUdeviceptr dptr), (pHandle, dptr))
@@ -474,4 +482,5 @@ GATE_PT("cuStreamWaitEvent", 3020, cuStreamWaitEvent, 7000, cuStreamWaitEvent_pt
 #undef HOOK_PT
 #undef HOOK_ABI
 #undef GATE_ABI
+#undef IPC_ABI
 #undef NEWER

@@ -19,6 +19,7 @@ struct ptrmap vback_map;
 int vback_is_out;
 size_t vback_count;		/* in the map: 0 spares a free the lock */
 static uint64_t vback_gran;		/* the granularity; 0: not known */
+static int vback_no_fd;			/* the driver exports no descriptor */
 
 static CUmemAllocationProp
 vback_prop(int dev)
@@ -29,6 +30,10 @@ vback_prop(int dev)
 	p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
 	p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
 	p.location.id = dev;
+	/* Exportable, for legacy IPC of backed memory (vback_ipc.c). */
+	if (!__atomic_load_n(&vback_no_fd, __ATOMIC_RELAXED))
+		p.requestedHandleTypes =
+		    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
 	return p;
 }
 
@@ -117,7 +122,16 @@ vback_map_new(struct vback *v)
 	CUmemAccessDesc acc[VBACK_DEVICES];
 	CUresult r;
 
-	if ((r = real_cu.cuMemCreate(&v->h, v->held, &p, 0)) != CUDA_SUCCESS)
+	r = real_cu.cuMemCreate(&v->h, v->held, &p, 0);
+	if (r != CUDA_SUCCESS && r != CUDA_ERROR_OUT_OF_MEMORY &&
+	    p.requestedHandleTypes != 0) {
+		/* No descriptors here: backed memory has no IPC then. */
+		p.requestedHandleTypes = 0;
+		if ((r = real_cu.cuMemCreate(&v->h, v->held, &p, 0)) ==
+		    CUDA_SUCCESS)
+			__atomic_store_n(&vback_no_fd, 1, __ATOMIC_RELAXED);
+	}
+	if (r != CUDA_SUCCESS)
 		return r;
 	if ((r = real_cu.cuMemMap(v->ptr, v->held, 0, v->h, 0)) !=
 	    CUDA_SUCCESS)
@@ -220,6 +234,7 @@ vback_free(CUdeviceptr p)
 		(void)real_cu.cuMemUnmap(v->ptr, v->held);
 		(void)real_cu.cuMemRelease(v->h);
 	}
+	vback_ipc_forget(v);
 	(void)REAL_CALL(cuMemAddressFree, v->ptr, v->held);
 	free(v);
 	return CUDA_SUCCESS;

@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include <cuda.h>
 
@@ -25,6 +26,11 @@ struct vback {
 					   in (vback_host.c), or NULL */
 	uint64_t	hostlen;	/* host's size, size or more */
 	CUcontext	hostctx;	/* the context host was had in */
+	/* Exported for legacy IPC (vback_ipc.c): another process may map
+	 * h, so it must stay on the device. ipc_fd: h as a POSIX
+	 * descriptor, kept open for importers, valid while exported. */
+	int		exported;
+	int		ipc_fd;
 };
 
 extern pthread_mutex_t vback_lock;	/* the map, and a move */
@@ -45,5 +51,25 @@ void	vback_host_trim(void);			/* free the spares */
 void	vback_host_drop(struct vback **all, size_t n);	/* free all */
 uint64_t vback_host_kept(struct vback **all, size_t n);	/* held now */
 void	vback_host_ctx_gone(CUcontext ctx);	/* its memory is gone */
+
+/*
+ * Whether v may not move: another process may map its memory (exported
+ * by cuIpcGetMemHandle), so a move would part the two. Set under
+ * vback_lock, never cleared while v lives: a move holding the lock reads
+ * it once.
+ */
+static inline int
+vback_exported(const struct vback *v)
+{
+	return __atomic_load_n(&v->exported, __ATOMIC_ACQUIRE);
+}
+
+/* Close what v's export keeps open (vback_free). */
+static inline void
+vback_ipc_forget(struct vback *v)
+{
+	if (v->exported)
+		(void)close(v->ipc_fd);
+}
 
 #endif

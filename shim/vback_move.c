@@ -46,19 +46,27 @@ vback_now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000;
 }
 
-/* The backed allocations, in an array the caller frees (lock held). */
+/*
+ * The backed allocations, in an array the caller frees (lock held): all
+ * n of them, the nmove that may move first (not exported: vback_int.h).
+ */
 static struct vback **
-vback_list(size_t *n)
+vback_list(size_t *n, size_t *nmove)
 {
 	struct vback **all, *v;
-	size_t pos = 0;
+	size_t pos = 0, stay;
 	uint64_t key;
 
-	*n = 0;
+	*n = *nmove = 0;
 	if ((all = calloc(vback_map.len + 1, sizeof(*all))) == NULL)
 		return NULL;
+	stay = vback_map.len;
 	while ((v = ptrmap_next(&vback_map, &pos, &key)) != NULL)
-		all[(*n)++] = v;
+		if (!vback_exported(v))
+			all[(*nmove)++] = v;
+		else
+			all[--stay] = v;
+	*n = vback_map.len;
 	return all;
 }
 
@@ -129,20 +137,23 @@ vback_copy_all(struct vback **all, size_t n, int out, const char **stage)
 /* What stays on the device while out: what vback does not hold. */
 struct vback_stay {
 	struct gf_moved	*m;
-	unsigned	 kinds;		/* 1 << GF_KIND_* */
+	unsigned	 kinds;		/* 1 << GF_KIND_*, or VBACK_STAY_IPC */
 };
+
+#define VBACK_STAY_IPC	31	/* backed, but exported: another maps it */
 
 static int
 vback_stay_one(uint64_t ptr, const struct alloc_entry *e, void *arg)
 {
 	struct vback_stay *st = arg;
+	struct vback *v = ptrmap_get(&vback_map, ptr);
 
-	if (ptrmap_get(&vback_map, ptr) != NULL)
+	if (v != NULL && !vback_exported(v))
 		return 0;
 	if (e->dev >= 0 && e->dev < GF_MOVED_DEVICES)
 		st->m->stayed[e->dev] += e->size;
 	st->m->nstayed++;
-	st->kinds |= 1u << (e->kind & 31);
+	st->kinds |= 1u << (v != NULL ? VBACK_STAY_IPC : e->kind & 31);
 	return 0;
 }
 
@@ -154,6 +165,7 @@ vback_stayed(struct gf_moved *m)
 		{ GF_KIND_MEM, "small" }, { GF_KIND_PITCH, "small pitch" },
 		{ GF_KIND_MANAGED, "managed" }, { GF_KIND_ARRAY, "arrays" },
 		{ GF_KIND_VMM, "vmm" }, { GF_KIND_POOL, "pools" },
+		{ VBACK_STAY_IPC, "ipc" },
 	};
 	struct vback_stay st = { m, 0 };
 	size_t i, len = 0;
@@ -262,20 +274,20 @@ vback_move(uint32_t dir, uint32_t id, struct gf_moved *m)
 {
 	uint64_t t0 = vback_now_us();
 	struct vback **all;
-	size_t n;
+	size_t n, nmove;
 
 	memset(m, 0, sizeof(*m));
 	m->direction = dir;
 	m->id = id;
-	if ((all = vback_list(&n)) == NULL) {
+	if ((all = vback_list(&n, &nmove)) == NULL) {
 		m->result = CUDA_ERROR_OUT_OF_MEMORY;
 		snprintf(m->what, sizeof(m->what), "malloc");
 		return;
 	}
 	if (dir == GF_SWAP_OUT && !vback_out())
-		vback_move_out(m, all, n);
+		vback_move_out(m, all, nmove);
 	else if (dir == GF_SWAP_IN && vback_out())
-		vback_move_in(m, all, n);
+		vback_move_in(m, all, nmove);
 	else if (dir == GF_SWAP_DROP && !vback_out())
 		vback_host_drop(all, n);
 	m->kept = vback_host_kept(all, n);

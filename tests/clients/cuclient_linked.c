@@ -57,6 +57,12 @@
  *   vmmshare SIZE    as vmm, exportable; exported as a POSIX descriptor:
  *                    "vmmshare ok /proc/PID/fd/FD" | "vmmshare err=CODE"
  *   vmmimport PATH   open PATH, import it, map it: "vmmimport ok" | ...
+ *   ipcget FILE      cuIpcGetMemHandle of the newest allocation, written
+ *                    to FILE in hex -> "ipcget ok" | "ipcget err=CODE"
+ *   ipcopen FILE SIZE  cuIpcOpenMemHandle of FILE's handle, kept as an
+ *                    allocation of SIZE (fill, check) -> "ipcopen ok" | ...
+ *   ipcclose         cuIpcCloseMemHandle of the newest opened
+ *   seed N           fill and check use pattern N (default 0) from now
  *   async SIZE       cuMemAllocAsync on the null stream -> "async ok" | ...
  *   freeasync        cuMemFreeAsync of the newest async allocation
  *   threshold SIZE   the current pool's release threshold
@@ -248,13 +254,15 @@ verify(void)
 	return 0;
 }
 
+static unsigned seed;
+
 static void
 pattern(size_t i, unsigned char *buf, size_t n)
 {
 	size_t j;
 
 	for (j = 0; j < n; j++)
-		buf[j] = (unsigned char)(i * 131 + j * 7 + 1);
+		buf[j] = (unsigned char)(i * 131 + j * 7 + 1 + seed * 29);
 }
 
 static void
@@ -716,6 +724,87 @@ cmd_vmmimport(char **argv)
 }
 
 static void
+cmd_seed(char **argv)
+{
+	seed = (unsigned)size_arg(argv[1]);
+}
+
+/* ipcget FILE: the handle in hex, whole once FILE exists. */
+static void
+cmd_ipcget(char **argv)
+{
+	CUipcMemHandle h;
+	char tmp[4096];
+	CUresult r;
+	FILE *f;
+	size_t i;
+
+	if (nmems == 0)
+		die("ipcget: no allocation");
+	if ((r = cuIpcGetMemHandle(&h, mems[nmems - 1].ptr)) != CUDA_SUCCESS) {
+		report("ipcget", r);
+		return;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp", argv[1]);
+	if ((f = fopen(tmp, "w")) == NULL)
+		die("ipcget: cannot write the handle");
+	for (i = 0; i < sizeof(h.reserved); i++)
+		fprintf(f, "%02x", (unsigned char)h.reserved[i]);
+	if (fclose(f) != 0 || rename(tmp, argv[1]) < 0)
+		die("ipcget: cannot write the handle");
+	printf("ipcget ok\n");
+}
+
+static CUdeviceptr opened[64];
+static int nopened;
+
+/* ipcopen FILE SIZE */
+static void
+cmd_ipcopen(char **argv)
+{
+	CUipcMemHandle h;
+	CUdeviceptr p;
+	unsigned x;
+	CUresult r;
+	FILE *f;
+	size_t i;
+
+	if ((f = fopen(argv[1], "r")) == NULL)
+		die("ipcopen: cannot read the handle");
+	for (i = 0; i < sizeof(h.reserved); i++) {
+		if (fscanf(f, "%2x", &x) != 1)
+			die("ipcopen: bad handle");
+		h.reserved[i] = (char)x;
+	}
+	fclose(f);
+	if (nopened == (int)(sizeof(opened) / sizeof(opened[0])))
+		die("too many opened");
+	r = cuIpcOpenMemHandle(&p, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+	if (r == CUDA_SUCCESS) {
+		opened[nopened++] = p;
+		remember(p, size_arg(argv[2]));
+	}
+	report("ipcopen", r);
+}
+
+/* ipcclose: the newest opened, which is no allocation of ours now. */
+static void
+cmd_ipcclose(void)
+{
+	CUdeviceptr p;
+	int i;
+
+	if (nopened == 0)
+		die("ipcclose: nothing opened");
+	p = opened[--nopened];
+	for (i = 0; i < nmems && mems[i].ptr != p; i++)
+		;
+	if (i < nmems)
+		mems[i] = mems[--nmems];
+	report("ipcclose", cuIpcCloseMemHandle(p));
+}
+
+static void
 cmd_vmmrelease(void)
 {
 	if (nreleased >= nvmms)
@@ -946,6 +1035,10 @@ static const struct command {
 	{ "vmmshare",		2, 1, cmd_vmm, NULL },
 	{ "vmmimport",		2, 1, cmd_vmmimport, NULL },
 	{ "vmmrelease",		1, 0, NULL, cmd_vmmrelease },
+	{ "ipcget",		2, 1, cmd_ipcget, NULL },
+	{ "ipcopen",		3, 2, cmd_ipcopen, NULL },
+	{ "ipcclose",		1, 0, NULL, cmd_ipcclose },
+	{ "seed",		2, 1, cmd_seed, NULL },
 	{ "vmmunmap",		1, 0, NULL, cmd_vmmunmap },
 	{ "sync",		1, 0, NULL, cmd_sync },
 	{ "busy",		1, 0, NULL, cmd_busy },

@@ -252,7 +252,8 @@ check_attributes(CUcontext ctx)
 {
 	CUpointer_attribute attrs[3] = { CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
 	    CU_POINTER_ATTRIBUTE_CONTEXT, CU_POINTER_ATTRIBUTE_RANGE_SIZE };
-	unsigned int type = 9, managed = 9;
+	unsigned int type = 9, managed = 9, ipc = 9;
+	CUipcMemHandle handle;
 	CUdeviceptr p, dp = 0, start = 0;
 	CUcontext c = NULL;
 	size_t size = 0;
@@ -272,6 +273,13 @@ check_attributes(CUcontext ctx)
 	    p), CUDA_ERROR_INVALID_VALUE);
 	OK(cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, p));
 	CHECK(managed == 0, "IS_MANAGED %u", managed);
+	OK(cuPointerGetAttribute(&ipc,
+	    CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, p));
+	CHECK(ipc == 1, "IS_LEGACY_CUDA_IPC_CAPABLE %u", ipc);
+	/* Capable, but legacy IPC is not simulated: as without IPC. */
+	EXPECT(cuIpcGetMemHandle(&handle, p), CUDA_ERROR_NOT_SUPPORTED);
+	EXPECT(cuIpcGetMemHandle(&handle, (CUdeviceptr)(uintptr_t)buf),
+	    CUDA_ERROR_INVALID_VALUE);
 	OK(cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
 	    p));
 	CHECK(ordinal == 0, "DEVICE_ORDINAL %d", ordinal);

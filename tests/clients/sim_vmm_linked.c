@@ -137,7 +137,8 @@ check_vmm_access(struct twice *t)
 	unsigned char out[8192];
 	CUdeviceptr va = t->va, base = 0;
 	size_t size = 0, i;
-	unsigned type = 0;
+	unsigned type = 0, ipc = 9;
+	CUipcMemHandle handle;
 	int ord = -1;
 
 	for (i = 0; i < sizeof(t->in); i++)
@@ -173,6 +174,11 @@ check_vmm_access(struct twice *t)
 	OK(cuPointerGetAttribute(&ord, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
 	    va + 10));
 	CHECK(ord == 0, "device ordinal %d", ord);
+	/* VMM memory has no legacy IPC handle, on the real driver too. */
+	OK(cuPointerGetAttribute(&ipc,
+	    CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, va + 10));
+	CHECK(ipc == 0, "IS_LEGACY_CUDA_IPC_CAPABLE %u", ipc);
+	EXPECT(cuIpcGetMemHandle(&handle, va), CUDA_ERROR_INVALID_VALUE);
 	OK(cuMemGetAddressRange_v2(&base, &size, va + 70 * MiB));
 	CHECK(base == va + 64 * MiB && size == 64 * MiB, "range %#llx+%zu",
 	    base, size);

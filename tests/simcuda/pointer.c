@@ -49,8 +49,11 @@ attribute_get(void *data, CUpointer_attribute attr, const struct sim_alloc *a,
 			return CUDA_ERROR_INVALID_VALUE;
 		*(void **)data = (void *)(uintptr_t)ptr;
 		break;
-	case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
 	case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
+		/* cuMemAlloc memory only: VMM and pools are not (ipc.c). */
+		*(unsigned int *)data = a->kind == SIM_MEM_DEVICE;
+		break;
+	case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
 	case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
 	case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE:
 		*(unsigned int *)data = 0;
