@@ -223,6 +223,23 @@ cuMemPoolDestroy(CUmemoryPool pool)
 	return CUDA_SUCCESS;
 }
 
+CUresult
+cuMemExportToShareableHandle(void *shareableHandle,
+    CUmemGenericAllocationHandle handle, CUmemAllocationHandleType handleType,
+    unsigned long long flags)
+{
+	(void)shareableHandle, (void)handle, (void)handleType, (void)flags;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop,
+    CUmemGenericAllocationHandle handle)
+{
+	(void)prop, (void)handle;
+	return CUDA_SUCCESS;
+}
+
 /* The gated pass-throughs: one stub each, from the same list. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
