@@ -22,10 +22,10 @@
 #define VMM_FREED_MAX	64	/* handles one cuMemUnmap may free */
 
 /*
- * The driver's handle for h in *real: h itself unless virtual (one test of
- * a bit), 0 for a virtual handle that is gone, which the driver refuses
- * as it refuses a released one. After activity_enter: while the process
- * is out, its memory has no driver's handle.
+ * The driver's handle for h: h itself unless virtual (one test of a bit),
+ * 0 for a virtual handle that is gone, refused as the driver refuses a
+ * released one. Asked after activity_enter: while the process is out,
+ * its memory has no driver's handle.
  */
 static inline CUmemGenericAllocationHandle
 vmm_real(CUmemGenericAllocationHandle h)
