@@ -16,6 +16,7 @@
 #include "log.h"
 #include "pool_table.h"
 #include "vmm_table.h"
+#include "vmm_virt.h"
 
 static void
 client_fork_prepare(void)
@@ -46,6 +47,7 @@ client_fork_child(void)
 	alloc_table_fork_child();
 	activity_fork_child();
 	vmm_fork_child();
+	vmm_virt_fork_child();
 	pool_fork_child();
 	ctx_array_fork_child();
 	if (client_fd >= 0)

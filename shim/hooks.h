@@ -47,6 +47,13 @@ SHIM_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 		    CUmemGenericAllocationHandle handle,
 		    unsigned long long flags);
 SHIM_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size);
+SHIM_EXPORT CUresult cuMemExportToShareableHandle(void *shareableHandle,
+		    CUmemGenericAllocationHandle handle,
+		    CUmemAllocationHandleType handleType,
+		    unsigned long long flags);
+SHIM_EXPORT CUresult cuMemGetAllocationPropertiesFromHandle(
+		    CUmemAllocationProp *prop,
+		    CUmemGenericAllocationHandle handle);
 SHIM_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize,
 		    CUstream hStream);
 SHIM_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,

@@ -160,6 +160,9 @@ GATE("cuCtxSetCurrent", 4000, cuCtxSetCurrent, (CUcontext ctx), (ctx))
 GATE_SYNC("cuCtxSynchronize", 2000, cuCtxSynchronize, (void), ())
 /* CUDA 13's takes a context (cuCtxSynchronize_v2): not hooked. */
 NEWER("cuCtxSynchronize", 13000, cuCtxSynchronize_v2)
+GATE_OWN("cuDeviceCanAccessPeer", 4000, cuDeviceCanAccessPeer,
+    cuDeviceCanAccessPeer, (int *canAccessPeer, CUdevice dev,
+    CUdevice peerDev), (canAccessPeer, dev, peerDev))
 GATE("cuDeviceComputeCapability", 2000, cuDeviceComputeCapability,
     (int *major, int *minor, CUdevice dev), (major, minor, dev))
 GATE("cuDeviceGet", 2000, cuDeviceGet,
@@ -250,10 +253,7 @@ GATE("cuMemAllocHost", 3020, cuMemAllocHost_v2,
 HOOK("cuMemAllocManaged", 6000, cuMemAllocManaged)
 HOOK("cuMemAllocPitch", 3020, cuMemAllocPitch_v2)
 HOOK("cuMemCreate", 10020, cuMemCreate)
-GATE("cuMemExportToShareableHandle", 10020, cuMemExportToShareableHandle,
-    (void *shareableHandle, CUmemGenericAllocationHandle handle,
-    CUmemAllocationHandleType handleType, unsigned long long flags),
-    (shareableHandle, handle, handleType, flags))
+HOOK("cuMemExportToShareableHandle", 10020, cuMemExportToShareableHandle)
 HOOK("cuMemFree", 3020, cuMemFree_v2)
 /* Back to its pool, not to the device: the pool's charge stays. */
 GATE_PT("cuMemFreeAsync", 11020, cuMemFreeAsync, 11020, cuMemFreeAsync_ptsz,
@@ -266,9 +266,8 @@ HOOK("cuMemGetAddressRange", 3020, cuMemGetAddressRange_v2)
 GATE("cuMemGetAllocationGranularity", 10020, cuMemGetAllocationGranularity,
     (size_t *granularity, const CUmemAllocationProp *prop,
     CUmemAllocationGranularity_flags option), (granularity, prop, option))
-GATE("cuMemGetAllocationPropertiesFromHandle", 10020, cuMemGetAllocationPropertiesFromHandle,
-    (CUmemAllocationProp *prop, CUmemGenericAllocationHandle handle), (prop,
-    handle))
+HOOK("cuMemGetAllocationPropertiesFromHandle", 10020,
+    cuMemGetAllocationPropertiesFromHandle)
 HOOK("cuMemGetInfo", 3020, cuMemGetInfo_v2)
 GATE("cuMemHostAlloc", 2020, cuMemHostAlloc,
     (void **pp, size_t bytesize, unsigned int Flags), (pp, bytesize, Flags))

@@ -53,6 +53,11 @@ struct real_driver {
 	CUresult (*cuMemMap)(CUdeviceptr, size_t, size_t,
 		    CUmemGenericAllocationHandle, unsigned long long);
 	CUresult (*cuMemUnmap)(CUdeviceptr, size_t);
+	CUresult (*cuMemExportToShareableHandle)(void *,
+		    CUmemGenericAllocationHandle, CUmemAllocationHandleType,
+		    unsigned long long);
+	CUresult (*cuMemGetAllocationPropertiesFromHandle)(
+		    CUmemAllocationProp *, CUmemGenericAllocationHandle);
 	CUresult (*cuMemPoolGetAttribute)(CUmemoryPool, CUmemPool_attribute,
 		    void *);
 	CUresult (*cuDeviceGetMemPool)(CUmemoryPool *, CUdevice);

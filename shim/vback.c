@@ -222,7 +222,11 @@ vback_free(CUdeviceptr p)
 	if (__atomic_load_n(&vback_count, __ATOMIC_RELAXED) == 0)
 		return REAL_CALL(cuMemFree_v2, p);
 	pthread_mutex_lock(&vback_lock);
-	if ((v = ptrmap_del(&vback_map, p)) != NULL) {
+	/* The program's own VMM memory is not cuMemFree's: the driver says. */
+	if ((v = ptrmap_get(&vback_map, p)) != NULL && v->prog != NULL)
+		v = NULL;
+	if (v != NULL) {
+		(void)ptrmap_del(&vback_map, p);
 		__atomic_sub_fetch(&vback_count, 1, __ATOMIC_RELAXED);
 		/* Unpinning is slow too: kept for the next move out. */
 		vback_host_put(v);

@@ -1,7 +1,8 @@
 /*
  * The copy engine's inside, shared by its two files and nothing else:
  * vback.c (allocations backed, freed, looked up) and vback_move.c (their
- * contents moved to pinned host memory and back). vback.h says how.
+ * contents moved to pinned host memory and back), and vmm_virt.c, which
+ * gives it the program's own VMM allocations to move. vback.h says how.
  */
 #ifndef GF_SHIM_VBACK_INT_H
 #define GF_SHIM_VBACK_INT_H
@@ -31,6 +32,8 @@ struct vback {
 	 * descriptor, kept open for importers, valid while exported. */
 	int		exported;
 	int		ipc_fd;
+	struct vmm_virt	*prog;		/* the program's own, mapped once
+					   whole (vmm_virt.h), or NULL */
 };
 
 extern pthread_mutex_t vback_lock;	/* the map, and a move */
@@ -39,6 +42,14 @@ extern int vback_is_out;		/* contents on the host */
 
 /* Make and map v->h at v->ptr; on failure nothing is left. */
 CUresult vback_map_new(struct vback *v);
+
+/*
+ * vback_map_new for the program's own (vmm_virt.c): new memory made as
+ * the program made it, given the access it had, named by the program's
+ * handle; vmm_virt_out keeps that access before its memory goes.
+ */
+void	vmm_virt_out(struct vback *v);
+CUresult vmm_virt_map_new(struct vback *v);
 
 /*
  * Pinned host memory for the moves (vback_host.c), vback_lock held for

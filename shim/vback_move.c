@@ -21,6 +21,7 @@
 #include "shim.h"
 #include "vback.h"
 #include "vback_int.h"
+#include "vmm_virt.h"
 
 #define VBACK_STREAMS	4	/* copies in flight per context */
 
@@ -148,7 +149,8 @@ vback_stay_one(uint64_t ptr, const struct alloc_entry *e, void *arg)
 	struct vback_stay *st = arg;
 	struct vback *v = ptrmap_get(&vback_map, ptr);
 
-	if (v != NULL && !vback_exported(v))
+	if ((v != NULL && !vback_exported(v)) || (e->kind == GF_KIND_VMM &&
+	    vmm_virt_moves(ptr)))
 		return 0;
 	if (e->dev >= 0 && e->dev < GF_MOVED_DEVICES)
 		st->m->stayed[e->dev] += e->size;
@@ -220,6 +222,8 @@ vback_move_out(struct gf_moved *m, struct vback **all, size_t n)
 		return;
 	}
 	for (i = 0; i < n; i++) {
+		if (all[i]->prog != NULL)
+			vmm_virt_out(all[i]);
 		(void)real_cu.cuMemUnmap(all[i]->ptr, all[i]->held);
 		(void)real_cu.cuMemRelease(all[i]->h);
 		all[i]->h = 0;
@@ -243,7 +247,8 @@ vback_move_in(struct gf_moved *m, struct vback **all, size_t n)
 
 	for (i = 0; i < n && r == CUDA_SUCCESS; i++)
 		if (all[i]->h == 0)
-			r = vback_map_new(all[i]);
+			r = all[i]->prog != NULL ? vmm_virt_map_new(all[i]) :
+			    vback_map_new(all[i]);
 	if (r == CUDA_SUCCESS)
 		r = vback_copy_all(all, n, 0, &stage);
 	if (r != CUDA_SUCCESS) {

@@ -119,6 +119,20 @@ vmm_unmap(uint64_t ptr, uint64_t size, uint64_t *freed, size_t max)
 	return n;
 }
 
+int
+vmm_map_at(uint64_t ptr, uint64_t *size, uint64_t *handle)
+{
+	struct vmm_map *m;
+
+	pthread_mutex_lock(&vmm_lock);
+	if ((m = ptrmap_get(&vmm_maps, ptr)) != NULL) {
+		*size = m->size;
+		*handle = m->handle;
+	}
+	pthread_mutex_unlock(&vmm_lock);
+	return m != NULL;
+}
+
 void
 vmm_fork_child(void)
 {

@@ -33,6 +33,11 @@ int	vmm_mapped(uint64_t ptr, uint64_t size, uint64_t handle);
  * max), and are forgotten. Returns how many.
  */
 size_t	vmm_unmap(uint64_t ptr, uint64_t size, uint64_t *freed, size_t max);
+/*
+ * The charged mapping at ptr: 1 with its size and handle, else 0 (not
+ * mapped there, or by a handle not charged).
+ */
+int	vmm_map_at(uint64_t ptr, uint64_t *size, uint64_t *handle);
 /* After fork: the child's mappings are its parent's copy; forget them. */
 void	vmm_fork_child(void);
 

@@ -24,7 +24,8 @@
  *   nvml             NVML's memory of device 0 (a dlopen'ed
  *                    libnvidia-ml.so.1, as pynvml) -> "nvml free=N total=N"
  *   verify           write a pattern into each allocation, read it back
- *   fill             write each allocation's own pattern (its first 4 KiB)
+ *   fill             write each allocation's own pattern (its first 4 KiB),
+ *                    and each VMM mapping's
  *   check            read them back: "check ok" | "check differs" | "check err=CODE"
  *   peercopy         the first allocation's pattern copied by the current
  *                    context (dev N: maybe another device's) into the
@@ -63,6 +64,20 @@
  *                    allocation of SIZE (fill, check) -> "ipcopen ok" | ...
  *   ipcclose         cuIpcCloseMemHandle of the newest opened
  *   seed N           fill and check use pattern N (default 0) from now
+ *   segment N SIZE   as PyTorch's expandable segments: reserve N * SIZE,
+ *                    cuMemCreate N chunks of SIZE, map each whole at
+ *                    consecutive addresses, then set access to the range
+ *                    -> "segment ok" | "segment err=CODE"
+ *   segfree          as PyTorch gives a segment back: unmap each chunk of
+ *                    the newest segment, release its handles, free the range
+ *   vmmtwice SIZE    cuMemCreate, mapped at two ranges -> "vmmtwice ok" | ...
+ *   vmmprops         cuMemGetAllocationPropertiesFromHandle of each handle:
+ *                    "vmmprops ok" (pinned, on its device) | "... err=CODE"
+ *   vmmretain        cuMemRetainAllocationHandle of each mapping, the same
+ *                    handle as made, then released: "vmmretain ok" |
+ *                    "vmmretain differs" | "vmmretain err=CODE"
+ *   vmmfreeall       unmap every mapping, release every handle, free every
+ *                    range -> "vmmfreeall ok" | "vmmfreeall err=CODE"
  *   async SIZE       cuMemAllocAsync on the null stream -> "async ok" | ...
  *   freeasync        cuMemFreeAsync of the newest async allocation
  *   threshold SIZE   the current pool's release threshold
@@ -125,6 +140,18 @@ struct mem {
 
 static struct mem mems[4096];
 static int nmems;
+
+static struct {
+	CUmemGenericAllocationHandle h;
+	CUdeviceptr	va;
+	size_t		size;
+	int		pat;		/* its pattern for fill and check */
+	int		seg;		/* its segment, or 0 */
+	int		owns;		/* a reference to h to release */
+	CUdeviceptr	rbase;		/* a range to free, or 0 */
+	size_t		rsize;
+} vmms[64];
+static int nvmms, nreleased, nsegs, npats = 1000;
 
 static void
 die(const char *what)
@@ -277,6 +304,10 @@ fill(void)
 		pattern(i, out, n);
 		r = cuMemcpyHtoD_v2(mems[i].ptr, out, n);
 	}
+	for (i = 0; i < (size_t)nvmms && r == CUDA_SUCCESS; i++) {
+		pattern((size_t)vmms[i].pat, out, sizeof(out));
+		r = cuMemcpyHtoD_v2(vmms[i].va, out, sizeof(out));
+	}
 	report("fill", r);
 }
 
@@ -295,6 +326,18 @@ check(void)
 			return;
 		}
 		if (memcmp(got, want, n) != 0) {
+			printf("check differs\n");
+			return;
+		}
+	}
+	for (i = 0; i < (size_t)nvmms; i++) {
+		pattern((size_t)vmms[i].pat, want, sizeof(want));
+		if ((r = cuMemcpyDtoH_v2(got, vmms[i].va, sizeof(got))) !=
+		    CUDA_SUCCESS) {
+			report("check", r);
+			return;
+		}
+		if (memcmp(got, want, sizeof(want)) != 0) {
 			printf("check differs\n");
 			return;
 		}
@@ -399,12 +442,6 @@ free_arrays(void)
 	report("freearrays", r);
 }
 
-static struct {
-	CUmemGenericAllocationHandle h;
-	CUdeviceptr	va;
-	size_t		size;
-} vmms[64];
-static int nvmms, nreleased;
 
 /* Reserve a range for vmms[nvmms].h of size, map it, allow access. */
 static CUresult
@@ -422,8 +459,14 @@ vmm_map_new(size_t size, CUdevice dev)
 	    (r = cuMemMap(vmms[nvmms].va, size, 0, vmms[nvmms].h, 0)) ==
 	    CUDA_SUCCESS)
 		r = cuMemSetAccess(vmms[nvmms].va, size, &acc, 1);
-	if (r == CUDA_SUCCESS)
-		vmms[nvmms++].size = size;
+	if (r == CUDA_SUCCESS) {
+		vmms[nvmms].size = size;
+		vmms[nvmms].pat = npats++;
+		vmms[nvmms].seg = 0;
+		vmms[nvmms].owns = 1;
+		vmms[nvmms].rbase = vmms[nvmms].va;
+		vmms[nvmms++].rsize = size;
+	}
 	return r;
 }
 
@@ -486,6 +529,165 @@ vmm_import(const char *path)
 	if (r == CUDA_SUCCESS)
 		r = vmm_map_new((size_t)st.st_size, dev);
 	report("vmmimport", r);
+}
+
+/* A device's pinned allocation properties. */
+static CUmemAllocationProp
+vmm_prop(CUdevice dev)
+{
+	CUmemAllocationProp p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	p.location.id = dev;
+	return p;
+}
+
+/* segment N SIZE: what PyTorch's expandable segments do. */
+static void
+cmd_segment(char **argv)
+{
+	size_t n = size_arg(argv[1]), size = size_arg(argv[2]), i;
+	CUdevice dev = vmm_device();
+	CUmemAllocationProp p = vmm_prop(dev);
+	CUmemAccessDesc acc;
+	CUdeviceptr base;
+	CUresult r;
+
+	if (n == 0 || nvmms + n > 64)
+		die("segment: bad count");
+	if ((r = cuMemAddressReserve(&base, n * size, 0, 0, 0)) !=
+	    CUDA_SUCCESS) {
+		report("segment", r);
+		return;
+	}
+	nsegs++;
+	for (i = 0; i < n && r == CUDA_SUCCESS; i++) {
+		if ((r = cuMemCreate(&vmms[nvmms].h, size, &p, 0)) !=
+		    CUDA_SUCCESS)
+			break;
+		vmms[nvmms].va = base + i * size;
+		if ((r = cuMemMap(vmms[nvmms].va, size, 0, vmms[nvmms].h, 0)) !=
+		    CUDA_SUCCESS)
+			break;
+		vmms[nvmms].size = size;
+		vmms[nvmms].pat = npats++;
+		vmms[nvmms].seg = nsegs;
+		vmms[nvmms].owns = 1;
+		vmms[nvmms].rbase = i == 0 ? base : 0;
+		vmms[nvmms++].rsize = i == 0 ? n * size : 0;
+	}
+	memset(&acc, 0, sizeof(acc));
+	acc.location = p.location;
+	acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+	if (r == CUDA_SUCCESS)
+		r = cuMemSetAccess(base, n * size, &acc, 1);
+	report("segment", r);
+}
+
+/* vmmtwice SIZE: one handle, two mappings (the second owns nothing). */
+static void
+cmd_vmmtwice(char **argv)
+{
+	size_t size = size_arg(argv[1]);
+	CUdevice dev = vmm_device();
+	CUmemAllocationProp p = vmm_prop(dev);
+	CUresult r;
+
+	if ((r = cuMemCreate(&vmms[nvmms].h, size, &p, 0)) == CUDA_SUCCESS &&
+	    (r = vmm_map_new(size, dev)) == CUDA_SUCCESS) {
+		vmms[nvmms].h = vmms[nvmms - 1].h;
+		if ((r = vmm_map_new(size, dev)) == CUDA_SUCCESS) {
+			vmms[nvmms - 1].owns = 0;
+			vmms[nvmms - 1].pat = vmms[nvmms - 2].pat;
+		}
+	}
+	report("vmmtwice", r);
+}
+
+/* Unmap the mappings of segment seg (-1: all), release, free ranges. */
+static CUresult
+vmm_free_where(int seg)
+{
+	CUresult r = CUDA_SUCCESS;
+	int i, k;
+
+	for (i = 0; i < nvmms && r == CUDA_SUCCESS; i++)
+		if (seg < 0 || vmms[i].seg == seg)
+			r = cuMemUnmap(vmms[i].va, vmms[i].size);
+	for (i = 0; i < nvmms && r == CUDA_SUCCESS; i++)
+		if ((seg < 0 || vmms[i].seg == seg) && vmms[i].owns)
+			r = cuMemRelease(vmms[i].h);
+	for (i = 0; i < nvmms && r == CUDA_SUCCESS; i++)
+		if ((seg < 0 || vmms[i].seg == seg) && vmms[i].rsize != 0)
+			r = cuMemAddressFree(vmms[i].rbase, vmms[i].rsize);
+	if (r != CUDA_SUCCESS)
+		return r;
+	for (i = k = 0; i < nvmms; i++)
+		if (seg >= 0 && vmms[i].seg != seg)
+			vmms[k++] = vmms[i];
+	nvmms = k;
+	nreleased = 0;
+	return r;
+}
+
+static void
+cmd_segfree(void)
+{
+	int i, seg = 0;
+
+	for (i = 0; i < nvmms; i++)
+		if (vmms[i].seg > seg)
+			seg = vmms[i].seg;
+	if (seg == 0)
+		die("no segment");
+	report("segfree", vmm_free_where(seg));
+}
+
+static void
+cmd_vmmfreeall(void)
+{
+	report("vmmfreeall", vmm_free_where(-1));
+}
+
+static void
+cmd_vmmprops(void)
+{
+	CUmemAllocationProp p;
+	CUdevice dev;
+	CUresult r = CUDA_SUCCESS;
+	int i;
+
+	if (cuCtxGetDevice(&dev) != CUDA_SUCCESS)
+		die("no current device");
+	for (i = 0; i < nvmms && r == CUDA_SUCCESS; i++)
+		if ((r = cuMemGetAllocationPropertiesFromHandle(&p,
+		    vmms[i].h)) == CUDA_SUCCESS &&
+		    (p.type != CU_MEM_ALLOCATION_TYPE_PINNED ||
+		    p.location.id != dev))
+			r = CUDA_ERROR_INVALID_VALUE;
+	report("vmmprops", r);
+}
+
+static void
+cmd_vmmretain(void)
+{
+	CUmemGenericAllocationHandle h;
+	CUresult r = CUDA_SUCCESS;
+	int i;
+
+	for (i = 0; i < nvmms && r == CUDA_SUCCESS; i++) {
+		if ((r = cuMemRetainAllocationHandle(&h,
+		    (void *)(uintptr_t)vmms[i].va)) != CUDA_SUCCESS)
+			break;
+		if (h != vmms[i].h) {
+			printf("vmmretain differs\n");
+			return;
+		}
+		r = cuMemRelease(h);
+	}
+	report("vmmretain", r);
 }
 
 static CUdeviceptr asyncs[256];
@@ -1040,6 +1242,12 @@ static const struct command {
 	{ "ipcclose",		1, 0, NULL, cmd_ipcclose },
 	{ "seed",		2, 1, cmd_seed, NULL },
 	{ "vmmunmap",		1, 0, NULL, cmd_vmmunmap },
+	{ "segment",		3, 2, cmd_segment, NULL },
+	{ "segfree",		1, 0, NULL, cmd_segfree },
+	{ "vmmtwice",		2, 1, cmd_vmmtwice, NULL },
+	{ "vmmprops",		1, 0, NULL, cmd_vmmprops },
+	{ "vmmretain",		1, 0, NULL, cmd_vmmretain },
+	{ "vmmfreeall",		1, 0, NULL, cmd_vmmfreeall },
 	{ "sync",		1, 0, NULL, cmd_sync },
 	{ "busy",		1, 0, NULL, cmd_busy },
 	{ "busy-unhooked",	1, 0, NULL, cmd_busy_unhooked },

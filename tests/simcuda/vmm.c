@@ -7,6 +7,7 @@
  * process or in one that imported it, reaches the same bytes.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -20,7 +21,9 @@
 
 /*
  * A physical allocation, alive while a handle or a mapping holds it (the
- * real driver frees it only then); its address is its handle.
+ * real driver frees it only then); its address is its handle. A freed
+ * one's address is the next one's, as the real driver's handles, heap
+ * pointers, may come back: a released handle names the next allocation.
  */
 struct vmm_phys {
 	int		fd;		/* the memfd */
@@ -32,6 +35,7 @@ struct vmm_phys {
 	unsigned	handles;	/* create/import + retains - releases */
 	unsigned	maps;
 	CUmemAllocationProp prop;
+	struct vmm_phys	*next_spare;
 };
 
 /* What a sim_alloc of kind SIM_MEM_VMM, one mapping, owns. */
@@ -47,6 +51,8 @@ struct vmm_range {
 };
 
 static struct ptrmap handles;	/* struct vmm_phys by address */
+static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct vmm_phys *spare;	/* freed, for the next ones */
 static struct ptrmap maps;	/* struct vmm_map by mapped address */
 static struct vmm_range *ranges;
 
@@ -74,6 +80,32 @@ share_used(const struct vmm_phys *p)
 	return 0;
 }
 
+/* p's address for the next allocation: a handle reused (see above). */
+static void
+phys_spare(struct vmm_phys *p)
+{
+	pthread_mutex_lock(&spare_lock);
+	p->next_spare = spare;
+	spare = p;
+	pthread_mutex_unlock(&spare_lock);
+}
+
+/* The newest spare, or a new one; zeroed. */
+static struct vmm_phys *
+phys_alloc(void)
+{
+	struct vmm_phys *p;
+
+	pthread_mutex_lock(&spare_lock);
+	if ((p = spare) != NULL)
+		spare = p->next_spare;
+	pthread_mutex_unlock(&spare_lock);
+	if (p == NULL)
+		return calloc(1, sizeof(*p));
+	memset(p, 0, sizeof(*p));
+	return p;
+}
+
 /*
  * Free p once neither a handle nor a mapping holds it. Shared memory is
  * given back by the last holder of all processes (share.c).
@@ -90,7 +122,7 @@ phys_put(struct vmm_phys *p)
 		state_uncharge(p->phys, p->charged);
 	ptrmap_del(&handles, HANDLE(p));
 	close(p->fd);
-	free(p);
+	phys_spare(p);
 }
 
 /*
@@ -137,7 +169,7 @@ cuMemGetAllocationGranularity(size_t *granularity,
 static struct vmm_phys *
 phys_new(int fd, uint64_t size, int phys, const CUmemAllocationProp *prop)
 {
-	struct vmm_phys *p = calloc(1, sizeof(*p));
+	struct vmm_phys *p = phys_alloc();
 
 	if (p == NULL)
 		return NULL;

@@ -31,6 +31,7 @@
 #include "../../shim/vback.c"
 #include "../../shim/vback_host.c"
 #include "../../shim/vback_move.c"
+#include "../../shim/vmm_virt.c"
 #include "../../shim/client.c"
 
 #define GiB		(1ull << 30)
