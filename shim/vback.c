@@ -192,6 +192,22 @@ vback_range(CUdeviceptr base, uint64_t *size)
 }
 
 int
+vback_shown(CUdeviceptr base, uint64_t *size, CUcontext *ctx)
+{
+	struct vback *v;
+
+	if (__atomic_load_n(&vback_count, __ATOMIC_RELAXED) == 0)
+		return 0;
+	pthread_mutex_lock(&vback_lock);
+	if ((v = ptrmap_get(&vback_map, base)) != NULL) {
+		*size = v->size;
+		*ctx = v->ctx;
+	}
+	pthread_mutex_unlock(&vback_lock);
+	return v != NULL;
+}
+
+int
 vback_out(void)
 {
 	return __atomic_load_n(&vback_is_out, __ATOMIC_ACQUIRE);

@@ -83,6 +83,13 @@ static inline CUresult
 int	vback_range(CUdeviceptr base, uint64_t *size);
 
 /*
+ * The same with the context current when it was made, which the driver
+ * does not know of VMM memory (its CU_POINTER_ATTRIBUTE_CONTEXT is NULL)
+ * and would know of a cuMemAlloc.
+ */
+int	vback_shown(CUdeviceptr base, uint64_t *size, CUcontext *ctx);
+
+/*
  * MOVE id from the daemon (watcher thread, client lock held): queue it.
  * A move out gives the device's memory back only if the daemon still
  * waits for it then (activity.h, GF_SWAPPED_COMMITTED).

@@ -27,6 +27,12 @@
  *   fill             write each allocation's own pattern (its first 4 KiB)
  *   check            read them back: "check ok" | "check differs" | "check err=CODE"
  *   sync             cuCtxSynchronize      -> "sync ok" | "sync err=CODE"
+ *   attrs            what the driver says of the newest allocation, at its
+ *                    base and in its middle, must be what was asked for:
+ *                    cuPointerGetAttribute(s) RANGE_START_ADDR, RANGE_SIZE,
+ *                    MAPPING_SIZE, CONTEXT (the current one) and
+ *                    cuMemGetAddressRange -> "attrs ok" |
+ *                    "attrs differs: WHAT got N want N" | "attrs err=CODE"
  *   busy             inside cuLaunchHostFunc (a driver call gpufrac hooks)
  *                    print "holding", then wait for SIGUSR1
  *   reset            cuDevicePrimaryCtxReset_v2 of the current device, whose
@@ -705,6 +711,71 @@ cmd_vmmunmap(void)
 	report("vmmunmap", r);
 }
 
+/* attrs: one answer compared, or the first difference said. */
+static int
+attrs_same(const char *what, uint64_t got, uint64_t want)
+{
+	if (got == want)
+		return 1;
+	printf("attrs differs: %s got %llu want %llu\n", what,
+	    (unsigned long long)got, (unsigned long long)want);
+	return 0;
+}
+
+/* attrs at p, inside the newest allocation m. */
+static int
+attrs_at(const struct mem *m, CUdeviceptr p, CUcontext cur)
+{
+	CUpointer_attribute which[] = { CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+	    CU_POINTER_ATTRIBUTE_RANGE_SIZE, CU_POINTER_ATTRIBUTE_MAPPING_SIZE,
+	    CU_POINTER_ATTRIBUTE_CONTEXT };
+	CUdeviceptr start = 0, start2 = 0, base = 0;
+	size_t size = 0, size2 = 0, map = 0, map2 = 0, range = 0;
+	CUcontext ctx = NULL, ctx2 = NULL;
+	void *data[] = { &start2, &size2, &map2, &ctx2 };
+	CUresult r;
+
+	if ((r = cuPointerGetAttribute(&start,
+	    CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, p)) != CUDA_SUCCESS ||
+	    (r = cuPointerGetAttribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+	    p)) != CUDA_SUCCESS ||
+	    (r = cuPointerGetAttribute(&map, CU_POINTER_ATTRIBUTE_MAPPING_SIZE,
+	    p)) != CUDA_SUCCESS ||
+	    (r = cuPointerGetAttribute(&ctx, CU_POINTER_ATTRIBUTE_CONTEXT,
+	    p)) != CUDA_SUCCESS ||
+	    (r = cuPointerGetAttributes(4, which, data, p)) != CUDA_SUCCESS ||
+	    (r = cuMemGetAddressRange_v2(&base, &range, p)) != CUDA_SUCCESS) {
+		report("attrs", r);
+		return 0;
+	}
+	return attrs_same("RANGE_START_ADDR", start, m->ptr) &&
+	    attrs_same("RANGE_SIZE", size, m->size) &&
+	    attrs_same("MAPPING_SIZE", map, m->size) &&
+	    attrs_same("CONTEXT", (uintptr_t)ctx, (uintptr_t)cur) &&
+	    attrs_same("RANGE_START_ADDR (of several)", start2, m->ptr) &&
+	    attrs_same("RANGE_SIZE (of several)", size2, m->size) &&
+	    attrs_same("MAPPING_SIZE (of several)", map2, m->size) &&
+	    attrs_same("CONTEXT (of several)", (uintptr_t)ctx2,
+	    (uintptr_t)cur) &&
+	    attrs_same("cuMemGetAddressRange base", base, m->ptr) &&
+	    attrs_same("cuMemGetAddressRange size", range, m->size);
+}
+
+static void
+cmd_attrs(void)
+{
+	const struct mem *m;
+	CUcontext cur;
+
+	if (nmems == 0)
+		die("no allocation");
+	m = &mems[nmems - 1];
+	if (cuCtxGetCurrent(&cur) != CUDA_SUCCESS)
+		die("no current context");
+	if (attrs_at(m, m->ptr, cur) && attrs_at(m, m->ptr + m->size / 2, cur))
+		printf("attrs ok\n");
+}
+
 static void
 cmd_sync(void)
 {
@@ -914,6 +985,7 @@ static const struct command {
 	{ "vmmrelease",		1, 0, NULL, cmd_vmmrelease },
 	{ "vmmunmap",		1, 0, NULL, cmd_vmmunmap },
 	{ "sync",		1, 0, NULL, cmd_sync },
+	{ "attrs",		1, 0, NULL, cmd_attrs },
 	{ "busy",		1, 0, NULL, cmd_busy },
 	{ "busy-unhooked",	1, 0, NULL, cmd_busy_unhooked },
 	{ "unhooked",		1, 0, NULL, cmd_unhooked },

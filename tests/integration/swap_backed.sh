@@ -1,0 +1,55 @@
+# What a program sees of the memory the copy engine backs (swap_engine =
+# copy, issue 21, point 3): nothing else changes for it. Pointer
+# attributes and address ranges are those of a cuMemAlloc, at the base and
+# inside, before a swap and after it; a context that ends frees the backed
+# allocations made in it, on the device and in the daemon's books, as the
+# driver frees a cuMemAlloc's.
+# shellcheck disable=SC2154	# PID_* are client_start's
+. "$(dirname "$0")/lib.sh"
+export SIMCUDA_DEVICES=64Mi
+C=$CLIENTS/cuclient_linked
+MiB=$((1 << 20))
+conf=$TMP/gpufrac.conf
+
+printf '[daemon]\nswap_engine = copy\nwait_timeout = 20s\n' >"$conf"
+daemon_start
+
+# sim_free BYTES: the simulated driver's free memory, seen from outside.
+sim_free() { [ "$("$CLIENTS/sim_mem_linked" free 0)" = "$1" ]; }
+
+# 3 MiB and a pitch of 4096 x 1000 are backed by mappings of 4 MiB, which
+# the simulated driver shows as ranges of 4 MiB (a VMM mapping's range is
+# the mapping). A 4 KiB allocation is not backed.
+check_eq "without the shim: the driver's own answers" \
+	"$("$C" alloc 3Mi attrs pitch 4000 1000 attrs)" "alloc ok
+attrs ok
+pitch ok 4096
+attrs ok"
+client_start a preload "$C" alloc 3Mi attrs pitch 4000 1000 attrs \
+	ctx alloc 5Mi attrs alloc 4Ki attrs hold free attrs alloc 6Mi attrs hold
+check_eq "backed: the size asked for and the context it was made in" \
+	"$(grep -v holding "$TMP/a.out")" "alloc ok
+attrs ok
+pitch ok 4096
+attrs ok
+ctx ok
+alloc ok
+attrs ok
+alloc ok
+attrs ok"
+check "they were backed: the device holds 4, 4 and 6 MiB, and 4 KiB" \
+	sim_free $((64 * MiB - 14 * MiB - 4096))
+check "a is swapped out by hand" ctl swap out "$PID_a"
+wait_for "a is out" 10 state_is "$PID_a" swapped
+check "the device holds a's small allocation only" sim_free $((64 * MiB - 4096))
+kill -USR1 "$PID_a"
+wait_for "a holds again" 10 eval "[ \$(grep -c '^holding' $TMP/a.out) = 2 ]"
+check_eq "back in: the same answers, before the swap or after" \
+	"$(sed -n '11,$p' "$TMP/a.out")" "free ok
+attrs ok
+alloc ok
+attrs ok
+holding"
+client_release a
+wait_for "nothing is left charged" 10 device_used_is 0
+finish
