@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctx_table.h"
 #include "ptrmap.h"
 #include "real.h"
 #include "vback.h"
@@ -153,19 +154,19 @@ vback_alloc_pitch(CUdeviceptr *dptr, size_t *pitch, size_t width,
 	return r;
 }
 
-CUresult
-vback_free(CUdeviceptr p)
+int
+vback_drop(CUdeviceptr p)
 {
 	struct vback *v;
 
 	if (__atomic_load_n(&vback_count, __ATOMIC_RELAXED) == 0)
-		return REAL_CALL(cuMemFree_v2, p);
+		return 0;
 	pthread_mutex_lock(&vback_lock);
 	if ((v = ptrmap_del(&vback_map, p)) != NULL)
 		__atomic_sub_fetch(&vback_count, 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&vback_lock);
 	if (v == NULL)
-		return REAL_CALL(cuMemFree_v2, p);
+		return 0;
 	if (v->h != 0) {
 		(void)real_cu.cuMemUnmap(v->ptr, v->held);
 		(void)real_cu.cuMemRelease(v->h);
@@ -174,7 +175,15 @@ vback_free(CUdeviceptr p)
 		(void)REAL_CALL(cuMemFreeHost, v->host);
 	(void)REAL_CALL(cuMemAddressFree, v->ptr, v->held);
 	free(v);
-	return CUDA_SUCCESS;
+	return 1;
+}
+
+CUresult
+vback_free(CUdeviceptr p)
+{
+	if (vback_drop(p))
+		return CUDA_SUCCESS;
+	return REAL_CALL(cuMemFree_v2, p);
 }
 
 int
@@ -205,6 +214,24 @@ vback_shown(CUdeviceptr base, uint64_t *size, CUcontext *ctx)
 	}
 	pthread_mutex_unlock(&vback_lock);
 	return v != NULL;
+}
+
+int
+vback_ctx_list(CUcontext ctx, uint64_t **keys, size_t *n, size_t *cap)
+{
+	struct vback *v;
+	size_t pos = 0;
+	uint64_t key;
+	int r = 0;
+
+	if (__atomic_load_n(&vback_count, __ATOMIC_RELAXED) == 0)
+		return 0;
+	pthread_mutex_lock(&vback_lock);
+	while (r == 0 && (v = ptrmap_next(&vback_map, &pos, &key)) != NULL)
+		if (v->ctx == ctx)
+			r = ctx_keys_push(keys, n, cap, key);
+	pthread_mutex_unlock(&vback_lock);
+	return r;
 }
 
 int

@@ -68,6 +68,13 @@ CUresult vback_alloc_pitch(CUdeviceptr *dptr, size_t *pitch, size_t width,
 /* Free p, backed or the driver's own (the real_free of client_free). */
 CUresult vback_free(CUdeviceptr p);
 
+/*
+ * Free p if it is backed: 1, else 0 (and the driver is not asked). For
+ * an ended context, whose own allocations the driver freed but not the
+ * backed ones: VMM memory belongs to no context.
+ */
+int	vback_drop(CUdeviceptr p);
+
 /* The real free for client_free: vback_free only while any is backed. */
 static inline CUresult
 (*vback_free_fn(void))(CUdeviceptr)
@@ -88,6 +95,13 @@ int	vback_range(CUdeviceptr base, uint64_t *size);
  * and would know of a cuMemAlloc.
  */
 int	vback_shown(CUdeviceptr base, uint64_t *size, CUcontext *ctx);
+
+/*
+ * Append the addresses of the allocations backed in ctx to *keys, as
+ * ctx_array_list does (ctx_table.h). 0, or -1 (no memory).
+ */
+int	vback_ctx_list(CUcontext ctx, uint64_t **keys, size_t *n,
+	    size_t *cap);
 
 /*
  * MOVE id from the daemon (watcher thread, client lock held): queue it.

@@ -3,7 +3,7 @@
 # attributes and address ranges are those of a cuMemAlloc, at the base and
 # inside, before a swap and after it; a context that ends frees the backed
 # allocations made in it, on the device and in the daemon's books, as the
-# driver frees a cuMemAlloc's.
+# driver frees a cuMemAlloc's (cuCtxDestroy, cuDevicePrimaryCtxReset).
 # shellcheck disable=SC2154	# PID_* are client_start's
 . "$(dirname "$0")/lib.sh"
 export SIMCUDA_DEVICES=64Mi
@@ -51,5 +51,39 @@ alloc ok
 attrs ok
 holding"
 client_release a
+wait_for "nothing is left charged" 10 device_used_is 0
+
+# A context that ends takes its backed allocations with it, as the driver
+# takes a cuMemAlloc's: cuCtxDestroy, then cuDevicePrimaryCtxReset, while
+# the process lives on; and its later allocations swap as before.
+client_start c preload "$C" ctx alloc 4Mi pitch 4000 1000 ctxdestroy hold \
+	dev 0 alloc 6Mi alloc 4Ki reset hold dev 0 alloc 3Mi fill hold check
+check_eq "cuCtxDestroy" "$(grep -v holding "$TMP/c.out")" "ctx ok
+alloc ok
+pitch ok 4096
+ctxdestroy ok"
+check "the device has the backed memory of the destroyed context back" \
+	sim_free $((64 * MiB))
+check "the daemon charges nothing" device_used_is 0
+kill -USR1 "$PID_c"
+wait_for "c holds again" 10 eval "[ \$(grep -c '^holding' $TMP/c.out) = 2 ]"
+check_eq "cuDevicePrimaryCtxReset" "$(sed -n '6,$p' "$TMP/c.out")" "alloc ok
+alloc ok
+reset ok
+holding"
+check "the device has the backed and the small memory back" \
+	sim_free $((64 * MiB))
+check "the daemon charges nothing" device_used_is 0
+check_eq "nor lists any" "$(ctl allocs "$PID_c" --json | json 'len(j["allocations"])')" 0
+kill -USR1 "$PID_c"
+wait_for "c holds a third time" 10 eval "[ \$(grep -c '^holding' $TMP/c.out) = 3 ]"
+check "the new allocation is charged" device_used_is $((4 * MiB))
+check "c is swapped out by hand" ctl swap out "$PID_c"
+wait_for "c is out" 10 state_is "$PID_c" swapped
+check "by copy, with nothing left of the ended contexts" \
+	has_event swap-out "$PID_c" "by copy"
+check "the device is free" sim_free $((64 * MiB))
+client_release c
+check_eq "back in, data intact" "$(tail -1 "$TMP/c.out")" "check ok"
 wait_for "nothing is left charged" 10 device_used_is 0
 finish
