@@ -204,6 +204,19 @@ GATE_SYNC("cuEventSynchronize", 2000, cuEventSynchronize,
     (CUevent hEvent), (hEvent))
 HOOK("cuGetProcAddress", 11030, cuGetProcAddress)
 HOOK("cuGetProcAddress", 12000, cuGetProcAddress_v2)
+GATE("cuGraphAddMemsetNode", 10000, cuGraphAddMemsetNode,
+    (CUgraphNode *phGraphNode, CUgraph hGraph,
+    const CUgraphNode *dependencies, size_t numDependencies,
+    const CUDA_MEMSET_NODE_PARAMS *memsetParams, CUcontext ctx),
+    (phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx))
+GATE("cuGraphCreate", 10000, cuGraphCreate,
+    (CUgraph *phGraph, unsigned int flags), (phGraph, flags))
+GATE("cuGraphDestroy", 10000, cuGraphDestroy, (CUgraph hGraph), (hGraph))
+GATE("cuGraphExecDestroy", 10000, cuGraphExecDestroy,
+    (CUgraphExec hGraphExec), (hGraphExec))
+GATE("cuGraphInstantiateWithFlags", 11040, cuGraphInstantiateWithFlags,
+    (CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags),
+    (phGraphExec, hGraph, flags))
 GATE_PT("cuGraphLaunch", 10000, cuGraphLaunch, 10000, cuGraphLaunch_ptsz,
     (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream))
 GATE("cuIpcCloseMemHandle", 4010, cuIpcCloseMemHandle,
