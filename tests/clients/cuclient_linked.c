@@ -27,6 +27,14 @@
  *   fill             write each allocation's own pattern (its first 4 KiB)
  *   check            read them back: "check ok" | "check differs" | "check err=CODE"
  *   sync             cuCtxSynchronize      -> "sync ok" | "sync err=CODE"
+ *   graph            a CUDA graph of one 2D memset node per allocation of
+ *                    16 KiB or more (each depending on the one before): two
+ *                    rows of 1 KiB, at 4 KiB and 12 KiB into it, set to a
+ *                    value of its own; the bytes from 4 KiB to 16 KiB are
+ *                    zeroed first, the graph instantiated
+ *                    -> "graph ok NODES" | "graph err=CODE"
+ *   launch           launch it and read back those 12 KiB of each
+ *                    -> "launch ok" | "launch err=CODE" | "launch differs"
  *   attrs            what the driver says of the newest allocation, at its
  *                    base and in its middle, must be what was asked for:
  *                    cuPointerGetAttribute(s) RANGE_START_ADDR, RANGE_SIZE,
@@ -776,6 +784,99 @@ cmd_attrs(void)
 		printf("attrs ok\n");
 }
 
+/* graph and launch: the nodes' rows, what is between them, the value. */
+#define GRAPH_FROM	4096		/* into the allocation */
+#define GRAPH_SPAN	12288		/* zeroed, then two rows set */
+#define GRAPH_PITCH	8192
+#define GRAPH_ROW	1024		/* bytes */
+static CUgraphExec graph_exec;
+
+static unsigned
+graph_value(size_t i)
+{
+	return 0xa5000000u | (unsigned)i;
+}
+
+static void
+cmd_graph(void)
+{
+	CUDA_MEMSET_NODE_PARAMS p;
+	CUgraphNode node = NULL, prev = NULL;
+	CUcontext ctx;
+	CUgraph g;
+	CUresult r;
+	size_t i, n = 0;
+
+	if ((r = cuCtxGetCurrent(&ctx)) != CUDA_SUCCESS ||
+	    (r = cuGraphCreate(&g, 0)) != CUDA_SUCCESS) {
+		report("graph", r);
+		return;
+	}
+	for (i = 0; i < (size_t)nmems && r == CUDA_SUCCESS; i++) {
+		if (mems[i].size < GRAPH_FROM + GRAPH_SPAN)
+			continue;
+		memset(&p, 0, sizeof(p));
+		p.dst = mems[i].ptr + GRAPH_FROM;
+		p.pitch = GRAPH_PITCH;
+		p.value = graph_value(i);
+		p.elementSize = 4;
+		p.width = GRAPH_ROW / 4;
+		p.height = 2;
+		if ((r = cuMemsetD8_v2(p.dst, 0, GRAPH_SPAN)) == CUDA_SUCCESS &&
+		    (r = cuGraphAddMemsetNode(&node, g, prev ? &prev : NULL,
+		    prev ? 1 : 0, &p, ctx)) == CUDA_SUCCESS) {
+			prev = node;
+			n++;
+		}
+	}
+	if (r == CUDA_SUCCESS)
+		r = cuGraphInstantiateWithFlags(&graph_exec, g, 0);
+	/* The executable graph lives on without it. */
+	(void)cuGraphDestroy(g);
+	if (r == CUDA_SUCCESS)
+		printf("graph ok %zu\n", n);
+	else
+		report("graph", r);
+}
+
+/* Whether allocation i's 12 KiB hold what the graph's launch set. */
+static int
+graph_landed(size_t i)
+{
+	unsigned char got[GRAPH_SPAN], want[GRAPH_SPAN];
+	unsigned v = graph_value(i);
+	size_t j;
+
+	memset(want, 0, sizeof(want));
+	for (j = 0; j < GRAPH_ROW; j += 4) {
+		memcpy(want + j, &v, 4);
+		memcpy(want + GRAPH_PITCH + j, &v, 4);
+	}
+	return cuMemcpyDtoH_v2(got, mems[i].ptr + GRAPH_FROM, GRAPH_SPAN) ==
+	    CUDA_SUCCESS && memcmp(got, want, GRAPH_SPAN) == 0;
+}
+
+static void
+cmd_launch(void)
+{
+	CUresult r;
+	size_t i;
+
+	if (graph_exec == NULL)
+		die("no graph");
+	if ((r = cuGraphLaunch(graph_exec, NULL)) != CUDA_SUCCESS ||
+	    (r = cuStreamSynchronize(NULL)) != CUDA_SUCCESS) {
+		report("launch", r);
+		return;
+	}
+	for (i = 0; i < (size_t)nmems; i++)
+		if (mems[i].size >= GRAPH_FROM + GRAPH_SPAN && !graph_landed(i)) {
+			printf("launch differs\n");
+			return;
+		}
+	printf("launch ok\n");
+}
+
 static void
 cmd_sync(void)
 {
@@ -986,6 +1087,8 @@ static const struct command {
 	{ "vmmunmap",		1, 0, NULL, cmd_vmmunmap },
 	{ "sync",		1, 0, NULL, cmd_sync },
 	{ "attrs",		1, 0, NULL, cmd_attrs },
+	{ "graph",		1, 0, NULL, cmd_graph },
+	{ "launch",		1, 0, NULL, cmd_launch },
 	{ "busy",		1, 0, NULL, cmd_busy },
 	{ "busy-unhooked",	1, 0, NULL, cmd_busy_unhooked },
 	{ "unhooked",		1, 0, NULL, cmd_unhooked },
