@@ -7,6 +7,9 @@
  *   procaddr   cuGetProcAddress_v2 (libcudart >= 12, PyTorch)
  *   procaddr1  the 4-argument cuGetProcAddress (libcudart 11.3 .. 11.8)
  *   procaddr-self  cuGetProcAddress_v2 asked for "cuGetProcAddress" first
+ *   procaddr-ptds  cuGetProcAddress_v2 with the per-thread default stream
+ *              flag (libcudart of a program built with nvcc
+ *              --default-stream per-thread asks every name so)
  * then runs its arguments as commands, printing one line each:
  *   dev N            make device N's primary context current (default 0)
  *   alloc SIZE       cuMemAlloc            -> "alloc ok" | "alloc err=CODE"
@@ -151,6 +154,8 @@ via_dlsym(void *(*sym)(void *, const char *), const char *name)
 	return p;
 }
 
+static cuuint64_t procaddr_flags = CU_GET_PROC_ADDRESS_DEFAULT;
+
 static void *
 via_procaddr(procaddr2_fn gpa, procaddr1_fn gpa1, const char *name)
 {
@@ -158,8 +163,8 @@ via_procaddr(procaddr2_fn gpa, procaddr1_fn gpa1, const char *name)
 	void *p = NULL;
 	CUresult r;
 
-	r = gpa ? gpa(name, &p, 12000, CU_GET_PROC_ADDRESS_DEFAULT, &st) :
-	    gpa1(name, &p, 11030, CU_GET_PROC_ADDRESS_DEFAULT);
+	r = gpa ? gpa(name, &p, 12000, procaddr_flags, &st) :
+	    gpa1(name, &p, 11030, procaddr_flags);
 	if (r != CUDA_SUCCESS || p == NULL)
 		die(name);
 	return p;
@@ -190,7 +195,10 @@ api_resolve(const char *path)
 		api.total = cuDeviceTotalMem_v2;
 		return;
 	}
-	if (strcmp(path, "procaddr") == 0)
+	if (strcmp(path, "procaddr-ptds") == 0)
+		procaddr_flags = CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+	if (strcmp(path, "procaddr") == 0 ||
+	    strcmp(path, "procaddr-ptds") == 0)
 		gpa = cuGetProcAddress_v2;
 	else if (strcmp(path, "procaddr-self") == 0)
 		gpa = via_procaddr(cuGetProcAddress_v2, NULL,
