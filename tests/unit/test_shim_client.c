@@ -29,6 +29,7 @@
 #include "../../shim/stall.c"
 #include "../../shim/client_fork.c"
 #include "../../shim/vback.c"
+#include "../../shim/vback_move.c"
 #include "../../shim/client.c"
 
 #define GiB		(1ull << 30)
