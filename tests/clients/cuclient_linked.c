@@ -49,6 +49,10 @@
  *   reset            cuDevicePrimaryCtxReset_v2 of the current device, whose
  *                    allocations and arrays it frees (forgotten here)
  *                    -> "reset ok" | "reset err=CODE"
+ *   release          cuDevicePrimaryCtxRelease_v2 of the current device as
+ *                    often as dev retained it: its last release frees the
+ *                    allocations and arrays (forgotten here)
+ *                    -> "release ok" | "release err=CODE"
  *   ctx              cuCtxCreate on the current device: the new context is
  *                    current -> "ctx ok" | "ctx err=CODE"
  *   ctxdestroy       cuCtxDestroy of the newest one, with what was made
@@ -217,16 +221,20 @@ api_resolve(const char *path)
 	}
 }
 
+static int retains[64];		/* of each device's primary context */
+
 static void
 use_device(int ordinal)
 {
 	CUdevice dev;
 	CUcontext ctx;
 
-	if (cuDeviceGet(&dev, ordinal) != CUDA_SUCCESS ||
+	if (ordinal < 0 || ordinal >= 64 ||
+	    cuDeviceGet(&dev, ordinal) != CUDA_SUCCESS ||
 	    cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS ||
 	    cuCtxSetCurrent(ctx) != CUDA_SUCCESS)
 		die("cannot make the device's context current");
+	retains[ordinal]++;
 }
 
 static size_t
@@ -914,6 +922,24 @@ cmd_reset(void)
 }
 
 static void
+cmd_release(void)
+{
+	CUdevice dev;
+	CUresult r;
+
+	if ((r = cuCtxGetDevice(&dev)) != CUDA_SUCCESS || dev < 0 || dev >= 64) {
+		report("release", r);
+		return;
+	}
+	while (retains[dev] > 0 &&
+	    (r = cuDevicePrimaryCtxRelease_v2(dev)) == CUDA_SUCCESS)
+		retains[dev]--;
+	if (r == CUDA_SUCCESS)
+		nmems = narrays = nmipmaps = 0;
+	report("release", r);
+}
+
+static void
 cmd_ctx(void)
 {
 	CUdevice dev;
@@ -1102,6 +1128,7 @@ static const struct command {
 	{ "unhooked",		1, 0, NULL, cmd_unhooked },
 	{ "sigalloc",		3, 2, cmd_sigalloc, NULL },
 	{ "reset",		1, 0, NULL, cmd_reset },
+	{ "release",		1, 0, NULL, cmd_release },
 	{ "ctx",		1, 0, NULL, cmd_ctx },
 	{ "ctxdestroy",		1, 0, NULL, cmd_ctxdestroy },
 	{ "fork",		1, 1, cmd_fork, NULL },

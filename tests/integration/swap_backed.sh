@@ -3,7 +3,8 @@
 # attributes and address ranges are those of a cuMemAlloc, at the base and
 # inside, before a swap and after it; a context that ends frees the backed
 # allocations made in it, on the device and in the daemon's books, as the
-# driver frees a cuMemAlloc's (cuCtxDestroy, cuDevicePrimaryCtxReset).
+# driver frees a cuMemAlloc's (cuCtxDestroy, cuDevicePrimaryCtxReset, the
+# last cuDevicePrimaryCtxRelease).
 # shellcheck disable=SC2154	# PID_* are client_start's
 . "$(dirname "$0")/lib.sh"
 export SIMCUDA_DEVICES=64Mi
@@ -86,4 +87,12 @@ check "the device is free" sim_free $((64 * MiB))
 client_release c
 check_eq "back in, data intact" "$(tail -1 "$TMP/c.out")" "check ok"
 wait_for "nothing is left charged" 10 device_used_is 0
+
+# The last cuDevicePrimaryCtxRelease ends the primary context too.
+client_start d preload "$C" alloc 4Mi pitch 4000 1000 alloc 4Ki release hold
+check_eq "cuDevicePrimaryCtxRelease, the last" "$(sed -n 4p "$TMP/d.out")" \
+	"release ok"
+check "the device has it all back" sim_free $((64 * MiB))
+check "the daemon charges nothing" device_used_is 0
+client_release d
 finish
