@@ -12,7 +12,7 @@
 #include "real.h"
 #include "vback.h"
 
-/* What the program is shown of a backed allocation. */
+/* What the program is shown of a backed allocation (vback_holding). */
 struct ptr_shown {
 	uint64_t	size;
 	CUcontext	ctx;
@@ -25,22 +25,6 @@ ptr_ours(CUpointer_attribute attr)
 	return attr == CU_POINTER_ATTRIBUTE_CONTEXT ||
 	    attr == CU_POINTER_ATTRIBUTE_RANGE_SIZE ||
 	    attr == CU_POINTER_ATTRIBUTE_MAPPING_SIZE;
-}
-
-/*
- * The backed allocation holding ptr, base or interior: its mapping's start
- * is the allocation's (one mapping each, vback.c). 1 with *s, else 0.
- */
-static int
-ptr_backed(CUdeviceptr ptr, struct ptr_shown *s)
-{
-	CUdeviceptr base;
-
-	if (__atomic_load_n(&vback_count, __ATOMIC_RELAXED) == 0 ||
-	    REAL_CALL(cuPointerGetAttribute, &base,
-	    CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, ptr) != CUDA_SUCCESS)
-		return 0;
-	return vback_shown(base, &s->size, &s->ctx);
 }
 
 /* Write attr (ptr_ours) as the bare driver would, as cuda.h types it. */
@@ -69,7 +53,8 @@ cuPointerGetAttribute(void *data, CUpointer_attribute attribute,
 		return REAL_CALL(cuPointerGetAttribute, data, attribute, ptr);
 	act = activity_enter();
 	r = REAL_CALL(cuPointerGetAttribute, data, attribute, ptr);
-	if (data != NULL && ptr_ours(attribute) && ptr_backed(ptr, &s)) {
+	if (data != NULL && ptr_ours(attribute) &&
+	    vback_holding(ptr, &s.size, &s.ctx)) {
 		ptr_answer(data, attribute, &s);
 		r = CUDA_SUCCESS;
 	}
@@ -96,7 +81,7 @@ cuPointerGetAttributes(unsigned int numAttributes,
 	    ptr);
 	for (i = 0; r == CUDA_SUCCESS && i < numAttributes && !ours; i++)
 		ours = ptr_ours(attributes[i]);
-	if (ours && ptr_backed(ptr, &s))
+	if (ours && vback_holding(ptr, &s.size, &s.ctx))
 		for (i = 0; i < numAttributes; i++)
 			if (ptr_ours(attributes[i]) && data[i] != NULL)
 				ptr_answer(data[i], attributes[i], &s);

@@ -217,6 +217,18 @@ vback_shown(CUdeviceptr base, uint64_t *size, CUcontext *ctx)
 }
 
 int
+vback_holding(CUdeviceptr p, uint64_t *size, CUcontext *ctx)
+{
+	CUdeviceptr base;
+
+	if (__atomic_load_n(&vback_count, __ATOMIC_RELAXED) == 0 ||
+	    REAL_CALL(cuPointerGetAttribute, &base,
+	    CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, p) != CUDA_SUCCESS)
+		return 0;
+	return vback_shown(base, size, ctx);
+}
+
+int
 vback_ctx_list(CUcontext ctx, uint64_t **keys, size_t *n, size_t *cap)
 {
 	struct vback *v;

@@ -97,6 +97,12 @@ int	vback_range(CUdeviceptr base, uint64_t *size);
 int	vback_shown(CUdeviceptr base, uint64_t *size, CUcontext *ctx);
 
 /*
+ * vback_shown for the allocation holding p, its start or inside it (one
+ * mapping each: the driver's range of p starts where it does).
+ */
+int	vback_holding(CUdeviceptr p, uint64_t *size, CUcontext *ctx);
+
+/*
  * Append the addresses of the allocations backed in ctx to *keys, as
  * ctx_array_list does (ctx_table.h). 0, or -1 (no memory).
  */

@@ -41,8 +41,9 @@
  *   attrs            what the driver says of the newest allocation, at its
  *                    base and in its middle, must be what was asked for:
  *                    cuPointerGetAttribute(s) RANGE_START_ADDR, RANGE_SIZE,
- *                    MAPPING_SIZE, CONTEXT (the current one) and
- *                    cuMemGetAddressRange -> "attrs ok" |
+ *                    MAPPING_SIZE, CONTEXT (the current one),
+ *                    cuMemGetAddressRange, and no handle from
+ *                    cuMemRetainAllocationHandle -> "attrs ok" |
  *                    "attrs differs: WHAT got N want N" | "attrs err=CODE"
  *   busy             inside cuLaunchHostFunc (a driver call gpufrac hooks)
  *                    print "holding", then wait for SIGUSR1
@@ -757,6 +758,7 @@ attrs_at(const struct mem *m, CUdeviceptr p, CUcontext cur)
 	size_t size = 0, size2 = 0, map = 0, map2 = 0, range = 0;
 	CUcontext ctx = NULL, ctx2 = NULL;
 	void *data[] = { &start2, &size2, &map2, &ctx2 };
+	CUmemGenericAllocationHandle h;
 	CUresult r;
 
 	if ((r = cuPointerGetAttribute(&start,
@@ -770,6 +772,13 @@ attrs_at(const struct mem *m, CUdeviceptr p, CUcontext cur)
 	    (r = cuPointerGetAttributes(4, which, data, p)) != CUDA_SUCCESS ||
 	    (r = cuMemGetAddressRange_v2(&base, &range, p)) != CUDA_SUCCESS) {
 		report("attrs", r);
+		return 0;
+	}
+	/* A cuMemAlloc has no handle of virtual memory management. */
+	if ((r = cuMemRetainAllocationHandle(&h, (void *)(uintptr_t)p)) !=
+	    CUDA_ERROR_INVALID_VALUE) {
+		printf("attrs differs: cuMemRetainAllocationHandle %d\n",
+		    (int)r);
 		return 0;
 	}
 	return attrs_same("RANGE_START_ADDR", start, m->ptr) &&
