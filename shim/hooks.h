@@ -26,6 +26,8 @@ SHIM_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch,
 SHIM_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
 		    unsigned int flags);
 SHIM_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr);
+SHIM_EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase,
+		    size_t *psize, CUdeviceptr dptr);
 SHIM_EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes);
 SHIM_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev);
 SHIM_EXPORT CUresult cuArrayCreate_v2(CUarray *pHandle,
@@ -69,6 +71,11 @@ SHIM_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn,
 SHIM_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn,
 		    int cudaVersion, cuuint64_t flags,
 		    CUdriverProcAddressQueryResult *symbolStatus);
+SHIM_EXPORT CUresult cuPointerGetAttribute(void *data,
+		    CUpointer_attribute attribute, CUdeviceptr ptr);
+SHIM_EXPORT CUresult cuPointerGetAttributes(unsigned int numAttributes,
+		    CUpointer_attribute *attributes, void **data,
+		    CUdeviceptr ptr);
 
 /* Context ends (hooks_ctx.c); after hooks_list.h, cuda.h's macros gone. */
 #include "hooks_list.h"

@@ -4,7 +4,9 @@
  * cuMemAllocPitch and cuMemAllocManaged, and every array, that the
  * context held; not those of cuMemCreate or the stream-ordered pools,
  * which belong to no context (cuda.h, cuCtxDestroy). Their charge goes
- * with them: out of the table, back to the lease or the daemon.
+ * with them: out of the table, back to the lease or the daemon. Those the
+ * copy engine backs (vback.h) are VMM memory, which the driver leaves
+ * alone: the shim frees them as the driver would have freed them.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@
 #include "log.h"
 #include "real.h"
 #include "units.h"
+#include "vback.h"
 
 /* One context's end, and what the driver said of it. */
 struct ctx_end {
@@ -27,6 +30,8 @@ struct ctx_end {
 	CUresult	(*by_dev)(CUdevice);
 	int		 release;	/* ends only if it was the last use */
 	CUresult	 r;
+	const uint64_t	*keys;		/* what it held, for the backed ones */
+	size_t		 n;
 };
 
 /* Pointers only: the other kinds' keys are tagged handles. */
@@ -58,15 +63,24 @@ ctx_end_run(void *arg)
 	struct ctx_end *c = arg;
 	unsigned flags;
 	int active;
+	size_t i;
 
 	c->r = c->by_ctx != NULL ? c->by_ctx(c->ctx) : c->by_dev(c->dev);
 	if (c->r != CUDA_SUCCESS)
 		return 0;
-	if (!c->release)
-		return 1;
-	return real_cu.cuDevicePrimaryCtxGetState != NULL &&
-	    real_cu.cuDevicePrimaryCtxGetState(c->dev, &flags, &active) ==
-	    CUDA_SUCCESS && !active;
+	if (c->release && (real_cu.cuDevicePrimaryCtxGetState == NULL ||
+	    real_cu.cuDevicePrimaryCtxGetState(c->dev, &flags, &active) !=
+	    CUDA_SUCCESS || active))
+		return 0;
+	/*
+	 * Under the free lock, as any free (client_release_keys): the
+	 * address is the driver's again only after the table let go of it.
+	 */
+	if (c->ctx != NULL)
+		vback_ctx_gone(c->ctx);
+	for (i = 0; i < c->n; i++)
+		(void)vback_drop(c->keys[i]);
+	return 1;
 }
 
 /* End c, giving back what it held; within hook_enter. */
@@ -82,10 +96,14 @@ ctx_end(struct ctx_end *c)
 		(void)ctx_end_run(c);	/* nothing of it is accounted */
 		return c->r;
 	}
+	/* The driver knows no context of backed memory: the shim does. */
 	if (alloc_table_walk(ctx_collect, &k) != 0 ||
-	    ctx_array_list(c->ctx, &k.keys, &k.n, &k.cap) != 0)
+	    ctx_array_list(c->ctx, &k.keys, &k.n, &k.cap) != 0 ||
+	    vback_ctx_list(c->ctx, &k.keys, &k.n, &k.cap) != 0)
 		log_errx("cannot list a context's allocations: out of memory; "
 		    "some stay charged");
+	c->keys = k.keys;
+	c->n = k.n;
 	bytes = client_end_keys(k.keys, k.n, ctx_end_run, c, &n);
 	free(k.keys);
 	if (c->r == CUDA_SUCCESS && n != 0) {

@@ -7,7 +7,7 @@
  * rest expand to nothing and all are undefined at the end.
  *   HOOK_ABI(name, version, ptds, symbol)  a hook written by hand
  *	(hooks_mem.c, hooks_array.c, hooks_vmm.c, hooks_pool.c,
- *	hooks_ctx.c, hooks_procaddr.c); HOOK(name, version, symbol) is one without a
+ *	hooks_ctx.c, hooks_ptr.c, hooks_procaddr.c); HOOK(name, version, symbol) is one without a
  *	per-thread variant, HOOK_PT one and its variant
  *   GATE_ABI(name, version, ptds, symbol, flag, params, args)  a gated
  *	pass-through (hooks_gate.c): it waits to be swapped in, calls the
@@ -215,6 +215,19 @@ GATE_SYNC("cuEventSynchronize", 2000, cuEventSynchronize,
     (CUevent hEvent), (hEvent))
 HOOK("cuGetProcAddress", 11030, cuGetProcAddress)
 HOOK("cuGetProcAddress", 12000, cuGetProcAddress_v2)
+GATE("cuGraphAddMemsetNode", 10000, cuGraphAddMemsetNode,
+    (CUgraphNode *phGraphNode, CUgraph hGraph,
+    const CUgraphNode *dependencies, size_t numDependencies,
+    const CUDA_MEMSET_NODE_PARAMS *memsetParams, CUcontext ctx),
+    (phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx))
+GATE("cuGraphCreate", 10000, cuGraphCreate,
+    (CUgraph *phGraph, unsigned int flags), (phGraph, flags))
+GATE("cuGraphDestroy", 10000, cuGraphDestroy, (CUgraph hGraph), (hGraph))
+GATE("cuGraphExecDestroy", 10000, cuGraphExecDestroy,
+    (CUgraphExec hGraphExec), (hGraphExec))
+GATE("cuGraphInstantiateWithFlags", 11040, cuGraphInstantiateWithFlags,
+    (CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags),
+    (phGraphExec, hGraph, flags))
 GATE_PT("cuGraphLaunch", 10000, cuGraphLaunch, 10000, cuGraphLaunch_ptsz,
     (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream))
 IPC_ABI("cuIpcCloseMemHandle", 4010, cuIpcCloseMemHandle, 0,
@@ -432,12 +445,8 @@ GATE_OWN("cuMipmappedArrayGetMemoryRequirements", 11060,
     (CUDA_ARRAY_MEMORY_REQUIREMENTS *memoryRequirements,
     CUmipmappedArray mipmap, CUdevice device), (memoryRequirements, mipmap,
     device))
-GATE("cuPointerGetAttribute", 4000, cuPointerGetAttribute,
-    (void *data, CUpointer_attribute attribute, CUdeviceptr ptr), (data,
-    attribute, ptr))
-GATE("cuPointerGetAttributes", 7000, cuPointerGetAttributes,
-    (unsigned int numAttributes, CUpointer_attribute *attributes, void **data,
-    CUdeviceptr ptr), (numAttributes, attributes, data, ptr))
+HOOK("cuPointerGetAttribute", 4000, cuPointerGetAttribute)
+HOOK("cuPointerGetAttributes", 7000, cuPointerGetAttributes)
 GATE_PT("cuStreamAddCallback", 5000, cuStreamAddCallback,
     7000, cuStreamAddCallback_ptsz,
     (CUstream hStream, CUstreamCallback callback, void *userData,

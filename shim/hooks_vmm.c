@@ -148,13 +148,24 @@ CUresult
 cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr)
 {
 	struct gf_activity *g;
+	uint64_t size;
+	CUcontext ctx;
 	CUresult r;
 
 	if (!hook_enter())
 		return REAL_CALL(cuMemRetainAllocationHandle, handle, addr);
 	g = activity_enter();
 	r = REAL_CALL(cuMemRetainAllocationHandle, handle, addr);
-	if (r == CUDA_SUCCESS && handle != NULL) {
+	if (r == CUDA_SUCCESS && handle != NULL &&
+	    vback_holding((CUdeviceptr)(uintptr_t)addr, &size, &ctx)) {
+		/*
+		 * Memory the copy engine backs is a cuMemAlloc to the program,
+		 * which has no handle (NCCL asks this to tell VMM memory from
+		 * the rest); one held would keep it on the device when out.
+		 */
+		(void)REAL_CALL(cuMemRelease, *handle);
+		r = CUDA_ERROR_INVALID_VALUE;
+	} else if (r == CUDA_SUCCESS && handle != NULL) {
 		*handle = vmm_virt_retained(*handle);
 		vmm_retained(*handle);
 	}

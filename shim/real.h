@@ -80,6 +80,10 @@ struct real_driver {
 	CUresult (*cuDevicePrimaryCtxReset_v2)(CUdevice);
 	CUresult (*cuDevicePrimaryCtxRelease_v1)(CUdevice);
 	CUresult (*cuDevicePrimaryCtxRelease_v2)(CUdevice);
+	CUresult (*cuPointerGetAttribute)(void *, CUpointer_attribute,
+		    CUdeviceptr);
+	CUresult (*cuPointerGetAttributes)(unsigned int,
+		    CUpointer_attribute *, void **, CUdeviceptr);
 	/* one per gated pass-through of hooks_list.h, named as it exports */
 #define GATE_ABI(name, version, ptds, symbol, flag, params, args) \
 	CUresult (*symbol) params;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctx_table.h"
 #include "ptrmap.h"
 #include "real.h"
 #include "vback.h"
@@ -214,13 +215,13 @@ vback_alloc_pitch(CUdeviceptr *dptr, size_t *pitch, size_t width,
 	return r;
 }
 
-CUresult
-vback_free(CUdeviceptr p)
+int
+vback_drop(CUdeviceptr p)
 {
 	struct vback *v;
 
 	if (__atomic_load_n(&vback_count, __ATOMIC_RELAXED) == 0)
-		return REAL_CALL(cuMemFree_v2, p);
+		return 0;
 	pthread_mutex_lock(&vback_lock);
 	/* The program's own VMM memory is not cuMemFree's: the driver says. */
 	if ((v = ptrmap_get(&vback_map, p)) != NULL && v->prog != NULL)
@@ -233,7 +234,7 @@ vback_free(CUdeviceptr p)
 	}
 	pthread_mutex_unlock(&vback_lock);
 	if (v == NULL)
-		return REAL_CALL(cuMemFree_v2, p);
+		return 0;
 	if (v->h != 0) {
 		(void)real_cu.cuMemUnmap(v->ptr, v->held);
 		(void)real_cu.cuMemRelease(v->h);
@@ -241,7 +242,15 @@ vback_free(CUdeviceptr p)
 	vback_ipc_forget(v);
 	(void)REAL_CALL(cuMemAddressFree, v->ptr, v->held);
 	free(v);
-	return CUDA_SUCCESS;
+	return 1;
+}
+
+CUresult
+vback_free(CUdeviceptr p)
+{
+	if (vback_drop(p))
+		return CUDA_SUCCESS;
+	return REAL_CALL(cuMemFree_v2, p);
 }
 
 int
@@ -252,10 +261,73 @@ vback_range(CUdeviceptr base, uint64_t *size)
 	if (__atomic_load_n(&vback_count, __ATOMIC_RELAXED) == 0)
 		return 0;
 	pthread_mutex_lock(&vback_lock);
-	if ((v = ptrmap_get(&vback_map, base)) != NULL)
+	if ((v = ptrmap_get(&vback_map, base)) != NULL && v->prog == NULL)
 		*size = v->size;
 	pthread_mutex_unlock(&vback_lock);
+	return v != NULL && v->prog == NULL;
+}
+
+int
+vback_shown(CUdeviceptr base, uint64_t *size, CUcontext *ctx)
+{
+	struct vback *v;
+
+	if (__atomic_load_n(&vback_count, __ATOMIC_RELAXED) == 0)
+		return 0;
+	pthread_mutex_lock(&vback_lock);
+	/* The program's own VMM memory is shown as the driver shows it. */
+	if ((v = ptrmap_get(&vback_map, base)) != NULL && v->prog != NULL)
+		v = NULL;
+	if (v != NULL) {
+		*size = v->size;
+		*ctx = v->ctx;
+	}
+	pthread_mutex_unlock(&vback_lock);
 	return v != NULL;
+}
+
+int
+vback_holding(CUdeviceptr p, uint64_t *size, CUcontext *ctx)
+{
+	CUdeviceptr base;
+
+	if (__atomic_load_n(&vback_count, __ATOMIC_RELAXED) == 0 ||
+	    REAL_CALL(cuPointerGetAttribute, &base,
+	    CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, p) != CUDA_SUCCESS)
+		return 0;
+	return vback_shown(base, size, ctx);
+}
+
+int
+vback_ctx_list(CUcontext ctx, uint64_t **keys, size_t *n, size_t *cap)
+{
+	struct vback *v;
+	size_t pos = 0;
+	uint64_t key;
+	int r = 0;
+
+	if (__atomic_load_n(&vback_count, __ATOMIC_RELAXED) == 0)
+		return 0;
+	pthread_mutex_lock(&vback_lock);
+	while (r == 0 && (v = ptrmap_next(&vback_map, &pos, &key)) != NULL)
+		if (v->ctx == ctx && v->prog == NULL)
+			r = ctx_keys_push(keys, n, cap, key);
+	pthread_mutex_unlock(&vback_lock);
+	return r;
+}
+
+void
+vback_ctx_gone(CUcontext ctx)
+{
+	pthread_mutex_lock(&vback_lock);
+	vback_host_ctx_gone(ctx);
+	pthread_mutex_unlock(&vback_lock);
+}
+
+int
+vback_ipc_capable(void)
+{
+	return !__atomic_load_n(&vback_no_fd, __ATOMIC_RELAXED);
 }
 
 int

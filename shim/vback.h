@@ -68,6 +68,13 @@ CUresult vback_alloc_pitch(CUdeviceptr *dptr, size_t *pitch, size_t width,
 /* Free p, backed or the driver's own (the real_free of client_free). */
 CUresult vback_free(CUdeviceptr p);
 
+/*
+ * Free p if it is backed: 1, else 0 (and the driver is not asked). For
+ * an ended context, whose own allocations the driver freed but not the
+ * backed ones: VMM memory belongs to no context.
+ */
+int	vback_drop(CUdeviceptr p);
+
 /* The real free for client_free: vback_free only while any is backed. */
 static inline CUresult
 (*vback_free_fn(void))(CUdeviceptr)
@@ -81,6 +88,38 @@ static inline CUresult
  * asked for in *size (the mapping is rounded up), else 0.
  */
 int	vback_range(CUdeviceptr base, uint64_t *size);
+
+/*
+ * The same with the context current when it was made, which the driver
+ * does not know of VMM memory (its CU_POINTER_ATTRIBUTE_CONTEXT is NULL)
+ * and would know of a cuMemAlloc.
+ */
+int	vback_shown(CUdeviceptr base, uint64_t *size, CUcontext *ctx);
+
+/*
+ * vback_shown for the allocation holding p, its start or inside it (one
+ * mapping each: the driver's range of p starts where it does).
+ */
+int	vback_holding(CUdeviceptr p, uint64_t *size, CUcontext *ctx);
+
+/*
+ * Append the addresses of the allocations backed in ctx to *keys, as
+ * ctx_array_list does (ctx_table.h). 0, or -1 (no memory).
+ */
+int	vback_ctx_list(CUcontext ctx, uint64_t **keys, size_t *n,
+	    size_t *cap);
+
+/*
+ * ctx has ended, and the driver freed the pinned host memory had in it:
+ * the copy engine forgets what it kept there (vback_host.c).
+ */
+void	vback_ctx_gone(CUcontext ctx);
+
+/*
+ * Whether backed memory has legacy IPC (vback_ipc.h): its memory is made
+ * exportable as a POSIX descriptor, unless the driver refused that.
+ */
+int	vback_ipc_capable(void);
 
 /*
  * MOVE id from the daemon (watcher thread, client lock held): queue it.

@@ -33,7 +33,7 @@ static pthread_mutex_t vback_qlock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t vback_cv = PTHREAD_COND_INITIALIZER;
 static uint32_t vback_todo;		/* a MOVE's direction, or 0 */
 static uint32_t vback_todo_id;		/* and its id */
-static int vback_drop;			/* a GF_SWAP_DROP is asked */
+static int vback_drop_asked;		/* a GF_SWAP_DROP is asked */
 static uint32_t vback_drop_id;		/* and its id */
 static int vback_running;		/* the move thread exists */
 pid_t vback_tid;
@@ -335,10 +335,10 @@ vback_tell(const struct gf_moved *m)
 static void
 vback_next(uint32_t *dir, uint32_t *id)
 {
-	while (vback_todo == 0 && !vback_drop)
+	while (vback_todo == 0 && !vback_drop_asked)
 		pthread_cond_wait(&vback_cv, &vback_qlock);
-	if (vback_drop) {
-		vback_drop = 0;
+	if (vback_drop_asked) {
+		vback_drop_asked = 0;
 		*dir = GF_SWAP_DROP;
 		*id = vback_drop_id;
 		return;
@@ -426,7 +426,7 @@ vback_request(uint32_t direction, uint32_t id)
 		return;
 	}
 	if (direction == GF_SWAP_DROP) {
-		vback_drop = 1;
+		vback_drop_asked = 1;
 		vback_drop_id = id;
 	} else {
 		vback_todo = direction;

@@ -7,6 +7,9 @@
  *   procaddr   cuGetProcAddress_v2 (libcudart >= 12, PyTorch)
  *   procaddr1  the 4-argument cuGetProcAddress (libcudart 11.3 .. 11.8)
  *   procaddr-self  cuGetProcAddress_v2 asked for "cuGetProcAddress" first
+ *   procaddr-ptds  cuGetProcAddress_v2 with the per-thread default stream
+ *              flag (libcudart of a program built with nvcc
+ *              --default-stream per-thread asks every name so)
  * then runs its arguments as commands, printing one line each:
  *   dev N            make device N's primary context current (default 0)
  *   alloc SIZE       cuMemAlloc            -> "alloc ok" | "alloc err=CODE"
@@ -31,11 +34,30 @@
  *                    context (dev N: maybe another device's) into the
  *                    newest: "peercopy ok" | "... differs" | "... err=CODE"
  *   sync             cuCtxSynchronize      -> "sync ok" | "sync err=CODE"
+ *   graph            a CUDA graph of one 2D memset node per allocation of
+ *                    16 KiB or more (each depending on the one before): two
+ *                    rows of 1 KiB, at 4 KiB and 12 KiB into it, set to a
+ *                    value of its own; the bytes from 4 KiB to 16 KiB are
+ *                    zeroed first, the graph instantiated
+ *                    -> "graph ok NODES" | "graph err=CODE"
+ *   launch           launch it and read back those 12 KiB of each
+ *                    -> "launch ok" | "launch err=CODE" | "launch differs"
+ *   attrs            what the driver says of the newest allocation, at its
+ *                    base and in its middle, must be what was asked for:
+ *                    cuPointerGetAttribute(s) RANGE_START_ADDR, RANGE_SIZE,
+ *                    MAPPING_SIZE, CONTEXT (the current one),
+ *                    cuMemGetAddressRange, and no handle from
+ *                    cuMemRetainAllocationHandle -> "attrs ok" |
+ *                    "attrs differs: WHAT got N want N" | "attrs err=CODE"
  *   busy             inside cuLaunchHostFunc (a driver call gpufrac hooks)
  *                    print "holding", then wait for SIGUSR1
  *   reset            cuDevicePrimaryCtxReset_v2 of the current device, whose
  *                    allocations and arrays it frees (forgotten here)
  *                    -> "reset ok" | "reset err=CODE"
+ *   release          cuDevicePrimaryCtxRelease_v2 of the current device as
+ *                    often as dev retained it: its last release frees the
+ *                    allocations and arrays (forgotten here)
+ *                    -> "release ok" | "release err=CODE"
  *   ctx              cuCtxCreate on the current device: the new context is
  *                    current -> "ctx ok" | "ctx err=CODE"
  *   ctxdestroy       cuCtxDestroy of the newest one, with what was made
@@ -173,6 +195,8 @@ via_dlsym(void *(*sym)(void *, const char *), const char *name)
 	return p;
 }
 
+static cuuint64_t procaddr_flags = CU_GET_PROC_ADDRESS_DEFAULT;
+
 static void *
 via_procaddr(procaddr2_fn gpa, procaddr1_fn gpa1, const char *name)
 {
@@ -180,8 +204,8 @@ via_procaddr(procaddr2_fn gpa, procaddr1_fn gpa1, const char *name)
 	void *p = NULL;
 	CUresult r;
 
-	r = gpa ? gpa(name, &p, 12000, CU_GET_PROC_ADDRESS_DEFAULT, &st) :
-	    gpa1(name, &p, 11030, CU_GET_PROC_ADDRESS_DEFAULT);
+	r = gpa ? gpa(name, &p, 12000, procaddr_flags, &st) :
+	    gpa1(name, &p, 11030, procaddr_flags);
 	if (r != CUDA_SUCCESS || p == NULL)
 		die(name);
 	return p;
@@ -212,7 +236,10 @@ api_resolve(const char *path)
 		api.total = cuDeviceTotalMem_v2;
 		return;
 	}
-	if (strcmp(path, "procaddr") == 0)
+	if (strcmp(path, "procaddr-ptds") == 0)
+		procaddr_flags = CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+	if (strcmp(path, "procaddr") == 0 ||
+	    strcmp(path, "procaddr-ptds") == 0)
 		gpa = cuGetProcAddress_v2;
 	else if (strcmp(path, "procaddr-self") == 0)
 		gpa = via_procaddr(cuGetProcAddress_v2, NULL,
@@ -231,16 +258,20 @@ api_resolve(const char *path)
 	}
 }
 
+static int retains[64];		/* of each device's primary context */
+
 static void
 use_device(int ordinal)
 {
 	CUdevice dev;
 	CUcontext ctx;
 
-	if (cuDeviceGet(&dev, ordinal) != CUDA_SUCCESS ||
+	if (ordinal < 0 || ordinal >= 64 ||
+	    cuDeviceGet(&dev, ordinal) != CUDA_SUCCESS ||
 	    cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS ||
 	    cuCtxSetCurrent(ctx) != CUDA_SUCCESS)
 		die("cannot make the device's context current");
+	retains[ordinal]++;
 }
 
 static size_t
@@ -1029,6 +1060,179 @@ cmd_vmmunmap(void)
 	report("vmmunmap", r);
 }
 
+/* attrs: one answer compared, or the first difference said. */
+static int
+attrs_same(const char *what, uint64_t got, uint64_t want)
+{
+	if (got == want)
+		return 1;
+	printf("attrs differs: %s got %llu want %llu\n", what,
+	    (unsigned long long)got, (unsigned long long)want);
+	return 0;
+}
+
+/* attrs at p, inside the newest allocation m. */
+static int
+attrs_at(const struct mem *m, CUdeviceptr p, CUcontext cur)
+{
+	CUpointer_attribute which[] = { CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+	    CU_POINTER_ATTRIBUTE_RANGE_SIZE, CU_POINTER_ATTRIBUTE_MAPPING_SIZE,
+	    CU_POINTER_ATTRIBUTE_CONTEXT,
+	    CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE };
+	CUdeviceptr start = 0, start2 = 0, base = 0;
+	size_t size = 0, size2 = 0, map = 0, map2 = 0, range = 0;
+	CUcontext ctx = NULL, ctx2 = NULL;
+	unsigned int ipc = 0, ipc2 = 0;
+	void *data[] = { &start2, &size2, &map2, &ctx2, &ipc2 };
+	CUmemGenericAllocationHandle h;
+	CUresult r;
+
+	if ((r = cuPointerGetAttribute(&start,
+	    CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, p)) != CUDA_SUCCESS ||
+	    (r = cuPointerGetAttribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+	    p)) != CUDA_SUCCESS ||
+	    (r = cuPointerGetAttribute(&map, CU_POINTER_ATTRIBUTE_MAPPING_SIZE,
+	    p)) != CUDA_SUCCESS ||
+	    (r = cuPointerGetAttribute(&ctx, CU_POINTER_ATTRIBUTE_CONTEXT,
+	    p)) != CUDA_SUCCESS ||
+	    (r = cuPointerGetAttribute(&ipc,
+	    CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, p)) !=
+	    CUDA_SUCCESS ||
+	    (r = cuPointerGetAttributes(5, which, data, p)) != CUDA_SUCCESS ||
+	    (r = cuMemGetAddressRange_v2(&base, &range, p)) != CUDA_SUCCESS) {
+		report("attrs", r);
+		return 0;
+	}
+	/* A cuMemAlloc has no handle of virtual memory management. */
+	if ((r = cuMemRetainAllocationHandle(&h, (void *)(uintptr_t)p)) !=
+	    CUDA_ERROR_INVALID_VALUE) {
+		printf("attrs differs: cuMemRetainAllocationHandle %d\n",
+		    (int)r);
+		return 0;
+	}
+	return attrs_same("RANGE_START_ADDR", start, m->ptr) &&
+	    attrs_same("RANGE_SIZE", size, m->size) &&
+	    attrs_same("MAPPING_SIZE", map, m->size) &&
+	    attrs_same("CONTEXT", (uintptr_t)ctx, (uintptr_t)cur) &&
+	    attrs_same("IS_LEGACY_CUDA_IPC_CAPABLE", ipc, 1) &&
+	    attrs_same("IS_LEGACY_CUDA_IPC_CAPABLE (of several)", ipc2, 1) &&
+	    attrs_same("RANGE_START_ADDR (of several)", start2, m->ptr) &&
+	    attrs_same("RANGE_SIZE (of several)", size2, m->size) &&
+	    attrs_same("MAPPING_SIZE (of several)", map2, m->size) &&
+	    attrs_same("CONTEXT (of several)", (uintptr_t)ctx2,
+	    (uintptr_t)cur) &&
+	    attrs_same("cuMemGetAddressRange base", base, m->ptr) &&
+	    attrs_same("cuMemGetAddressRange size", range, m->size);
+}
+
+static void
+cmd_attrs(void)
+{
+	const struct mem *m;
+	CUcontext cur;
+
+	if (nmems == 0)
+		die("no allocation");
+	m = &mems[nmems - 1];
+	if (cuCtxGetCurrent(&cur) != CUDA_SUCCESS)
+		die("no current context");
+	if (attrs_at(m, m->ptr, cur) && attrs_at(m, m->ptr + m->size / 2, cur))
+		printf("attrs ok\n");
+}
+
+/* graph and launch: the nodes' rows, what is between them, the value. */
+#define GRAPH_FROM	4096		/* into the allocation */
+#define GRAPH_SPAN	12288		/* zeroed, then two rows set */
+#define GRAPH_PITCH	8192
+#define GRAPH_ROW	1024		/* bytes */
+static CUgraphExec graph_exec;
+
+static unsigned
+graph_value(size_t i)
+{
+	return 0xa5000000u | (unsigned)i;
+}
+
+static void
+cmd_graph(void)
+{
+	CUDA_MEMSET_NODE_PARAMS p;
+	CUgraphNode node = NULL, prev = NULL;
+	CUcontext ctx;
+	CUgraph g;
+	CUresult r;
+	size_t i, n = 0;
+
+	if ((r = cuCtxGetCurrent(&ctx)) != CUDA_SUCCESS ||
+	    (r = cuGraphCreate(&g, 0)) != CUDA_SUCCESS) {
+		report("graph", r);
+		return;
+	}
+	for (i = 0; i < (size_t)nmems && r == CUDA_SUCCESS; i++) {
+		if (mems[i].size < GRAPH_FROM + GRAPH_SPAN)
+			continue;
+		memset(&p, 0, sizeof(p));
+		p.dst = mems[i].ptr + GRAPH_FROM;
+		p.pitch = GRAPH_PITCH;
+		p.value = graph_value(i);
+		p.elementSize = 4;
+		p.width = GRAPH_ROW / 4;
+		p.height = 2;
+		if ((r = cuMemsetD8_v2(p.dst, 0, GRAPH_SPAN)) == CUDA_SUCCESS &&
+		    (r = cuGraphAddMemsetNode(&node, g, prev ? &prev : NULL,
+		    prev ? 1 : 0, &p, ctx)) == CUDA_SUCCESS) {
+			prev = node;
+			n++;
+		}
+	}
+	if (r == CUDA_SUCCESS)
+		r = cuGraphInstantiateWithFlags(&graph_exec, g, 0);
+	/* The executable graph lives on without it. */
+	(void)cuGraphDestroy(g);
+	if (r == CUDA_SUCCESS)
+		printf("graph ok %zu\n", n);
+	else
+		report("graph", r);
+}
+
+/* Whether allocation i's 12 KiB hold what the graph's launch set. */
+static int
+graph_landed(size_t i)
+{
+	unsigned char got[GRAPH_SPAN], want[GRAPH_SPAN];
+	unsigned v = graph_value(i);
+	size_t j;
+
+	memset(want, 0, sizeof(want));
+	for (j = 0; j < GRAPH_ROW; j += 4) {
+		memcpy(want + j, &v, 4);
+		memcpy(want + GRAPH_PITCH + j, &v, 4);
+	}
+	return cuMemcpyDtoH_v2(got, mems[i].ptr + GRAPH_FROM, GRAPH_SPAN) ==
+	    CUDA_SUCCESS && memcmp(got, want, GRAPH_SPAN) == 0;
+}
+
+static void
+cmd_launch(void)
+{
+	CUresult r;
+	size_t i;
+
+	if (graph_exec == NULL)
+		die("no graph");
+	if ((r = cuGraphLaunch(graph_exec, NULL)) != CUDA_SUCCESS ||
+	    (r = cuStreamSynchronize(NULL)) != CUDA_SUCCESS) {
+		report("launch", r);
+		return;
+	}
+	for (i = 0; i < (size_t)nmems; i++)
+		if (mems[i].size >= GRAPH_FROM + GRAPH_SPAN && !graph_landed(i)) {
+			printf("launch differs\n");
+			return;
+		}
+	printf("launch ok\n");
+}
+
 static void
 cmd_sync(void)
 {
@@ -1055,6 +1259,24 @@ cmd_reset(void)
 	    (r = cuDevicePrimaryCtxReset_v2(dev)) == CUDA_SUCCESS)
 		nmems = narrays = nmipmaps = 0;
 	report("reset", r);
+}
+
+static void
+cmd_release(void)
+{
+	CUdevice dev;
+	CUresult r;
+
+	if ((r = cuCtxGetDevice(&dev)) != CUDA_SUCCESS || dev < 0 || dev >= 64) {
+		report("release", r);
+		return;
+	}
+	while (retains[dev] > 0 &&
+	    (r = cuDevicePrimaryCtxRelease_v2(dev)) == CUDA_SUCCESS)
+		retains[dev]--;
+	if (r == CUDA_SUCCESS)
+		nmems = narrays = nmipmaps = 0;
+	report("release", r);
 }
 
 static void
@@ -1249,11 +1471,15 @@ static const struct command {
 	{ "vmmretain",		1, 0, NULL, cmd_vmmretain },
 	{ "vmmfreeall",		1, 0, NULL, cmd_vmmfreeall },
 	{ "sync",		1, 0, NULL, cmd_sync },
+	{ "attrs",		1, 0, NULL, cmd_attrs },
+	{ "graph",		1, 0, NULL, cmd_graph },
+	{ "launch",		1, 0, NULL, cmd_launch },
 	{ "busy",		1, 0, NULL, cmd_busy },
 	{ "busy-unhooked",	1, 0, NULL, cmd_busy_unhooked },
 	{ "unhooked",		1, 0, NULL, cmd_unhooked },
 	{ "sigalloc",		3, 2, cmd_sigalloc, NULL },
 	{ "reset",		1, 0, NULL, cmd_reset },
+	{ "release",		1, 0, NULL, cmd_release },
 	{ "ctx",		1, 0, NULL, cmd_ctx },
 	{ "ctxdestroy",		1, 0, NULL, cmd_ctxdestroy },
 	{ "fork",		1, 1, cmd_fork, NULL },

@@ -1,5 +1,6 @@
 # Every way a program reaches the driver's memory functions is limited: the
-# linked symbols, dlsym (both glibc versions), cuGetProcAddress v1 and v2.
+# linked symbols, dlsym (both glibc versions), cuGetProcAddress v1 and v2
+# (v2 also with the per-thread default stream flag).
 . "$(dirname "$0")/lib.sh"
 C=$CLIENTS/cuclient_linked
 daemon_start
@@ -13,7 +14,8 @@ free ok
 alloc ok
 verify ok
 freeall ok"
-for path in linked dlsym dlsym-old procaddr procaddr1 procaddr-self; do
+for path in linked dlsym dlsym-old procaddr procaddr1 procaddr-self \
+    procaddr-ptds; do
 	# shellcheck disable=SC2086
 	got=$(GPUFRAC_MEMORY_LIMIT=1Gi preload "$C" -p $path $script 2>&1)
 	check_eq "$path: 1Gi limit holds" "$got" "$want"

@@ -1,11 +1,12 @@
 # The simulated driver's pools, VMM and arrays (tests/simcuda), without the
-# shim: their checks, then what a process holding each kind of memory is
+# shim: their checks (and those of its graphs), then what a process holding each kind of memory is
 # charged as another process sees it, and that SIGKILL returns it, after
 # SIMCUDA_RELEASE_DELAY_MS if the holder has one.
 . "$(dirname "$0")/lib.sh"
 C=$CLIENTS/sim_mem_linked
 
-for p in sim_arrays_linked sim_vmm_linked sim_pools_linked sim_mem_linked; do
+for p in sim_arrays_linked sim_vmm_linked sim_pools_linked sim_mem_linked \
+    sim_graph_linked; do
 	check "$p passes" "$CLIENTS/$p"
 done
 # Exported VMM memory a live process still holds stays charged after its

@@ -29,6 +29,12 @@ ctx_valid(CUcontext ctx)
 	return 0;
 }
 
+int
+ctx_live(CUcontext ctx)
+{
+	return ctx_valid(ctx);
+}
+
 /* A context handle given by the caller: CUDA_ERROR_INVALID_CONTEXT unless
  * live. Takes the lock itself. */
 static CUresult

@@ -137,6 +137,35 @@ set_run(uint64_t dst, unsigned value, unsigned size, size_t n,
 	return CUDA_SUCCESS;
 }
 
+int
+set_2d_ok(int phys, uint64_t dst, size_t pitch, unsigned size, size_t width,
+    size_t height)
+{
+	size_t row, i;
+
+	if (__builtin_mul_overflow(width, (size_t)size, &row))
+		return 0;
+	for (i = 0; i < height; i++)
+		if (dst + i * pitch < dst || !side_ok(dst + i * pitch, row,
+		    SIDE_DEVICE, phys, 1))
+			return 0;
+	return 1;
+}
+
+void
+set_2d_write(uint64_t dst, size_t pitch, unsigned value, unsigned size,
+    size_t width, size_t height)
+{
+	unsigned char *p;
+	size_t i, j;
+
+	for (i = 0; i < height; i++) {
+		p = (unsigned char *)(uintptr_t)(dst + i * pitch);
+		for (j = 0; j < width; j++)
+			memcpy(p + j * size, &value, size);	/* little-endian */
+	}
+}
+
 #define H(p)	((uint64_t)(uintptr_t)(p))
 #define LEGACY	CU_STREAM_LEGACY
 #define PERTHR	CU_STREAM_PER_THREAD

@@ -79,6 +79,7 @@ fork_child(void)
 	array_forget();
 	vmm_forget();
 	pool_forget();
+	graph_forget();
 	state_forget();
 	__atomic_store_n(&initialised, 0, __ATOMIC_RELEASE);
 	init_error = CUDA_SUCCESS;

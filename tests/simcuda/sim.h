@@ -133,6 +133,8 @@ struct CUctx_st {
 };
 /* The calling thread's usable current context; takes the lock itself. */
 CUresult	ctx_current(struct CUctx_st **out);
+/* Whether ctx is a live context handle; the lock is held. */
+int		ctx_live(CUcontext ctx);
 void		ctx_forget(void);
 
 /* alloc.c: the process's live allocations. Kinds are bits: a set of
@@ -232,6 +234,19 @@ void		vmm_forget(void);
 /* array.c: arrays and mipmapped arrays go with their context. */
 void		array_release_ctx(struct CUctx_st *ctx);	/* lock held */
 void		array_forget(void);
+
+/*
+ * copy.c, for graph.c's memset nodes: whether height rows of width
+ * elements of size bytes, pitch apart from dst, are device memory that
+ * device phys may write (the lock is held); then write them with value.
+ */
+int		set_2d_ok(int phys, uint64_t dst, size_t pitch, unsigned size,
+		    size_t width, size_t height);
+void		set_2d_write(uint64_t dst, size_t pitch, unsigned value,
+		    unsigned size, size_t width, size_t height);
+
+/* graph.c: a forked child's graphs are its parent's. */
+void		graph_forget(void);
 
 /* checkpoint.c: SIMCUDA_NO_CHECKPOINT hides the cuCheckpoint* calls. */
 int		checkpoint_hidden(const char *symbol);
