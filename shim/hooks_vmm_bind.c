@@ -63,13 +63,12 @@ map_list_real(struct map_call *c)
 			break;
 	if (c->prog == NULL || i == c->count)
 		return CUDA_SUCCESS;
-	if (c->count > MAP_LIST_STACK &&
-	    (c->list = calloc(c->count, sizeof(*c->list))) == NULL) {
+	if (c->count <= MAP_LIST_STACK)
+		c->list = c->buf;
+	else if ((c->list = calloc(c->count, sizeof(*c->list))) == NULL) {
 		c->list = c->prog;
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
-	if (c->count <= MAP_LIST_STACK)
-		c->list = c->buf;
 	memcpy(c->list, c->prog, c->count * sizeof(*c->list));
 	for (; i < c->count; i++) {
 		if (!map_virt(&c->prog[i]))
