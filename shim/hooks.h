@@ -56,6 +56,13 @@ SHIM_EXPORT CUresult cuMemExportToShareableHandle(void *shareableHandle,
 SHIM_EXPORT CUresult cuMemGetAllocationPropertiesFromHandle(
 		    CUmemAllocationProp *prop,
 		    CUmemGenericAllocationHandle handle);
+SHIM_EXPORT CUresult cuMemMapArrayAsync(CUarrayMapInfo *mapInfoList,
+		    unsigned int count, CUstream hStream);
+SHIM_EXPORT CUresult cuMemMapArrayAsync_ptsz(CUarrayMapInfo *mapInfoList,
+		    unsigned int count, CUstream hStream);
+SHIM_EXPORT CUresult cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle,
+		    size_t mcOffset, CUmemGenericAllocationHandle memHandle,
+		    size_t memOffset, size_t size, unsigned long long flags);
 SHIM_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize,
 		    CUstream hStream);
 SHIM_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,

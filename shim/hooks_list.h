@@ -6,9 +6,10 @@
  * An X-macro list: no include guard. Define what the includer needs; the
  * rest expand to nothing and all are undefined at the end.
  *   HOOK_ABI(name, version, ptds, symbol)  a hook written by hand
- *	(hooks_mem.c, hooks_array.c, hooks_vmm.c, hooks_pool.c,
- *	hooks_ctx.c, hooks_ptr.c, hooks_procaddr.c); HOOK(name, version, symbol) is one without a
- *	per-thread variant, HOOK_PT one and its variant
+ *	(hooks_mem.c, hooks_array.c, hooks_vmm.c, hooks_vmm_bind.c,
+ *	hooks_pool.c, hooks_ctx.c, hooks_ptr.c, hooks_procaddr.c);
+ *	HOOK(name, version, symbol) is one without a per-thread variant,
+ *	HOOK_PT one and its variant
  *   GATE_ABI(name, version, ptds, symbol, flag, params, args)  a gated
  *	pass-through (hooks_gate.c): it waits to be swapped in, calls the
  *	driver, and on success notes activity flag flag (GF_ACT_*) unless 0;
@@ -297,6 +298,8 @@ GATE("cuMemImportFromShareableHandle", 10020, cuMemImportFromShareableHandle,
     (CUmemGenericAllocationHandle *handle, void *osHandle,
     CUmemAllocationHandleType shHandleType), (handle, osHandle, shHandleType))
 HOOK("cuMemMap", 10020, cuMemMap)
+HOOK_PT("cuMemMapArrayAsync", 11010, cuMemMapArrayAsync, 11010,
+    cuMemMapArrayAsync_ptsz)
 GATE_OWN("cuMemPoolCreate", 11020, cuMemPoolCreate, cuMemPoolCreate,
     (CUmemoryPool *pool, const CUmemPoolProps *poolProps), (pool, poolProps))
 HOOK("cuMemPoolDestroy", 11020, cuMemPoolDestroy)
@@ -445,6 +448,7 @@ GATE_OWN("cuMipmappedArrayGetMemoryRequirements", 11060,
     (CUDA_ARRAY_MEMORY_REQUIREMENTS *memoryRequirements,
     CUmipmappedArray mipmap, CUdevice device), (memoryRequirements, mipmap,
     device))
+HOOK("cuMulticastBindMem", 12010, cuMulticastBindMem)
 HOOK("cuPointerGetAttribute", 4000, cuPointerGetAttribute)
 HOOK("cuPointerGetAttributes", 7000, cuPointerGetAttributes)
 GATE_PT("cuStreamAddCallback", 5000, cuStreamAddCallback,

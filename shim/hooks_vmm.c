@@ -269,7 +269,7 @@ cuMemExportToShareableHandle(void *shareableHandle,
 		r = REAL_CALL(cuMemExportToShareableHandle, shareableHandle,
 		    real, handleType, flags);
 	if (r == CUDA_SUCCESS && vmm_virt_is(handle))
-		vmm_virt_shared(handle);
+		vmm_virt_pin(handle);
 	activity_leave(g);
 	hook_leave();
 	return r;

@@ -58,6 +58,13 @@ struct real_driver {
 		    unsigned long long);
 	CUresult (*cuMemGetAllocationPropertiesFromHandle)(
 		    CUmemAllocationProp *, CUmemGenericAllocationHandle);
+	CUresult (*cuMemMapArrayAsync)(CUarrayMapInfo *, unsigned int,
+		    CUstream);
+	CUresult (*cuMemMapArrayAsync_ptsz)(CUarrayMapInfo *, unsigned int,
+		    CUstream);
+	CUresult (*cuMulticastBindMem)(CUmemGenericAllocationHandle, size_t,
+		    CUmemGenericAllocationHandle, size_t, size_t,
+		    unsigned long long);
 	CUresult (*cuMemPoolGetAttribute)(CUmemoryPool, CUmemPool_attribute,
 		    void *);
 	CUresult (*cuDeviceGetMemPool)(CUmemoryPool *, CUdevice);

@@ -23,7 +23,7 @@ struct vmm_virt {
 	CUmemAllocationProp prop;	/* as the program made it */
 	uint64_t	refs;		/* the program's */
 	uint64_t	maps;
-	int		shared;		/* exported or bound: it stays */
+	int		pinned;		/* vmm_virt_pin: it stays */
 	struct vback	*v;		/* moved with the others (vback_lock) */
 	uint8_t		access[VMM_VIRT_DEVICES];	/* CUmemAccess_flags
 							   by ordinal, kept
@@ -167,7 +167,7 @@ vmm_virt_mapped(uint64_t h, uint64_t ptr, uint64_t size, uint64_t offset)
 	pthread_mutex_lock(&virt_lock);
 	if ((x = ptrmap_get(&virt_ids, h)) == NULL)
 		goto out;
-	if (x->maps++ == 0 && !x->shared && offset == 0 && size == x->size &&
+	if (x->maps++ == 0 && !x->pinned && offset == 0 && size == x->size &&
 	    (v = virt_vback(x, ptr)) != NULL) {
 		v->h = x->real;
 		v->prog = x;
@@ -209,14 +209,14 @@ vmm_virt_unmapping(uint64_t ptr, uint64_t size)
 }
 
 void
-vmm_virt_shared(uint64_t h)
+vmm_virt_pin(uint64_t h)
 {
 	struct vmm_virt *x;
 
 	pthread_mutex_lock(&vback_lock);
 	pthread_mutex_lock(&virt_lock);
 	if ((x = ptrmap_get(&virt_ids, h)) != NULL) {
-		x->shared = 1;
+		x->pinned = 1;
 		virt_unmove(x);
 	}
 	pthread_mutex_unlock(&virt_lock);

@@ -5,8 +5,8 @@
  * memory, and with it the driver's handle, whose value the driver may
  * hand out again; the program's handle stays the same, and stays its own.
  * Such an allocation mapped once, whole, is moved as the shim's own
- * (vback_int.h: struct vback's prog); one exported, bound elsewhere, or
- * mapped otherwise stays on the device.
+ * (vback_int.h: struct vback's prog); one mapped otherwise, or pinned
+ * (vmm_virt_pin), stays on the device.
  *
  * The driver holds one reference of the shim's per virtual handle, and
  * its mappings: the program's retains and releases are counted here, and
@@ -64,8 +64,12 @@ void	vmm_virt_mapped(uint64_t h, uint64_t ptr, uint64_t size,
 /* The mappings in [ptr, ptr + size) are about to go. */
 void	vmm_virt_unmapping(uint64_t ptr, uint64_t size);
 
-/* h is shared with another process or bound to other memory: it stays. */
-void	vmm_virt_shared(uint64_t h);
+/*
+ * h is pinned to the device from now on: exported to another process, or
+ * bound by the driver where the shim does not follow (a sparse array's
+ * tiles, a multicast object), it is never moved again, mapped or not.
+ */
+void	vmm_virt_pin(uint64_t h);
 
 /*
  * h's memory is to be freed (no reference nor mapping is left): h is

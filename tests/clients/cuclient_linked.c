@@ -100,6 +100,12 @@
  *                    "vmmretain differs" | "vmmretain err=CODE"
  *   vmmfreeall       unmap every mapping, release every handle, free every
  *                    range -> "vmmfreeall ok" | "vmmfreeall err=CODE"
+ *   vmmarray         cuMemMapArrayAsync of the newest handle (one entry:
+ *                    its whole, onto no array, on the current device and
+ *                    the null stream) -> "vmmarray ok" | "vmmarray err=CODE"
+ *   vmmarraypt       the same by cuMemMapArrayAsync_ptsz
+ *   vmmbind          cuMulticastBindMem of the newest handle, whole, to
+ *                    multicast object 0 -> "vmmbind ok" | "vmmbind err=CODE"
  *   async SIZE       cuMemAllocAsync on the null stream -> "async ok" | ...
  *   freeasync        cuMemFreeAsync of the newest async allocation
  *   threshold SIZE   the current pool's release threshold
@@ -719,6 +725,41 @@ cmd_vmmretain(void)
 		r = cuMemRelease(h);
 	}
 	report("vmmretain", r);
+}
+
+/*
+ * vmmarray, vmmarraypt, vmmbind: the newest handle given to the driver to
+ * bind (the simulated one binds nothing, but checks the handle).
+ */
+static void
+cmd_vmmbind(char **argv)
+{
+	CUarrayMapInfo m;
+	CUdevice dev;
+	CUresult r;
+
+	if (nvmms == 0)
+		die("no handle to bind");
+	if (cuCtxGetDevice(&dev) != CUDA_SUCCESS)
+		die("no current device");
+	if (strcmp(argv[0], "vmmbind") == 0) {
+		report(argv[0], cuMulticastBindMem(0, 0, vmms[nvmms - 1].h, 0,
+		    vmms[nvmms - 1].size, 0));
+		return;
+	}
+	memset(&m, 0, sizeof(m));
+	m.resourceType = CU_RESOURCE_TYPE_ARRAY;
+	m.subresourceType = CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL;
+	m.subresource.miptail.size = vmms[nvmms - 1].size;
+	m.memOperationType = CU_MEM_OPERATION_TYPE_MAP;
+	m.memHandleType = CU_MEM_HANDLE_TYPE_GENERIC;
+	m.memHandle.memHandle = vmms[nvmms - 1].h;
+	m.deviceBitMask = 1u << dev;
+	if (strcmp(argv[0], "vmmarray") == 0)
+		r = cuMemMapArrayAsync(&m, 1, NULL);
+	else
+		r = cuMemMapArrayAsync_ptsz(&m, 1, NULL);
+	report(argv[0], r);
 }
 
 static CUdeviceptr asyncs[256];
@@ -1470,6 +1511,9 @@ static const struct command {
 	{ "vmmprops",		1, 0, NULL, cmd_vmmprops },
 	{ "vmmretain",		1, 0, NULL, cmd_vmmretain },
 	{ "vmmfreeall",		1, 0, NULL, cmd_vmmfreeall },
+	{ "vmmarray",		1, 0, cmd_vmmbind, NULL },
+	{ "vmmarraypt",		1, 0, cmd_vmmbind, NULL },
+	{ "vmmbind",		1, 0, cmd_vmmbind, NULL },
 	{ "sync",		1, 0, NULL, cmd_sync },
 	{ "attrs",		1, 0, NULL, cmd_attrs },
 	{ "graph",		1, 0, NULL, cmd_graph },

@@ -711,6 +711,72 @@ out:
 }
 
 /*
+ * Sparse arrays and multicast objects are not simulated. The handles a
+ * call would map or bind are checked first, as the real driver checks
+ * them: an unknown or released one is CUDA_ERROR_INVALID_VALUE, as for
+ * cuMemMap (the documentation's CUDA_ERROR_INVALID_HANDLE is for the
+ * array and the stream); then the call is CUDA_ERROR_NOT_SUPPORTED.
+ */
+static CUresult
+map_array(const CUarrayMapInfo *list, unsigned int count)
+{
+	unsigned int i;
+	CUresult r = sim_ready();
+
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (list == NULL || count == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	sim_lock();
+	for (i = 0; i < count && r == CUDA_SUCCESS; i++)
+		if (list[i].memOperationType == CU_MEM_OPERATION_TYPE_MAP &&
+		    (list[i].memHandleType != CU_MEM_HANDLE_TYPE_GENERIC ||
+		    phys_get(list[i].memHandle.memHandle) == NULL))
+			r = CUDA_ERROR_INVALID_VALUE;
+	sim_unlock();
+	return r != CUDA_SUCCESS ? r : CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult
+cuMemMapArrayAsync(CUarrayMapInfo *mapInfoList, unsigned int count,
+    CUstream hStream)
+{
+	SIM_GATE();
+	(void)hStream;
+	return map_array(mapInfoList, count);
+}
+
+CUresult
+cuMemMapArrayAsync_ptsz(CUarrayMapInfo *mapInfoList, unsigned int count,
+    CUstream hStream)
+{
+	SIM_GATE();
+	(void)hStream;
+	return map_array(mapInfoList, count);
+}
+
+/* The multicast object is not looked at: no call makes one here. */
+CUresult
+cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_t mcOffset,
+    CUmemGenericAllocationHandle memHandle, size_t memOffset, size_t size,
+    unsigned long long flags)
+{
+	SIM_GATE();
+	CUresult r = sim_ready();
+
+	(void)mcHandle, (void)mcOffset, (void)memOffset, (void)size;
+	if (r != CUDA_SUCCESS)
+		return r;
+	if (flags != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	sim_lock();
+	if (phys_get(memHandle) == NULL)
+		r = CUDA_ERROR_INVALID_VALUE;
+	sim_unlock();
+	return r != CUDA_SUCCESS ? r : CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/*
  * In a forked child: the mappings, reservations and memfds are copies of
  * the parent's; the charges and shares stay the parent's.
  */
