@@ -28,7 +28,9 @@
 # an H200), GPU_SWAP_IDLE (1 s between turns), GPU_SWAP_STEP_TIMEOUT (60 s:
 # a step that overruns prints the daemon's events and ps and the workers'
 # Python stacks) tune check_swap.py; GPU_SWAP_WAIT_TIMEOUT (60s) is the
-# daemon's wait_timeout.
+# daemon's wait_timeout. GPU_SWAP_PINNED names the file that keeps the
+# pinned copies' figures (measured once if it is not there; this run's
+# own by default), so that several runs compare with one measurement.
 # GPU_SWAP_BACKEND (torch) picks the workers' backend on a real GPU:
 # torch, torch_vmm (expandable segments), cupy, jax (swap_worker.py says
 # how each holds its memory) or driver; skipped (77) when its module is
@@ -110,7 +112,7 @@ one_engine() {
 	if [ "$rc" -eq 0 ]; then
 		"$python" "$here/check_swap.py" run --backend "$backend" \
 		    --shim "$build/shim/libgpufrac.so" --engine "$1" \
-		    --rounds "$2" --bandwidth "$tmp/pinned.json" \
+		    --rounds "$2" --bandwidth "${GPU_SWAP_PINNED:-$tmp/pinned.json}" \
 		    ${share[@]+"${share[@]}"}
 		rc=$?
 	fi
