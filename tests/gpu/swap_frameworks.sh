@@ -91,7 +91,7 @@ for fw in $frameworks; do
 	log=$tmp/swap-$fw.log
 	# Its figures are read from the log and said again under its name.
 	GPU_SWAP_BACKEND=$fw bash "$here/swap.sh" ${sim[@]+"${sim[@]}"} 2>&1 |
-	    tee "$log" | sed 's/^FIGURE /figure /'
+	    tee "$log" | sed -u 's/^FIGURE /figure /'
 	rc=${PIPESTATUS[0]}
 	# swap.sh names a framework's figures after it, the driver's not.
 	sfx=_copy_$fw
