@@ -112,7 +112,8 @@ one_engine() {
 	if [ "$rc" -eq 0 ]; then
 		"$python" "$here/check_swap.py" run --backend "$backend" \
 		    --shim "$build/shim/libgpufrac.so" --engine "$1" \
-		    --rounds "$2" --bandwidth "${GPU_SWAP_PINNED:-$tmp/pinned.json}" \
+		    --rounds "$2" \
+		    --bandwidth "${GPU_SWAP_PINNED:-$tmp/pinned.json}" \
 		    ${share[@]+"${share[@]}"}
 		rc=$?
 	fi
