@@ -10,7 +10,7 @@ default_resolver = swap.
       and, with --share, no more than makes BYTES 70 % of what it shares
       (so that two workers of BYTES collide: a short run on a large GPU);
       empty when the whole device fits.
-  check_swap.py run [--backend torch|driver] [--shim PATH] [--share BYTES]
+  check_swap.py run [--backend B] [--shim PATH] [--share BYTES]
                     [--engine copy|checkpoint] [--bandwidth FILE]
       Measure pinned host<->device copy bandwidth and how fast one
       cuMemHostAlloc of a worker's share pins, run two swap_worker.py
@@ -22,6 +22,14 @@ default_resolver = swap.
       (swap_out_gbps_copy). With --bandwidth, the pinned copies are read
       from FILE if it exists, else measured and written there: the
       engines of one swap.sh run are set beside the same figures.
+      B is swap_worker.py's backend: torch (the default), driver, or a
+      framework of issue 21's point 4, torch_vmm, cupy or jax, whose
+      swap figures are named after it too (swap_out_gbps_copy_cupy; the
+      driver backend measures the pinned copies for cupy and jax); one
+      whose module is not installed is skipped (77).
+      The summary says what the swap-outs said stayed on the device
+      ("2 stayed: 258.0KiB (small)", or nothing), and so does the FIGURE
+      swap_stayed_ENGINE[_B] (a string, or null without a swap-out).
 
 A step that overruns (GPU_SWAP_STEP_TIMEOUT) or fails prints the daemon's
 events, gpufracctl ps and status, and each worker's Python stacks.
@@ -40,8 +48,10 @@ swap-out and one swap-in happened. Speed is reported only (DESIGN.md
 section 7: swap-out + swap-in at >= 80 % of pinned copy bandwidth).
 """
 import argparse
+import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -51,6 +61,12 @@ from gpuproc import (GIB, MIB, WORKER, Events, StepError, Worker, ctl,
                      diagnose, env_number, figure, say, size, worker_env)
 
 TARGET = 0.80			# DESIGN.md section 7
+# swap_worker.py's backends, and the module each needs (None: ctypes).
+MODULES = {"torch": "torch", "driver": None, "torch_vmm": "torch",
+           "cupy": "cupy", "jax": "jax"}
+# Those that stand for a framework of issue 21's point 4: their figures
+# carry their name (swap_frameworks.sh runs them one after another).
+FRAMEWORKS = ("torch_vmm", "cupy", "jax")
 
 
 def status_or_skip():
@@ -125,11 +141,18 @@ def measure_bandwidth(args, nbytes, pin, env):
     return bw
 
 
+def bandwidth_backend(backend):
+    """The worker backend that measures pinned copies for backend: cupy
+    and jax have no way of their own, the driver's serves."""
+    return backend if backend in ("torch", "torch_vmm", "driver") \
+        else "driver"
+
+
 def measure_once(args, nbytes, pin, env):
     out = subprocess.run(
         [sys.executable, WORKER, "bandwidth", str(nbytes), "--backend",
-         args.backend, "--pin", str(pin)], env=env, capture_output=True,
-        text=True,
+         bandwidth_backend(args.backend), "--pin", str(pin)], env=env,
+        capture_output=True, text=True,
         timeout=max(args.step_timeout, 60.0))
     if out.returncode != 0:
         raise StepError("bandwidth measurement failed (status %d): %s"
@@ -150,7 +173,19 @@ def gbps(e):
     return e["bytes"] / e["duration_ms"] / 1e6 if e["duration_ms"] else None
 
 
-def report(events, who, bw, engine):
+def stayed(outs):
+    """What the swap-outs said stayed on the device (the copy engine's
+    "; N stayed: SIZE (WHAT)" at the end of the reason, cut where the
+    reason was), each different one once."""
+    said = []
+    for e in outs:
+        m = re.search(r"; (\d+ stayed: .*)$", e.get("reason", ""))
+        if m and m.group(1) not in said:
+            said.append(m.group(1))
+    return said
+
+
+def report(events, who, bw, engine, backend):
     """The swap table and its summary; returns the swap-outs and -ins."""
     pinned = {"swap-out": bw["d2h_gbps"], "swap-in": bw["h2d_gbps"]}
     swaps = [e for e in events if e["pid"] in who and e["event"] in pinned]
@@ -199,19 +234,31 @@ def report(events, who, bw, engine):
                                               "timeout", "deny"):
             say("note: %s %s (pid %d): %s" % (e["event"], who[e["pid"]],
                                               e["pid"], e["reason"]))
-    figures(swaps, bw, engine)
-    return [e for e in swaps if e["event"] == "swap-out"], \
-        [e for e in swaps if e["event"] == "swap-in"]
+    outs = [e for e in swaps if e["event"] == "swap-out"]
+    left = stayed(outs)
+    if not outs:
+        say("stayed on the device at swap-out: no swap-out")
+    else:
+        say("stayed on the device at swap-out (%s): %s" % (
+            backend, "; ".join(left) if left else
+            "nothing said (%d swap-outs)" % len(outs)))
+    figures(swaps, bw, engine, backend,
+            None if not outs else "; ".join(left) or "nothing")
+    return outs, [e for e in swaps if e["event"] == "swap-in"]
 
 
-def figures(swaps, bw, engine):
+def figures(swaps, bw, engine, backend, left):
     """For run.sh's summary: pinned copies, pinning, each swap's GB/s each
     way (null where too short to time) and each way's over all timed
-    swaps, named after the engine when one was given."""
+    swaps, and what stayed (left), named after the engine when one was
+    given and after a framework's backend."""
     suffix = "_" + engine if engine else ""
+    if backend in FRAMEWORKS:
+        suffix += "_" + backend
     figure("pinned_h2d_gbps", bw["h2d_gbps"])
     figure("pinned_d2h_gbps", bw["d2h_gbps"])
     figure("pin_gbps", bw.get("pin_gbps"))
+    figure("swap_stayed" + suffix, json.dumps(left))
     for kind, name in (("swap-out", "swap_out"), ("swap-in", "swap_in")):
         each = [gbps(e) for e in swaps if e["event"] == kind]
         figure(name + "_each_gbps" + suffix, json.dumps(
@@ -224,7 +271,7 @@ def figures(swaps, bw, engine):
 
 def sizes(args, cap):
     """Each worker's share and its buffers' size: whole buffers, many."""
-    top = GIB if args.backend == "torch" else 64 * MIB
+    top = 64 * MIB if args.backend == "driver" else GIB
     want = int(args.fraction * cap)
     if args.share:
         want = min(want, args.share)
@@ -259,6 +306,11 @@ def alternate(workers, share, chunk, args):
 
 
 def run(args):
+    module = MODULES[args.backend]
+    if module and importlib.util.find_spec(module) is None:
+        say("SKIP  swap: %s not installed (backend %s)" % (module,
+                                                        args.backend))
+        return 77
     st = status_or_skip()
     dev = st["devices"][0]
     groups = [g for g in st["groups"] if g["name"] == "default" and
@@ -284,7 +336,8 @@ def run(args):
             "swapped-out shares" % size(avail))
 
     env = worker_env(None, dev["uuid"])
-    bw_bytes = min(4 * GIB if args.backend == "torch" else 256 * MIB,
+    bw_bytes = min(256 * MIB if bandwidth_backend(args.backend) == "driver"
+                   else 4 * GIB,
                    cap // 8, host_budget(avail) // 4) // (2 * MIB) * (2 * MIB)
     # One pinning of a worker's share, as a swap-out by copy pins it, if
     # host memory holds it beside the copies' buffers.
@@ -315,7 +368,7 @@ def run(args):
     evs = events.stop()
 
     who = {w.pid: w.name for w in workers if w.pid is not None}
-    outs, ins = report(evs, who, bw, args.engine)
+    outs, ins = report(evs, who, bw, args.engine, args.backend)
     say("")
     check("A and B took turns to the end", error is None, error)
     for w in workers:
@@ -349,7 +402,7 @@ def main():
     pl.add_argument("--share", type=int, default=0,
                     help="each worker's bytes (0: 70 %% of the device)")
     r = sub.add_parser("run", help="run the two workers, report the swaps")
-    r.add_argument("--backend", choices=("torch", "driver"), default="torch")
+    r.add_argument("--backend", choices=sorted(MODULES), default="torch")
     r.add_argument("--shim", default=os.path.join(
         os.path.dirname(WORKER), "..", "..", "shim", "libgpufrac.so"))
     r.add_argument("--share", type=int, default=0,

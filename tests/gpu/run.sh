@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The real-GPU suite, made for a short visit to a GPU machine (at most 5
-# minutes on an H200: GPU_SUITE_BUDGET, 290 s). Each step runs under its
+# The real-GPU suite, made for a short visit to a GPU machine (at most 6.5
+# minutes on an H200: GPU_SUITE_BUDGET, 390 s). Each step runs under its
 # own timeout, cut to what is left of the budget (a step that cannot have
 # 20 s is skipped, saying so); the total time is printed, and a one-line
 # JSON summary comes last whatever happened (an exit trap, a signal too):
@@ -36,6 +36,12 @@
 #    GPU_SWAP_ROUNDS (2) rounds, then checkpoint for GPU_SWAP_ROUNDS2 (1);
 #    each engine's GB/s beside the pinned copies'; a step that overruns
 #    prints the daemon's events, ps and the workers' Python stacks.
+#    Then swap_frameworks.sh (at most 120 s): the copy engine alone with
+#    the frameworks its default waits on (issue 21, point 4), one short
+#    round of two workers of 4 GiB each for torch_vmm (expandable
+#    segments), cupy and jax, a missing one skipped; per framework its
+#    result, GB/s and what stayed on the device at swap-out (FIGURE
+#    swap_result_copy_jax, swap_out_gbps_copy_jax, swap_stayed_copy_jax).
 #    Then alloc_cost.sh: a 2 MiB alloc+free pair's cost bare and under the
 #    shim with each swap engine (the copy engine's target: at most twice
 #    the bare driver's), and host_probe.py: the ways of getting pinned
@@ -50,8 +56,9 @@
 # Run from the top of a built tree on a machine with a GPU:
 #   tests/gpu/run.sh
 #   tests/gpu/run.sh --sim   steps 2 and 3 on the simulated driver, with
-#                            the workers' ctypes backend: checks this
-#                            script, its timeouts and its summary here
+#                            the workers' ctypes backend (standing in for
+#                            the frameworks in swap_frameworks.sh): checks
+#                            this script, its timeouts and its summary here
 # GPU_LIBDIR may name a folder with shared libraries the binaries need
 # (libinih.so.1) when they were built on another machine. Exits 0 when no
 # check failed.
@@ -65,7 +72,7 @@ case $# in
 	sim=(--sim);;
 *)	echo "usage: run.sh [--sim]" >&2; exit 2;;
 esac
-budget=${GPU_SUITE_BUDGET:-290}
+budget=${GPU_SUITE_BUDGET:-390}
 check_limit=${GPU_CHECK_TIMEOUT:-60}
 for v in "$budget" "$check_limit"; do
 	case $v in
@@ -245,6 +252,9 @@ done
 run_step swap 150 env GPU_SWAP_ROUNDS="${GPU_SWAP_ROUNDS:-2}" \
     bash "$here/swap.sh" ${sim[@]+"${sim[@]}"}
 judge swap $?
+run_step swap_frameworks 120 bash "$here/swap_frameworks.sh" \
+    ${sim[@]+"${sim[@]}"}
+judge swap_frameworks $?
 run_step alloc_cost 40 bash "$here/alloc_cost.sh" ${sim[@]+"${sim[@]}"}
 judge alloc_cost $?
 if [ ${#sim[@]} -eq 0 ]; then

@@ -28,25 +28,45 @@
 # an H200), GPU_SWAP_IDLE (1 s between turns), GPU_SWAP_STEP_TIMEOUT (60 s:
 # a step that overruns prints the daemon's events and ps and the workers'
 # Python stacks) tune check_swap.py; GPU_SWAP_WAIT_TIMEOUT (60s) is the
-# daemon's wait_timeout.
+# daemon's wait_timeout. GPU_SWAP_PINNED names the file that keeps the
+# pinned copies' figures (measured once if it is not there; this run's
+# own by default), so that several runs compare with one measurement.
+# GPU_SWAP_BACKEND (torch) picks the workers' backend on a real GPU:
+# torch, torch_vmm (expandable segments), cupy, jax (swap_worker.py says
+# how each holds its memory) or driver; skipped (77) when its module is
+# not installed (swap_frameworks.sh runs torch_vmm, cupy and jax with the
+# copy engine). --sim takes driver only.
 # The simulated run (--sim) shares the whole simulated device unless
 # GPU_SWAP_GIB is set (SIMCUDA_DEVICES=8Gi GPU_SWAP_GIB=1 swap.sh --sim).
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 here=$top/tests/gpu
-backend=torch
+backend=${GPU_SWAP_BACKEND:-torch}
 share=()
 unset GPUFRAC_MEMORY_LIMIT GPUFRAC_DISABLE GPUFRAC_PRIORITY GPUFRAC_RESOLVER \
     GPUFRAC_WAIT_TIMEOUT
 
 case $# in
-0)	nvidia-smi -L >/dev/null 2>&1 ||
+0)	case $backend in
+	torch|torch_vmm) module=torch;;
+	cupy|jax) module=$backend;;
+	driver)	module=;;
+	*)	echo "swap.sh: bad GPU_SWAP_BACKEND '$backend': expected torch," \
+		    "torch_vmm, cupy, jax or driver" >&2; exit 2;;
+	esac
+	nvidia-smi -L >/dev/null 2>&1 ||
 	    { echo "SKIP  swap: no NVIDIA GPU here"; exit 77; }
-	"$python" -c "import torch" 2>/dev/null ||
-	    { echo "SKIP  swap: torch not installed"; exit 77; }
+	if [ -n "$module" ] && ! "$python" -c "import $module" 2>/dev/null; then
+		echo "SKIP  swap: $module not installed (backend $backend)"
+		exit 77
+	fi
 	gib=${GPU_SWAP_GIB:-12};;
 1)	[ "$1" = --sim ] || { echo "usage: swap.sh [--sim]" >&2; exit 2; }
-	backend=driver
+	case ${GPU_SWAP_BACKEND:-driver} in
+	driver)	backend=driver;;
+	*)	echo "swap.sh: --sim runs the driver backend only, not" \
+		    "'$GPU_SWAP_BACKEND'" >&2; exit 2;;
+	esac
 	sim_state=gpufrac-gpu-swap-$$
 	export LD_LIBRARY_PATH=$build/tests/simcuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 	export SIMCUDA_STATE=$sim_state SIMCUDA_DEVICES=${SIMCUDA_DEVICES:-2Gi}
@@ -74,7 +94,7 @@ esac
 # ENGINE; check_swap.py's status (0, 1 or 77).
 one_engine() {
 	local conf=$tmp/swap-$1.conf rc
-	echo "--- engine $1"
+	echo "--- engine $1, backend $backend"
 	printf '[daemon]\ndefault_resolver = swap\nwait_timeout = %s\nswap_engine = %s\n' \
 	    "${GPU_SWAP_WAIT_TIMEOUT:-60s}" "$1" >"$conf"
 	daemon_start "$conf" || return 1
@@ -92,7 +112,8 @@ one_engine() {
 	if [ "$rc" -eq 0 ]; then
 		"$python" "$here/check_swap.py" run --backend "$backend" \
 		    --shim "$build/shim/libgpufrac.so" --engine "$1" \
-		    --rounds "$2" --bandwidth "$tmp/pinned.json" \
+		    --rounds "$2" \
+		    --bandwidth "${GPU_SWAP_PINNED:-$tmp/pinned.json}" \
 		    ${share[@]+"${share[@]}"}
 		rc=$?
 	fi

@@ -6,7 +6,7 @@ the last command checks every byte. Between commands it waits on stdin,
 outside the driver, so gpufracd may swap it out; its next command's first
 driver call brings it back.
 
-  swap_worker.py serve --name NAME [--backend torch|driver]
+  swap_worker.py serve --name NAME [--backend BACKEND]
       Commands on stdin, one per line; one answer per command on stdout,
       "ok COMMAND {json}" or "error COMMAND message":
         hello              initialise CUDA; pid, device, free, total
@@ -15,7 +15,8 @@ driver call brings it back.
         verify             compare every buffer with what it must hold
         exit               free everything, then exit: 0 only when verify
                            found every byte right and nothing failed
-  swap_worker.py bandwidth BYTES [--backend torch|driver] [--reps N]
+  swap_worker.py bandwidth BYTES [--backend torch|torch_vmm|driver]
+                           [--reps N]
                            [--pin BYTES]
       Pinned host<->device copies of BYTES, best of N each way: one line
       {"bytes":..,"h2d_gbps":..,"d2h_gbps":..} (GB/s: 10^9 bytes/s). With
@@ -23,10 +24,21 @@ driver call brings it back.
       (how fast the driver pins host memory, issue 21), adds
       "pin_bytes":..,"pin_gbps":.. (null, and "pin_error", if it failed).
 
-Backends: torch (PyTorch tensors: what the issue asks for) and driver (the
-driver API through ctypes, no kernels of its own: runs on the simulated
-driver too, for swap.sh --sim). Whatever else writes to stdout (a library)
-is sent to stderr, so stdout carries answers only.
+Backends: torch (PyTorch tensors, its default caching allocator: what
+the issue asks for), driver (the driver API through ctypes, no kernels of
+its own: runs on the simulated driver too, for swap.sh --sim), and the
+frameworks the copy engine must be shown with (issue 21, point 4;
+swap_frameworks.sh): torch_vmm (torch with PYTORCH_CUDA_ALLOC_CONF=
+expandable_segments:True, set here before torch is imported: cuMemCreate
+pages), cupy (CuPy arrays, its default memory pool: cudaMalloc) and jax
+(jax.numpy arrays; XLA_PYTHON_CLIENT_PREALLOCATE=false, set here before
+jax is imported, so that XLA's pool grows as the worker allocates instead
+of taking 75 % of the device at once). Each holds the same pattern, changes
+every byte each round and checks every word as torch does; only torch and
+torch_vmm multiply matrices. A backend whose module cannot be imported
+makes the worker exit 77, saying so in one line on stderr. bandwidth takes
+torch, torch_vmm or driver. Whatever else writes to stdout (a library) is
+sent to stderr, so stdout carries answers only.
 
 A server writes its threads' Python stacks to stderr on SIGUSR1 (the
 driver asks when a step overruns, so that a stall explains itself), and
@@ -207,6 +219,221 @@ class TorchBackend:
         return out
 
 
+class TorchVmmBackend(TorchBackend):
+    """TorchBackend with expandable segments: PyTorch's caching allocator
+    maps cuMemCreate pages into one reserved range per segment, which the
+    copy engine moves under handles of its own. The setting is read when
+    torch initialises its allocator: set here, before torch is imported
+    (this process imports it nowhere else)."""
+
+    CONF = "expandable_segments:True"
+
+    def __init__(self, name):
+        os.environ["PYTORCH_CUDA_ALLOC_CONF"] = self.CONF
+        super().__init__(name)
+
+    def hello(self):
+        return dict(super().hello(), alloc_conf=self.CONF)
+
+
+class CupyBackend:
+    """CuPy int32 arrays, as TorchBackend's tensors: buffer j word i holds
+    i ^ K_j and a round XORs every word with a key of its own; no matrix
+    products. CuPy's default memory pool takes each buffer with cudaMalloc
+    and keeps what is freed until free_all_blocks."""
+
+    SUB = 64 * MIB // 4			# words compared at once by verify
+
+    def __init__(self, name):
+        import cupy
+        import numpy
+
+        self.cp = cupy
+        self.np = numpy
+        self.name = name
+        self.bufs = []
+        self.keys = []
+
+    def sync(self):
+        self.cp.cuda.runtime.deviceSynchronize()
+
+    def hello(self):
+        cp = self.cp
+        cp.cuda.Device(0).use()
+        cp.zeros(1, dtype=cp.int32)		# the context, now
+        self.sync()
+        free, total = cp.cuda.runtime.memGetInfo()
+        name = cp.cuda.runtime.getDeviceProperties(0)["name"]
+        if isinstance(name, bytes):
+            name = name.decode(errors="replace")
+        return {"device": name, "free": free, "total": total,
+                "cupy": cp.__version__,
+                "cuda": cp.cuda.runtime.runtimeGetVersion()}
+
+    def alloc(self, nbytes, chunk):
+        cp, np = self.cp, self.np
+        words = chunk // 4
+        for j in range(nbytes // chunk):
+            t = cp.arange(words, dtype=cp.int32)
+            cp.bitwise_xor(t, np.int32(fill_key(self.name, j)), out=t)
+            self.bufs.append(t)
+            self.keys.append(fill_key(self.name, j))
+        self.sync()
+        return {"buffers": len(self.bufs), "bytes": len(self.bufs) * chunk}
+
+    def work(self, rnd):
+        cp, np = self.cp, self.np
+        for j, t in enumerate(self.bufs):
+            k = key(self.name, "round", rnd, j)
+            cp.bitwise_xor(t, np.int32(k), out=t)
+            self.keys[j] ^= k
+        self.sync()
+        return {"buffers": len(self.bufs)}
+
+    def verify(self):
+        cp, np = self.cp, self.np
+        bad = []
+        for j, t in enumerate(self.bufs):
+            for s in range(0, t.size, self.SUB):
+                e = min(s + self.SUB, t.size)
+                want = cp.arange(s, e, dtype=cp.int32)
+                cp.bitwise_xor(want, np.int32(self.keys[j]), out=want)
+                if bool(cp.array_equal(t[s:e], want)):
+                    continue
+                diff = cp.flatnonzero(t[s:e] != want)
+                i = int(diff[0])
+                bad.append("buffer %d: %d wrong words from %d, word %d is "
+                           "%#x, not %#x" % (j, int(diff.size), s, s + i,
+                                             int(t[s + i]), int(want[i])))
+                break
+            if len(bad) >= 3:
+                break
+        want = diff = None
+        self.sync()
+        cp.get_default_memory_pool().free_all_blocks()
+        if bad:
+            raise Mismatch("; ".join(bad))
+        return {"buffers": len(self.bufs),
+                "bytes": sum(t.size * 4 for t in self.bufs)}
+
+    def free(self):
+        self.bufs = []
+        self.sync()
+        self.cp.get_default_memory_pool().free_all_blocks()
+
+
+class JaxBackend:
+    """jax.numpy int32 arrays, as TorchBackend's tensors; JAX arrays are
+    immutable, so a round makes each buffer anew from the old one, which
+    is dropped (one buffer more at a time); no matrix products. XLA's pool
+    (its BFC allocator, cuMemAlloc regions it keeps) grows as the worker
+    allocates (XLA_PYTHON_CLIENT_PREALLOCATE=false) up to its default
+    ceiling, 75 % of the total the shim reports: swap_frameworks.sh sizes
+    the workers to leave room for it. free and total in hello are XLA's
+    (bytes_limit less bytes_in_use, and bytes_limit), not the driver's."""
+
+    SUB = 64 * MIB // 4			# words compared at once by verify
+    ENV = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+    UNSET = ("XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_PYTHON_CLIENT_ALLOCATOR",
+             "JAX_PLATFORMS", "JAX_PLATFORM_NAME")
+
+    def __init__(self, name):
+        for var in self.UNSET:
+            os.environ.pop(var, None)
+        os.environ.update(self.ENV)
+        import jax
+        import jax.numpy as jnp
+        import numpy
+
+        self.jax = jax
+        self.jnp = jnp
+        self.np = numpy
+        self.name = name
+        self.dev = None
+        self.bufs = []
+        self.keys = []
+
+        def pattern(start, k, n):
+            # On the device (jnp.arange(start, stop) is made on the host
+            # and copied), in one kernel: no temporary of n words.
+            return jnp.bitwise_xor(jax.lax.iota(jnp.int32, n) + start, k)
+
+        def wrong(t, start, k, n):
+            got = jax.lax.dynamic_slice(t, (start,), (n,))
+            return jnp.sum(got != pattern(start, k, n), dtype=jnp.int32)
+
+        # n (the words) is static: one compilation per size.
+        self.made = jax.jit(pattern, static_argnums=2)
+        self.wrong = jax.jit(wrong, static_argnums=3)
+
+    def pattern(self, start, n, k):
+        """Words start .. start+n-1 of a buffer whose key is k."""
+        np = self.np
+        return self.made(np.int32(start), np.int32(k), n)
+
+    def hello(self):
+        jax = self.jax
+        self.dev = jax.devices()[0]
+        if self.dev.platform != "gpu":
+            raise RuntimeError("JAX has no GPU here (its first device is "
+                               "%s): jax[cuda] not installed?" % self.dev)
+        self.jnp.zeros(1, dtype=self.jnp.int32).block_until_ready()
+        stats = self.dev.memory_stats() or {}
+        total = stats.get("bytes_limit", 0)
+        return {"device": self.dev.device_kind,
+                "free": max(0, total - stats.get("bytes_in_use", 0)),
+                "total": total, "jax": jax.__version__}
+
+    def alloc(self, nbytes, chunk):
+        words = chunk // 4
+        for j in range(nbytes // chunk):
+            self.bufs.append(self.pattern(0, words, fill_key(self.name, j)))
+            self.keys.append(fill_key(self.name, j))
+        for t in self.bufs:
+            t.block_until_ready()
+        return {"buffers": len(self.bufs), "bytes": len(self.bufs) * chunk}
+
+    def work(self, rnd):
+        jnp, np = self.jnp, self.np
+        for j in range(len(self.bufs)):
+            k = key(self.name, "round", rnd, j)
+            # The old array goes with its last reference, once the new
+            # one is computed from it.
+            self.bufs[j] = jnp.bitwise_xor(self.bufs[j], np.int32(k))
+            self.bufs[j].block_until_ready()
+            self.keys[j] ^= k
+        return {"buffers": len(self.bufs)}
+
+    def verify(self):
+        jnp, np = self.jnp, self.np
+        bad = []
+        for j, t in enumerate(self.bufs):
+            for s in range(0, t.size, self.SUB):
+                e = min(s + self.SUB, t.size)
+                if int(self.wrong(t, np.int32(s), np.int32(self.keys[j]),
+                                  e - s)) == 0:
+                    continue
+                want = self.pattern(s, e - s, self.keys[j])
+                got = t[s:e]
+                diff = jnp.flatnonzero(got != want)
+                i = int(diff[0])
+                bad.append("buffer %d: %d wrong words from %d, word %d is "
+                           "%#x, not %#x" % (j, int(diff.size), s, s + i,
+                                             int(got[i]), int(want[i])))
+                break
+            if len(bad) >= 3:
+                break
+        if bad:
+            raise Mismatch("; ".join(bad))
+        return {"buffers": len(self.bufs),
+                "bytes": sum(int(t.size) * 4 for t in self.bufs)}
+
+    def free(self):
+        for t in self.bufs:
+            t.delete()
+        self.bufs = []
+
+
 class CudaError(Exception):
     pass
 
@@ -339,7 +566,23 @@ class DriverBackend:
         return out
 
 
-BACKENDS = {"torch": TorchBackend, "driver": DriverBackend}
+BACKENDS = {"torch": TorchBackend, "driver": DriverBackend,
+            "torch_vmm": TorchVmmBackend, "cupy": CupyBackend,
+            "jax": JaxBackend}
+# The backends that measure pinned copies (bandwidth): the others have no
+# way of their own, and the driver's serves for them (check_swap.py).
+BANDWIDTH = ("torch", "torch_vmm", "driver")
+
+
+def backend(name, worker):
+    """The backend called name for worker; a module it needs that cannot
+    be imported ends the process with 77 (skipped), said in one line."""
+    try:
+        return BACKENDS[name](worker)
+    except ImportError as e:
+        print("SKIP  swap_worker: backend %s: %s" % (name, e),
+              file=sys.stderr)
+        sys.exit(77)
 
 
 def answers_only():
@@ -363,7 +606,7 @@ def serve(args):
     answers = answers_only()
     faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
     signal.signal(signal.SIGTERM, note_sigterm)
-    be = BACKENDS[args.backend](args.name)
+    be = backend(args.backend, args.name)
     failed = verified = False
     rounds = 0
     while True:
@@ -412,8 +655,8 @@ def serve(args):
 
 def bandwidth(args):
     answers = answers_only()
-    res = BACKENDS[args.backend]("bandwidth").bandwidth(args.bytes, args.reps,
-                                                        args.pin)
+    res = backend(args.backend, "bandwidth").bandwidth(args.bytes, args.reps,
+                                                       args.pin)
     line = {"bytes": args.bytes, "h2d_gbps": res.pop("h2d"),
             "d2h_gbps": res.pop("d2h")}
     line.update(res)
@@ -429,7 +672,7 @@ def main():
     s.add_argument("--backend", choices=sorted(BACKENDS), default="torch")
     b = sub.add_parser("bandwidth", help="measure pinned copy bandwidth")
     b.add_argument("bytes", type=int)
-    b.add_argument("--backend", choices=sorted(BACKENDS), default="torch")
+    b.add_argument("--backend", choices=BANDWIDTH, default="torch")
     b.add_argument("--reps", type=int, default=5)
     b.add_argument("--pin", type=int, default=0, metavar="BYTES",
                    help="also time one cuMemHostAlloc of BYTES")
