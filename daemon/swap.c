@@ -153,17 +153,19 @@ static uint32_t engine_of(const struct arbiter *a,
 	    const struct ledger_client *lc);
 
 /*
- * The copy engine leaves on the device what another process maps (its
- * shim keeps exported memory, and imported memory is the exporter's);
- * the checkpoint API cannot move a process with IPC memory at all.
+ * The copy engine leaves on the device what it cannot move: what another
+ * process maps (its shim keeps exported memory, and imported memory is
+ * the exporter's) and managed memory, which the driver migrates on its
+ * own; the checkpoint API cannot move a process with either at all.
  */
 const char *
 swap_unmovable(const struct arbiter *a, const struct ledger_client *lc)
 {
 	if (lc->act == NULL)
 		return "it shares no activity page with gpufracd";
-	if ((__atomic_load_n(&lc->act->flags, __ATOMIC_RELAXED) & GF_ACT_IPC) &&
-	    engine_of(a, lc) != GF_ENGINE_COPY)
+	if (engine_of(a, lc) == GF_ENGINE_COPY)
+		return NULL;
+	if (__atomic_load_n(&lc->act->flags, __ATOMIC_RELAXED) & GF_ACT_IPC)
 		return "it holds IPC memory, which cannot be swapped";
 	if (lc->nmanaged > 0)
 		return "it holds managed memory, which cannot be swapped";

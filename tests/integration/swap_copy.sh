@@ -46,6 +46,19 @@ wait "$PID_b"
 check_eq "b's data came back intact" "$(tail -1 "$TMP/b.out")" "check ok"
 wait_for "nothing is left charged" 10 device_used_is 0
 
+# Managed memory, which the driver migrates on its own, stays on the
+# device while the rest moves (the checkpoint engine refuses it: swap.sh).
+client_start m preload "$C" alloc 8Mi managed 4Mi fill hold check hold
+check "m, with managed memory, is swapped out by copy" ctl swap out "$PID_m"
+check "its managed memory stayed, and the event says so" \
+	has_event swap-out "$PID_m" "1 stayed: 4.0MiB (managed)"
+check "and in" ctl swap in "$PID_m"
+kill -USR1 "$PID_m"
+wait_for "m's data came back" 20 grep -q '^check' "$TMP/m.out"
+check_eq "intact" "$(grep '^check' "$TMP/m.out")" "check ok"
+kill -USR1 "$PID_m"
+wait "$PID_m"
+
 # --- the host limit ------------------------------------------------------
 printf '[daemon]\ndefault_resolver = swap\nswap_engine = copy\nwait_timeout = 1s\nswap_min_idle = 100ms\nswap_host_limit = 16Mi\n' >"$conf"
 check "reload: at most 16 MiB on host" ctl reload
