@@ -20,7 +20,30 @@ struct ptrmap vback_map;
 int vback_is_out;
 size_t vback_count;		/* in the map: 0 spares a free the lock */
 static uint64_t vback_gran;		/* the granularity; 0: not known */
-static int vback_no_fd;			/* the driver exports no descriptor */
+static int vback_plain;			/* the driver refused the flags */
+static uint8_t vback_rdma[VBACK_DEVICES];	/* 1 GPUDirect RDMA, 2 not */
+
+/*
+ * Whether dev's VMM memory can be GPUDirect RDMA capable (asked once):
+ * a cuMemAlloc is where the device supports it, and NICs (NCCL over
+ * InfiniBand, nvidia-peermem) register backed memory only if it is.
+ */
+static int
+vback_rdma_ok(int dev)
+{
+	uint8_t v = __atomic_load_n(&vback_rdma[dev], __ATOMIC_RELAXED);
+	int on = 0;
+
+	if (v == 0) {
+		if (REAL_CALL(cuDeviceGetAttribute, &on,
+		    CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED,
+		    dev) != CUDA_SUCCESS)
+			on = 0;
+		v = on ? 1 : 2;
+		__atomic_store_n(&vback_rdma[dev], v, __ATOMIC_RELAXED);
+	}
+	return v == 1;
+}
 
 static CUmemAllocationProp
 vback_prop(int dev)
@@ -31,10 +54,13 @@ vback_prop(int dev)
 	p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
 	p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
 	p.location.id = dev;
-	/* Exportable, for legacy IPC of backed memory (vback_ipc.c). */
-	if (!__atomic_load_n(&vback_no_fd, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&vback_plain, __ATOMIC_RELAXED)) {
+		/* Exportable, for legacy IPC of backed memory (vback_ipc.c). */
 		p.requestedHandleTypes =
 		    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+		p.allocFlags.gpuDirectRDMACapable = (unsigned char)
+		    vback_rdma_ok(dev);
+	}
 	return p;
 }
 
@@ -126,11 +152,15 @@ vback_map_new(struct vback *v)
 	r = real_cu.cuMemCreate(&v->h, v->held, &p, 0);
 	if (r != CUDA_SUCCESS && r != CUDA_ERROR_OUT_OF_MEMORY &&
 	    p.requestedHandleTypes != 0) {
-		/* No descriptors here: backed memory has no IPC then. */
+		/*
+		 * No descriptors or RDMA here: backed memory has no IPC (nor
+		 * RDMA) then.
+		 */
 		p.requestedHandleTypes = 0;
+		p.allocFlags.gpuDirectRDMACapable = 0;
 		if ((r = real_cu.cuMemCreate(&v->h, v->held, &p, 0)) ==
 		    CUDA_SUCCESS)
-			__atomic_store_n(&vback_no_fd, 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&vback_plain, 1, __ATOMIC_RELAXED);
 	}
 	if (r != CUDA_SUCCESS)
 		return r;
@@ -327,7 +357,7 @@ vback_ctx_gone(CUcontext ctx)
 int
 vback_ipc_capable(void)
 {
-	return !__atomic_load_n(&vback_no_fd, __ATOMIC_RELAXED);
+	return !__atomic_load_n(&vback_plain, __ATOMIC_RELAXED);
 }
 
 int

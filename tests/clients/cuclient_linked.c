@@ -45,7 +45,8 @@
  *   attrs            what the driver says of the newest allocation, at its
  *                    base and in its middle, must be what was asked for:
  *                    cuPointerGetAttribute(s) RANGE_START_ADDR, RANGE_SIZE,
- *                    MAPPING_SIZE, CONTEXT (the current one),
+ *                    MAPPING_SIZE, CONTEXT (the current one), IPC and
+ *                    GPUDirect RDMA capable (1),
  *                    cuMemGetAddressRange, and no handle from
  *                    cuMemRetainAllocationHandle -> "attrs ok" |
  *                    "attrs differs: WHAT got N want N" | "attrs err=CODE"
@@ -1123,7 +1124,7 @@ attrs_at(const struct mem *m, CUdeviceptr p, CUcontext cur)
 	CUdeviceptr start = 0, start2 = 0, base = 0;
 	size_t size = 0, size2 = 0, map = 0, map2 = 0, range = 0;
 	CUcontext ctx = NULL, ctx2 = NULL;
-	unsigned int ipc = 0, ipc2 = 0;
+	unsigned int ipc = 0, ipc2 = 0, rdma = 0;
 	void *data[] = { &start2, &size2, &map2, &ctx2, &ipc2 };
 	CUmemGenericAllocationHandle h;
 	CUresult r;
@@ -1138,6 +1139,9 @@ attrs_at(const struct mem *m, CUdeviceptr p, CUcontext cur)
 	    p)) != CUDA_SUCCESS ||
 	    (r = cuPointerGetAttribute(&ipc,
 	    CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, p)) !=
+	    CUDA_SUCCESS ||
+	    (r = cuPointerGetAttribute(&rdma,
+	    CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE, p)) !=
 	    CUDA_SUCCESS ||
 	    (r = cuPointerGetAttributes(5, which, data, p)) != CUDA_SUCCESS ||
 	    (r = cuMemGetAddressRange_v2(&base, &range, p)) != CUDA_SUCCESS) {
@@ -1157,6 +1161,7 @@ attrs_at(const struct mem *m, CUdeviceptr p, CUcontext cur)
 	    attrs_same("CONTEXT", (uintptr_t)ctx, (uintptr_t)cur) &&
 	    attrs_same("IS_LEGACY_CUDA_IPC_CAPABLE", ipc, 1) &&
 	    attrs_same("IS_LEGACY_CUDA_IPC_CAPABLE (of several)", ipc2, 1) &&
+	    attrs_same("IS_GPU_DIRECT_RDMA_CAPABLE", rdma, 1) &&
 	    attrs_same("RANGE_START_ADDR (of several)", start2, m->ptr) &&
 	    attrs_same("RANGE_SIZE (of several)", size2, m->size) &&
 	    attrs_same("MAPPING_SIZE (of several)", map2, m->size) &&

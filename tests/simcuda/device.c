@@ -414,6 +414,13 @@ attribute_value(CUdevice_attribute a, int phys)
 								return 1;
 	case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:	return 1;
 	case CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED: return 1;
+	/*
+	 * GPUDirect RDMA, as an H100's: cuMemAlloc memory is capable, VMM
+	 * memory only when made so (gpuDirectRDMACapable; pointer.c).
+	 */
+	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED:	return 1;
+	case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED:
+								return 1;
 	default:						return 0;
 	}
 }

@@ -53,8 +53,11 @@ attribute_get(void *data, CUpointer_attribute attr, const struct sim_alloc *a,
 		/* cuMemAlloc memory only: VMM and pools are not (ipc.c). */
 		*(unsigned int *)data = a->kind == SIM_MEM_DEVICE;
 		break;
-	case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
 	case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
+		/* cuMemAlloc memory; VMM memory made so (vmm.c). */
+		*(unsigned int *)data = a->kind == SIM_MEM_DEVICE || vmm_rdma(a);
+		break;
+	case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
 	case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE:
 		*(unsigned int *)data = 0;
 		break;

@@ -229,6 +229,8 @@ void		pool_forget(void);
  * (SIM_MEM_VMM); the lock is held.
  */
 unsigned	vmm_access(const struct sim_alloc *a, int phys);
+/* Whether a is a VMM mapping of memory made GPUDirect RDMA capable. */
+int		vmm_rdma(const struct sim_alloc *a);
 void		vmm_forget(void);
 
 /* array.c: arrays and mipmapped arrays go with their context. */

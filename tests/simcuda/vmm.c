@@ -179,11 +179,19 @@ phys_new(int fd, uint64_t size, int phys, const CUmemAllocationProp *prop)
 	p->share = -1;
 	p->handles = 1;
 	p->prop = *prop;
-	/* The simulated devices have no compression nor GPUDirect RDMA:
-	 * the real driver then quietly clears the hints. */
+	/* The simulated devices have no compression: the real driver then
+	 * quietly clears the hint. GPUDirect RDMA they have (device.c). */
 	p->prop.allocFlags.compressionType = CU_MEM_ALLOCATION_COMP_NONE;
-	p->prop.allocFlags.gpuDirectRDMACapable = 0;
 	return p;
+}
+
+int
+vmm_rdma(const struct sim_alloc *a)
+{
+	const struct vmm_map *m = a->owner;
+
+	return a->kind == SIM_MEM_VMM && m != NULL && m->phys != NULL &&
+	    m->phys->prop.allocFlags.gpuDirectRDMACapable != 0;
 }
 
 /* Device capacity is charged here, at creation, not when mapped. */
