@@ -23,29 +23,33 @@ struct msg_type {
 	size_t		size;
 	size_t		first;		/* its first size, before it grew at
 					   its end (proto.h, Versions) */
-	struct msg_string str[2];
+	struct msg_string str[3];
 };
 
 #define STR(s, f)	{ offsetof(struct s, f), sizeof(((struct s *)0)->f) }
 #define NOSTR		{ 0, 0 }
-#define T0(t)		{ GF_MSG_##t, #t, 0, 0, { NOSTR, NOSTR } }
+#define T0(t)		{ GF_MSG_##t, #t, 0, 0, { NOSTR, NOSTR, NOSTR } }
 #define T(t, s)		{ GF_MSG_##t, #t, sizeof(struct s), sizeof(struct s), \
-			  { NOSTR, NOSTR } }
+			  { NOSTR, NOSTR, NOSTR } }
 #define TS(t, s, f)	{ GF_MSG_##t, #t, sizeof(struct s), sizeof(struct s), \
-			  { STR(s, f), NOSTR } }
+			  { STR(s, f), NOSTR, NOSTR } }
 #define TS2(t, s, f, g)	{ GF_MSG_##t, #t, sizeof(struct s), sizeof(struct s), \
-			  { STR(s, f), STR(s, g) } }
+			  { STR(s, f), STR(s, g), NOSTR } }
 /* A type that grew: it was first sent without its fields from g on. */
 #define TG(t, s, g, f)	{ GF_MSG_##t, #t, sizeof(struct s), \
-			  offsetof(struct s, g), { STR(s, f), NOSTR } }
+			  offsetof(struct s, g), { STR(s, f), NOSTR, NOSTR } }
 #define TG2(t, s, g, f, h) { GF_MSG_##t, #t, sizeof(struct s), \
-			  offsetof(struct s, g), { STR(s, f), STR(s, h) } }
+			  offsetof(struct s, g), { STR(s, f), STR(s, h), NOSTR } }
+
+#define TG3(t, s, g, f, h, k) { GF_MSG_##t, #t, sizeof(struct s), \
+			  offsetof(struct s, g), { STR(s, f), STR(s, h), \
+			  STR(s, k) } }
 
 /* One that grew by fields from g on, none of them a string. */
 #define TGN(t, s, g)	{ GF_MSG_##t, #t, sizeof(struct s), \
-			  offsetof(struct s, g), { NOSTR, NOSTR } }
+			  offsetof(struct s, g), { NOSTR, NOSTR, NOSTR } }
 /* A type that grew from no payload at all. */
-#define TG0(t, s)	{ GF_MSG_##t, #t, sizeof(struct s), 0, { NOSTR, NOSTR } }
+#define TG0(t, s)	{ GF_MSG_##t, #t, sizeof(struct s), 0, { NOSTR, NOSTR, NOSTR } }
 
 /* Sorted by type. */
 static const struct msg_type types[] = {
@@ -85,7 +89,7 @@ static const struct msg_type types[] = {
 	T(WAIT, gf_wait),
 	TS(GROUP_STATUS, gf_group_status, name),
 	T(GROUP_END, gf_end),
-	TS2(EVENT, gf_event, group, reason),
+	TG3(EVENT, gf_event, reason_more, group, reason, reason_more),
 	T(EVENT_END, gf_end),
 	T0(OK),
 	T(MOVE, gf_move),
@@ -157,7 +161,7 @@ proto_check(const struct gf_msg *m, size_t n, const char **why)
 	const struct msg_type *t;
 	const char *p;
 	size_t len;
-	int i;
+	size_t i;
 
 	if (n < sizeof(m->hdr)) {
 		*why = "packet shorter than the header";
@@ -188,7 +192,7 @@ proto_check(const struct gf_msg *m, size_t n, const char **why)
 		return -1;
 	p = (const char *)m->u.raw;
 	/* A string the first size lacks is read as "" (proto_recv). */
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < sizeof(t->str) / sizeof(t->str[0]); i++)
 		if (t->str[i].len && t->str[i].off + t->str[i].len <= len &&
 		    memchr(p + t->str[i].off, '\0', t->str[i].len) == NULL) {
 			*why = "string field is not terminated";
@@ -386,4 +390,23 @@ proto_strlcpy(char *dst, const char *src, size_t size)
 
 	memcpy(dst, src, n);
 	memset(dst + n, 0, size - n);
+}
+
+void
+proto_event_reason(const struct gf_event *e, char buf[PROTO_REASON_MAX])
+{
+	size_t n = strnlen(e->reason, sizeof(e->reason) - 1);
+
+	memcpy(buf, e->reason, n);
+	proto_strlcpy(buf + n, e->reason_more, PROTO_REASON_MAX - n);
+}
+
+void
+proto_event_reason_set(struct gf_event *e, const char *reason)
+{
+	size_t n = strnlen(reason, sizeof(e->reason) - 1);
+
+	proto_strlcpy(e->reason, reason, n + 1);
+	memset(e->reason + n, 0, sizeof(e->reason) - n);
+	proto_strlcpy(e->reason_more, reason + n, sizeof(e->reason_more));
 }

@@ -82,4 +82,10 @@ int	proto_recv_fd(int fd, struct gf_msg *m, int flags, const char **why,
 /* Copy src into a fixed-size wire string, truncating, always terminated. */
 void	proto_strlcpy(char *dst, const char *src, size_t size);
 
+/* An event's whole reason: reason, then reason_more. */
+#define PROTO_REASON_MAX	(GF_REASON_LEN - 1 + GF_REASON_MORE_LEN)
+void	proto_event_reason(const struct gf_event *e, char buf[PROTO_REASON_MAX]);
+/* Set it from a reason of up to PROTO_REASON_MAX - 1 chars, cut beyond. */
+void	proto_event_reason_set(struct gf_event *e, const char *reason);
+
 #endif

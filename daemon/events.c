@@ -13,6 +13,7 @@
 #include "events.h"
 #include "log.h"
 #include "names.h"
+#include "proto.h"
 #include "units.h"
 #include "uuid.h"
 
@@ -62,7 +63,7 @@ oneline(char *s)
 static void
 event_log(const struct gf_event *e)
 {
-	char size[32], uuid[UUID_STR_LEN];
+	char size[32], uuid[UUID_STR_LEN], reason[PROTO_REASON_MAX];
 	/* A grant that fits is every allocation's: debug, or the log floods
 	 * (and slows) a busy daemon. The ring keeps it either way. */
 	void (*say)(const char *, ...) __attribute__((format(printf, 1, 2))) =
@@ -77,7 +78,8 @@ event_log(const struct gf_event *e)
 	say("%s pid %u group %s %s %s%s%s", name_event(e->kind),
 	    (unsigned)e->pid, e->group[0] != '\0' ? e->group : "-", uuid,
 	    size_format(e->bytes, size, sizeof(size)),
-	    e->reason[0] != '\0' ? ": " : "", e->reason);
+	    e->reason[0] != '\0' ? ": " : "", (proto_event_reason(e, reason),
+	    reason));
 }
 
 /* Drop the followers removed during a notification. */
@@ -139,6 +141,7 @@ events_vadd(struct events *ev, uint64_t time_ms, uint32_t kind, uint32_t pid,
     uint32_t duration_ms, const char *fmt, va_list ap)
 {
 	struct gf_event *e = &ev->ring[ev->total % ev->capacity];
+	char reason[PROTO_REASON_MAX];
 
 	memset(e, 0, sizeof(*e));
 	e->time_ms = time_ms;
@@ -150,10 +153,12 @@ events_vadd(struct events *ev, uint64_t time_ms, uint32_t kind, uint32_t pid,
 		memcpy(e->uuid, uuid, sizeof(e->uuid));
 	e->bytes = bytes;
 	e->duration_ms = duration_ms;
-	if (fmt != NULL)
-		vsnprintf(e->reason, sizeof(e->reason), fmt, ap);
+	if (fmt != NULL) {
+		vsnprintf(reason, sizeof(reason), fmt, ap);
+		oneline(reason);
+		proto_event_reason_set(e, reason);
+	}
 	oneline(e->group);
-	oneline(e->reason);
 	ev->total++;
 
 	event_log(e);

@@ -537,7 +537,7 @@ ended_out_copy(struct arbiter *a, struct swap_op *op)
 		snprintf(left, sizeof(left), "; %u stayed: %s (%s)",
 		    op->nstayed, size_format(stayed, tbuf, sizeof(tbuf)),
 		    op->what);
-	/* The reason is cut at GF_REASON_LEN: what stayed comes last. */
+	/* A reason is cut at PROTO_REASON_MAX - 1: what stayed comes last. */
 	arbiter_event_timed(a, GF_EV_SWAP_OUT, lc, op->moved,
 	    (uint32_t)(op->job.duration_us / 1000), "swapped out (%s): %s by "
 	    "copy in %llu ms, %s%s", op->cause, size_format(op->moved, sbuf,

@@ -8,6 +8,7 @@
 
 #include "ctl_json.h"
 #include "names.h"
+#include "proto.h"
 #include "ctl_print.h"
 #include "uuid.h"
 
@@ -238,6 +239,8 @@ ctl_json_allocs(FILE *fp, uint32_t pid, const struct gf_alloc *allocs,
 void
 ctl_json_event(FILE *fp, const struct gf_event *ev)
 {
+	char reason[PROTO_REASON_MAX];
+
 	fprintf(fp, "{\"time_ms\":%" PRIu64 ",\"event\":\"%s\",\"pid\":%"
 	    PRIu32 ",\"group\":", ev->time_ms, name_event(ev->kind),
 	    ev->pid);
@@ -246,7 +249,8 @@ ctl_json_event(FILE *fp, const struct gf_event *ev)
 	json_uuid(fp, ev->uuid);
 	fprintf(fp, ",\"bytes\":%" PRIu64 ",\"duration_ms\":%" PRIu32
 	    ",\"reason\":", ev->bytes, ev->duration_ms);
-	ctl_json_string(fp, ev->reason, sizeof(ev->reason));
+	proto_event_reason(ev, reason);
+	ctl_json_string(fp, reason, sizeof(reason));
 	fputs("}\n", fp);
 }
 

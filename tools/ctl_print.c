@@ -9,6 +9,7 @@
 #include "ctl_print.h"
 #include "ctl_table.h"
 #include "names.h"
+#include "proto.h"
 #include "units.h"
 #include "uuid.h"
 
@@ -360,7 +361,7 @@ void
 ctl_print_event(struct ctl_table *t, const struct gf_event *ev)
 {
 	char when[32], pid[16], group[GF_GROUP_LEN], uuid[UUID_STR_LEN];
-	char size[32], reason[GF_REASON_LEN];
+	char size[32], reason[PROTO_REASON_MAX], whole[PROTO_REASON_MAX];
 	const char *row[] = { when, name_event(ev->kind), pid, group,
 	    uuid, size, reason };
 
@@ -374,7 +375,8 @@ ctl_print_event(struct ctl_table *t, const struct gf_event *ev)
 	else
 		uuid_format(ev->uuid, uuid, sizeof(uuid));
 	size_format(ev->bytes, size, sizeof(size));
-	ctl_printable(ev->reason, sizeof(ev->reason), reason, sizeof(reason));
+	proto_event_reason(ev, whole);
+	ctl_printable(whole, sizeof(whole), reason, sizeof(reason));
 	if (reason[0] == '\0')
 		strcpy(reason, "-");
 	ctl_table_add(t, row, NITEMS(row));

@@ -79,7 +79,8 @@
  * older daemon knows; DEVICE_INFO grew from 64 bytes by taken, whose 0
  * says that nothing but the client's own limit bounds it; MOVED grew
  * from 160 bytes by kept and pinned, whose 0s say no host memory is kept;
- * STATUS grew by swap_host_kept.)
+ * STATUS grew by swap_host_kept; EVENT from 176 bytes by reason_more,
+ * where a longer reason goes on.)
  * Across protocol versions, three things never change, so that any two
  * ends can tell each other that they cannot talk: the header, the numbers
  * of HELLO and ERROR, and ERROR's payload. A daemon answers a HELLO of a
@@ -261,6 +262,7 @@ enum {
 };
 
 #define GF_REASON_LEN		96
+#define GF_REASON_MORE_LEN	64	/* an event's reason: 95 + 63 chars */
 
 enum {
 	GF_STATE_RUNNING = 0,
@@ -615,6 +617,9 @@ struct gf_event {
 	char		reason[GF_REASON_LEN];	/* one line, for humans */
 	uint32_t	duration_ms;	/* of a swap; else 0 */
 	uint32_t	zero;
+	/* grown (a compatible change): */
+	char		reason_more[GF_REASON_MORE_LEN]; /* the rest of a reason
+					   longer than reason holds; "" */
 };
 
 struct gf_error {
@@ -679,7 +684,7 @@ _Static_assert(sizeof(struct gf_moved) == 176, "gf_moved layout");
 _Static_assert(sizeof(struct gf_device_status) == 168, "gf_device_status layout");
 _Static_assert(sizeof(struct gf_client) == 136, "gf_client layout");
 _Static_assert(sizeof(struct gf_group_status) == 104, "gf_group_status layout");
-_Static_assert(sizeof(struct gf_event) == 176, "gf_event layout");
+_Static_assert(sizeof(struct gf_event) == 240, "gf_event layout");
 _Static_assert(sizeof(struct gf_swap_in) == 8, "gf_swap_in layout");
 _Static_assert(sizeof(struct gf_swap_req) == 8, "gf_swap_req layout");
 _Static_assert(sizeof(struct gf_group_rule) == GF_RULE_LEN, "gf_group_rule layout");

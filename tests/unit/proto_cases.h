@@ -37,27 +37,29 @@ struct type_case {
 	const char		*name;
 	size_t			 size;
 	size_t			 first;		/* before it grew; or size */
-	struct type_string	 str[2];
+	struct type_string	 str[3];
 };
 
 #define STR(s, f)	{ offsetof(struct s, f), sizeof(((struct s *)0)->f), #f }
 #define NOSTR		{ 0, 0, NULL }
-#define T0(t)		{ GF_MSG_##t, #t, 0, 0, { NOSTR, NOSTR } }
+#define T0(t)		{ GF_MSG_##t, #t, 0, 0, { NOSTR, NOSTR, NOSTR } }
 #define T(t, s)		{ GF_MSG_##t, #t, sizeof(struct s), sizeof(struct s), \
-			  { NOSTR, NOSTR } }
+			  { NOSTR, NOSTR, NOSTR } }
 #define TS(t, s, f)	{ GF_MSG_##t, #t, sizeof(struct s), sizeof(struct s), \
-			  { STR(s, f), NOSTR } }
+			  { STR(s, f), NOSTR, NOSTR } }
 #define TS2(t, s, f, g)	{ GF_MSG_##t, #t, sizeof(struct s), sizeof(struct s), \
-			  { STR(s, f), STR(s, g) } }
+			  { STR(s, f), STR(s, g), NOSTR } }
 /* Types that grew at their end (proto.h, Versions): their first sizes. */
 #define TG(t, s, n, f)	{ GF_MSG_##t, #t, sizeof(struct s), n, \
-			  { STR(s, f), NOSTR } }
+			  { STR(s, f), NOSTR, NOSTR } }
 #define TGN(t, s, n)	{ GF_MSG_##t, #t, sizeof(struct s), n, \
-			  { NOSTR, NOSTR } }
+			  { NOSTR, NOSTR, NOSTR } }
 #define TG0(t, s)	{ GF_MSG_##t, #t, sizeof(struct s), 0, \
-			  { NOSTR, NOSTR } }
+			  { NOSTR, NOSTR, NOSTR } }
 #define TG2(t, s, n, f, g) { GF_MSG_##t, #t, sizeof(struct s), n, \
-			  { STR(s, f), STR(s, g) } }
+			  { STR(s, f), STR(s, g), NOSTR } }
+#define TG3(t, s, n, f, g, h) { GF_MSG_##t, #t, sizeof(struct s), n, \
+			  { STR(s, f), STR(s, g), STR(s, h) } }
 
 /*
  * Written from include/gpufrac/proto.h, not from common/proto.c's table, so
@@ -100,7 +102,7 @@ static const struct type_case types[] = {
 	T(WAIT, gf_wait),
 	TS(GROUP_STATUS, gf_group_status, name),
 	T(GROUP_END, gf_end),
-	TS2(EVENT, gf_event, group, reason),
+	TG3(EVENT, gf_event, 176, group, reason, reason_more),
 	T(EVENT_END, gf_end),
 	T0(OK),
 	T(MOVE, gf_move),

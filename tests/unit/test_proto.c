@@ -177,8 +177,8 @@ test_first_sizes(void **state)
 		n = packet_make(&m, tc, tc->first + 1);
 		check_fails(&m, n, WHY_SHORT, tc->name);
 	}
-	/* HELLO, SWAP_IN, CLIENT, STATUS, DEVICE_INFO, MOVED */
-	assert_int_equal(grown, 6);
+	/* HELLO, SWAP_IN, CLIENT, STATUS, DEVICE_INFO, MOVED, EVENT */
+	assert_int_equal(grown, 7);
 }
 
 static void
@@ -312,10 +312,10 @@ test_unterminated_strings(void **state)
 	/*
 	 * HELLO version, ERROR msg, STATUS version and swap_reason,
 	 * DEVICE_STATUS name, CLIENT group and version, GROUP_STATUS name,
-	 * EVENT group and reason, GROUP_RULE rule, GROUP_SET and GROUP_RM
-	 * name, MOVED what
+	 * EVENT group, reason and reason_more, GROUP_RULE rule, GROUP_SET
+	 * and GROUP_RM name, MOVED what
 	 */
-	assert_int_equal(nstr, 14);
+	assert_int_equal(nstr, 15);
 }
 
 /* Both strings of EVENT unterminated, and each alone at full length. */
@@ -433,6 +433,40 @@ test_strlcpy(void **state)
 	assert_string_equal(buf, "0123456");
 }
 
+/*
+ * An event's reason longer than its field goes on in reason_more, and
+ * comes back whole; one longer than both is cut; a short one leaves
+ * reason_more empty, as an older daemon's.
+ */
+static void
+test_event_reason(void **state)
+{
+	char want[PROTO_REASON_MAX + 16], got[PROTO_REASON_MAX];
+	struct gf_event e;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(want) - 1; i++)
+		want[i] = (char)('a' + i % 26);
+	want[130] = '\0';
+	memset(&e, 'z', sizeof(e));
+	proto_event_reason_set(&e, want);
+	assert_int_equal(strlen(e.reason), GF_REASON_LEN - 1);
+	assert_int_equal(strlen(e.reason_more), 130 - (GF_REASON_LEN - 1));
+	proto_event_reason(&e, got);
+	assert_string_equal(got, want);
+	want[130] = 'x';
+	want[sizeof(want) - 1] = '\0';
+	proto_event_reason_set(&e, want);
+	proto_event_reason(&e, got);
+	assert_int_equal(strlen(got), PROTO_REASON_MAX - 1);
+	assert_memory_equal(got, want, PROTO_REASON_MAX - 1);
+	proto_event_reason_set(&e, "short");
+	assert_string_equal(e.reason_more, "");
+	proto_event_reason(&e, got);
+	assert_string_equal(got, "short");
+}
+
 int
 main(void)
 {
@@ -454,6 +488,7 @@ main(void)
 		cmocka_unit_test(test_type_name),
 		cmocka_unit_test(test_pack_every_type),
 		cmocka_unit_test(test_strlcpy),
+		cmocka_unit_test(test_event_reason),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
