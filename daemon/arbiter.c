@@ -299,6 +299,7 @@ candidate_commit(struct arbiter *a, struct candidate *cd,
 	groups_free(&a->groups);
 	a->groups = cd->gs;
 	a->groups.conf = &a->conf;
+	swap_host_reconf(a);	/* swap_keep may be shorter now */
 	return 0;
 }
 

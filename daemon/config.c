@@ -58,6 +58,7 @@ config_init(struct config *c)
 	c->lend_guarantees = 1;
 	c->swap_min_idle_ms = 1000;
 	c->swap_move_timeout_ms = 10000;
+	c->swap_keep_ms = 600000;
 	c->release_timeout_ms = 60000;
 	c->lease_idle_ms = 1000;
 	config_jobs_init(&c->jobs);
@@ -627,6 +628,12 @@ key_swap_move_timeout(struct parse *p, const char *key, const char *v)
 }
 
 static void
+key_swap_keep(struct parse *p, const char *key, const char *v)
+{
+	(void)parse_duration(p, key, v, &p->conf->swap_keep_ms);
+}
+
+static void
 key_swap_host_limit(struct parse *p, const char *key, const char *v)
 {
 	if (size_parse(v, &p->conf->swap_host_limit) < 0)
@@ -745,6 +752,7 @@ static const struct key keys[] = {
 	{ SEC_DAEMON, "swap_engine", key_swap_engine },
 	{ SEC_DAEMON, "swap_host_limit", key_swap_host_limit },
 	{ SEC_DAEMON, "swap_move_timeout", key_swap_move_timeout },
+	{ SEC_DAEMON, "swap_keep", key_swap_keep },
 	{ SEC_DAEMON, "release_timeout", key_release_timeout },
 	{ SEC_DAEMON, "lease_idle", key_lease_idle },
 	{ SEC_DAEMON, "max_connections_per_uid", key_max_conns },

@@ -98,6 +98,9 @@ struct config {
 	uint64_t	swap_move_timeout_ms;	/* the copy engine's shim answers
 						   MOVE within this, plus its
 						   bytes at 1 GB/s (swap.h) */
+	uint64_t	swap_keep_ms;		/* the pinned host memory a
+						   process keeps once back in
+						   is given back after this */
 	uint64_t	lease_idle_ms;		/* a lease not drawn from this long
 						   is taken back */
 	uint64_t	release_timeout_ms;	/* the longest a departed process's

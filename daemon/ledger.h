@@ -143,6 +143,7 @@ struct ledger_client {
 	uint64_t	host_kept;	/* pinned host memory its shim holds
 					   for moves (MOVED's kept) */
 	int		host_dropping;	/* asked to give it back */
+	uint64_t	host_in_ms;	/* back in with it since (monotonic) */
 };
 
 TAILQ_HEAD(ledger_clients, ledger_client);

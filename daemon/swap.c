@@ -626,6 +626,8 @@ ended_in(struct arbiter *a, struct swap_op *op)
 		set_state(lc);
 		/* The event's bytes and time give its rate (check_swap.py). */
 		moved = op->engine == GF_ENGINE_COPY ? op->moved : bytes;
+		if (op->engine == GF_ENGINE_COPY)
+			swap_host_came_in(a, lc);
 		arbiter_event_timed(a, GF_EV_SWAP_IN, lc, moved,
 		    (uint32_t)(j->duration_us / 1000), "swapped in (%s): %s by "
 		    "%s in %llu ms, %s", op->cause, size_format(moved, sbuf,
@@ -995,6 +997,9 @@ swap_free(struct arbiter *a)
 	if (s->idle_timer > 0)
 		event_timer_cancel(a->loop, s->idle_timer);
 	s->idle_timer = 0;
+	if (s->keep_timer > 0)
+		event_timer_cancel(a->loop, s->keep_timer);
+	s->keep_timer = 0;
 	/* Nobody would bring them back: the driver decides if they fit. */
 	TAILQ_FOREACH(lc, &a->ledger.clients, entry) {
 		if (lc->swap == SWAP_NONE || !s->ckpt_ok ||

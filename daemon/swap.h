@@ -66,6 +66,8 @@ struct swap {
 	uint32_t	 last_id;		/* the last swap_op.id given */
 	int64_t		 retry_timer;
 	int64_t		 idle_timer;	/* a candidate becomes idle enough */
+	int64_t		 keep_timer;	/* kept host memory is due back */
+	uint64_t	 keep_due_ms;	/* when it fires */
 	uint64_t	 idle_in_ms;	/* the soonest one does, or 0 */
 	int		 pumping;
 };
@@ -115,6 +117,8 @@ void	swap_pump(struct arbiter *a);
  */
 uint64_t swap_host_used(const struct arbiter *a);
 uint64_t swap_host_kept(const struct arbiter *a);
+/* The configuration changed: swap_keep is counted anew. */
+void	swap_host_reconf(struct arbiter *a);
 
 /* c is closing: its questions go unanswered. */
 void	swap_conn_gone(struct arbiter *a, struct conn *c);

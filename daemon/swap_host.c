@@ -5,13 +5,17 @@
  * kept; shim/vback_host.c says why: pinning is ~25 times slower than the
  * bus). When a swap would pass the limit, the processes that keep some
  * are asked for it back (MOVE GF_SWAP_DROP), and the swap is tried again
- * once they have given it.
+ * once they have given it. A process back in for swap_keep gives it back
+ * too: processes that take turns keep theirs, and one that stays in does
+ * not hold the host's memory for ever.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "arbiter.h"
 #include "control.h"
+#include "event.h"
 #include "ledger.h"
 #include "log.h"
 #include "swap.h"
@@ -86,13 +90,27 @@ keeper_next(struct arbiter *a, const struct ledger_client *lc)
 	return best;
 }
 
+/* Ask k for the host memory it keeps (MOVE GF_SWAP_DROP); -1: not sent. */
+static int
+host_ask_back(struct arbiter *a, struct ledger_client *k)
+{
+	struct gf_move mv;
+	struct conn *c;
+
+	memset(&mv, 0, sizeof(mv));
+	mv.direction = GF_SWAP_DROP;
+	k->host_dropping = 1;	/* asked once, sent or not */
+	if ((c = swap_conn_of(a, k)) == NULL ||
+	    conn_send(c, GF_MSG_MOVE, 0, &mv) < 0)
+		return -1;
+	return 0;
+}
+
 uint64_t
 swap_host_reclaim(struct arbiter *a, const struct ledger_client *lc,
     uint64_t need)
 {
 	struct ledger_client *k;
-	struct gf_move mv;
-	struct conn *c;
 	uint64_t coming = 0, could = 0;
 	char sbuf[32];
 
@@ -105,11 +123,7 @@ swap_host_reclaim(struct arbiter *a, const struct ledger_client *lc,
 		if (k != lc && k->host_dropping)
 			coming += k->host_kept;
 	while (coming < need && (k = keeper_next(a, lc)) != NULL) {
-		memset(&mv, 0, sizeof(mv));
-		mv.direction = GF_SWAP_DROP;
-		k->host_dropping = 1;	/* asked once, sent or not */
-		if ((c = swap_conn_of(a, k)) == NULL ||
-		    conn_send(c, GF_MSG_MOVE, 0, &mv) < 0)
+		if (host_ask_back(a, k) < 0)
 			continue;
 		log_info("pid %u: asked for the %s of pinned host memory it "
 		    "keeps, for a swap of pid %u", k->pid, size_format(
@@ -117,6 +131,73 @@ swap_host_reclaim(struct arbiter *a, const struct ledger_client *lc,
 		coming += k->host_kept;
 	}
 	return coming;
+}
+
+static void keep_arm(struct arbiter *a);
+
+/* Those back in for swap_keep give what they keep back. */
+static void
+keep_fire(struct event_loop *loop, void *arg)
+{
+	struct arbiter *a = arg;
+	struct ledger_client *k;
+	uint64_t now = event_now_ms();
+	char sbuf[32];
+
+	(void)loop;
+	a->swap.keep_timer = 0;
+	TAILQ_FOREACH(k, &a->ledger.clients, entry)
+		if (k->swap == SWAP_NONE && k->host_kept > 0 &&
+		    !k->host_dropping && !k->departing &&
+		    now - k->host_in_ms >= a->conf.swap_keep_ms &&
+		    host_ask_back(a, k) == 0)
+			log_info("pid %u: asked for the %s of pinned host memory "
+			    "it keeps, back in for swap_keep", k->pid,
+			    size_format(k->host_kept, sbuf, sizeof(sbuf)));
+	keep_arm(a);
+}
+
+/*
+ * The timer for the next keeper due, if any, unless one fires sooner
+ * (swap_keep may have been made shorter by a reload).
+ */
+static void
+keep_arm(struct arbiter *a)
+{
+	struct ledger_client *k;
+	uint64_t due = UINT64_MAX, now = event_now_ms(), at;
+
+	if (a->loop == NULL)
+		return;
+	TAILQ_FOREACH(k, &a->ledger.clients, entry)
+		if (k->swap == SWAP_NONE && k->host_kept > 0 &&
+		    !k->host_dropping && !k->departing &&
+		    (at = k->host_in_ms + a->conf.swap_keep_ms) < due)
+			due = at;
+	if (due == UINT64_MAX || (a->swap.keep_timer != 0 &&
+	    a->swap.keep_due_ms <= due))
+		return;
+	if (a->swap.keep_timer != 0)
+		event_timer_cancel(a->loop, a->swap.keep_timer);
+	a->swap.keep_due_ms = due;
+	a->swap.keep_timer = event_timer_add(a->loop, due > now ? due - now :
+	    0, keep_fire, a);
+	if (a->swap.keep_timer < 0)
+		a->swap.keep_timer = 0;
+}
+
+void
+swap_host_reconf(struct arbiter *a)
+{
+	keep_arm(a);
+}
+
+void
+swap_host_came_in(struct arbiter *a, struct ledger_client *lc)
+{
+	lc->host_in_ms = event_now_ms();
+	if (lc->host_kept > 0)
+		keep_arm(a);
 }
 
 void

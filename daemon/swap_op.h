@@ -85,6 +85,8 @@ uint64_t swap_host_after(const struct arbiter *a,
  */
 uint64_t swap_host_reclaim(struct arbiter *a, const struct ledger_client *lc,
 	    uint64_t need);
+/* lc came back in by copy: what it keeps is given back after swap_keep. */
+void	swap_host_came_in(struct arbiter *a, struct ledger_client *lc);
 /* MOVED for a GF_SWAP_DROP: lc gave its kept host memory back. */
 void	swap_host_dropped(struct arbiter *a, struct ledger_client *lc,
 	    const struct gf_moved *m);

@@ -2,7 +2,8 @@
 # slower than the bus (an H200 pinned 12 GiB in 5 s and copied it in
 # 0.23 s), so a process's first move out pins its buffers and its later
 # ones reuse them. What is kept counts against swap_host_limit, shows in
-# status, and is given back when a swap needs the room.
+# status, and is given back when a swap needs the room, or once the
+# process has been back in for swap_keep.
 # shellcheck disable=SC2154	# PID_* are client_start's
 . "$(dirname "$0")/lib.sh"
 export SIMCUDA_DEVICES=64Mi
@@ -56,4 +57,23 @@ wait_for "a's data came back intact through it all" 20 \
 kill -USR1 "$PID_a"
 wait "$PID_a"
 wait_for "a gone, nothing is kept" 10 eval '[ "$(host host_bytes)" = 0 ]'
+
+# --- a process back in for swap_keep gives it back -----------------------
+printf '[daemon]\nswap_engine = copy\nswap_keep = 300ms\n' >"$conf"
+check "reload: kept memory goes back after 300 ms in" ctl reload
+client_start c preload "$C" alloc 8Mi fill hold check hold
+check "c is swapped out" ctl swap out "$PID_c"
+check "and in" ctl swap in "$PID_c"
+wait_for "300 ms on, c has given its 8 MiB back" 10 \
+	eval '[ "$(host host_kept_bytes)" = 0 ]'
+check "the log says why" grep -q \
+	"pid $PID_c: asked for the 8.0MiB of pinned host memory it keeps, back in for swap_keep" \
+	"$TMP/gpufracd.log"
+check "out again" ctl swap out "$PID_c"
+check_eq "pinned anew" "$(pinned_said "$PID_c")" 2
+check "in again" ctl swap in "$PID_c"
+kill -USR1 "$PID_c"
+wait_for "c's data came back intact" 20 grep -q '^check ok' "$TMP/c.out"
+kill -USR1 "$PID_c"
+wait "$PID_c"
 finish
