@@ -87,7 +87,7 @@ static const struct msg_type types[] = {
 	T(ALLOC, gf_alloc),
 	T(ALLOC_END, gf_end),
 	T(WAIT, gf_wait),
-	TS(GROUP_STATUS, gf_group_status, name),
+	TG(GROUP_STATUS, gf_group_status, swap_engine, name),
 	T(GROUP_END, gf_end),
 	TG3(EVENT, gf_event, reason_more, group, reason, reason_more),
 	T(EVENT_END, gf_end),

@@ -39,6 +39,7 @@ group_record(const struct ledger *l, struct conn *c, uint32_t seq,
 	r.priority = g->pol.priority;
 	r.resolver = g->pol.resolver;
 	r.on_preempt = g->pol.on_preempt;
+	r.swap_engine = g->pol.swap_engine;
 	r.runtime = g->pol.runtime ? 1 : 0;
 	if (dev >= 0) {
 		memcpy(r.uuid, l->devices[dev].uuid, GF_UUID_LEN);
@@ -68,6 +69,7 @@ status_aside(const struct config *aside, struct conn *c, uint32_t seq,
 		r.priority = pol->priority;
 		r.resolver = pol->resolver;
 		r.on_preempt = pol->on_preempt;
+		r.swap_engine = pol->swap_engine;
 		r.runtime = GF_GROUP_ASIDE;
 		if (conn_reply(c, GF_MSG_GROUP_STATUS, seq, &r, why,
 		    whylen) < 0)

@@ -116,11 +116,13 @@ json_group(FILE *fp, const struct gf_group_status *g)
 	json_uuid(fp, g->uuid);
 	fprintf(fp, ",\"limit_bytes\":%" PRIu64 ",\"guarantee_bytes\":%"
 	    PRIu64 ",\"used_bytes\":%" PRIu64 ",\"priority\":%" PRId32
-	    ",\"resolver\":\"%s\",\"on_preempt\":\"%s\",\"clients\":%"
+	    ",\"resolver\":\"%s\",\"on_preempt\":\"%s\",\"swap_engine\":"
+	    "\"%s\",\"clients\":%"
 	    PRIu32 ",\"runtime\":%s,\"borrowed_bytes\":%" PRIu64
 	    ",\"set_aside\":%s}",
 	    g->limit, g->guarantee, g->used, g->priority,
 	    name_resolver(g->resolver), name_on_preempt(g->on_preempt),
+	    g->swap_engine == GF_ENGINE_COPY ? "copy" : "checkpoint",
 	    g->nclients, g->runtime ? "true" : "false", g->borrowed,
 	    g->runtime == GF_GROUP_ASIDE ? "true" : "false");
 }

@@ -160,7 +160,7 @@ status_groups(FILE *fp, const struct ctl_status *st)
 		{ "GROUP", 0 }, { "DEVICE", 0 }, { "LIMIT", 1 },
 		{ "GUARANTEE", 1 }, { "USED", 1 }, { "FREE", 1 },
 		{ "BORROWED", 1 }, { "PRIORITY", 1 }, { "RESOLVER", 0 },
-		{ "CLIENTS", 1 }, { "FROM", 0 },
+		{ "SWAP", 0 }, { "CLIENTS", 1 }, { "FROM", 0 },
 	};
 	struct ctl_table t;
 	size_t i;
@@ -173,6 +173,7 @@ status_groups(FILE *fp, const struct ctl_status *st)
 		char clients[16], borrowed[32];
 		const char *row[] = { name, uuid, limit, guarantee, used,
 		    avail, borrowed, priority, name_resolver(g->resolver),
+		    g->swap_engine == GF_ENGINE_COPY ? "copy" : "checkpoint",
 		    clients, g->runtime == GF_GROUP_ASIDE ? "set aside" :
 		    g->runtime ? "run-time" : "config" };
 

@@ -80,7 +80,8 @@
  * says that nothing but the client's own limit bounds it; MOVED grew
  * from 160 bytes by kept and pinned, whose 0s say no host memory is kept;
  * STATUS grew by swap_host_kept; EVENT from 176 bytes by reason_more,
- * where a longer reason goes on.)
+ * where a longer reason goes on; GROUP_STATUS from 104 bytes by
+ * swap_engine, whose 0 is the checkpoint engine, the only one before.)
  * Across protocol versions, three things never change, so that any two
  * ends can tell each other that they cannot talk: the header, the numbers
  * of HELLO and ERROR, and ERROR's payload. A daemon answers a HELLO of a
@@ -605,6 +606,9 @@ struct gf_group_status {
 	uint32_t	zero;
 	uint64_t	borrowed;	/* of the device's lent memory, what
 					   this group holds */
+	/* grown (a compatible change): */
+	uint32_t	swap_engine;	/* GF_ENGINE_*: its processes' */
+	uint32_t	zero2;
 };
 
 struct gf_event {
@@ -683,7 +687,7 @@ _Static_assert(sizeof(struct gf_move) == 8, "gf_move layout");
 _Static_assert(sizeof(struct gf_moved) == 176, "gf_moved layout");
 _Static_assert(sizeof(struct gf_device_status) == 168, "gf_device_status layout");
 _Static_assert(sizeof(struct gf_client) == 136, "gf_client layout");
-_Static_assert(sizeof(struct gf_group_status) == 104, "gf_group_status layout");
+_Static_assert(sizeof(struct gf_group_status) == 112, "gf_group_status layout");
 _Static_assert(sizeof(struct gf_event) == 240, "gf_event layout");
 _Static_assert(sizeof(struct gf_swap_in) == 8, "gf_swap_in layout");
 _Static_assert(sizeof(struct gf_swap_req) == 8, "gf_swap_req layout");

@@ -100,7 +100,7 @@ static const struct type_case types[] = {
 	T(ALLOC, gf_alloc),
 	T(ALLOC_END, gf_end),
 	T(WAIT, gf_wait),
-	TS(GROUP_STATUS, gf_group_status, name),
+	TG(GROUP_STATUS, gf_group_status, 104, name),
 	T(GROUP_END, gf_end),
 	TG3(EVENT, gf_event, 176, group, reason, reason_more),
 	T(EVENT_END, gf_end),
