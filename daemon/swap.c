@@ -21,10 +21,12 @@
 #include "arbiter.h"
 #include "control.h"
 #include "devices.h"
+#include "driver.h"
 #include "event.h"
 #include "ledger.h"
 #include "lease.h"
 #include "log.h"
+#include "nvml.h"
 #include "proto.h"
 #include "resolve.h"
 #include "swap.h"
@@ -470,6 +472,29 @@ swap_start(struct arbiter *a, struct ledger_client *lc, int dir,
 /* ---- a swap has ended ------------------------------------------------- */
 
 /*
+ * Whether the driver has room for what lc brings back, as NVML shows it.
+ * Memory the ledger does not know of yet must not make a restore fail:
+ * a process that re-registers with a restarted daemon holds its memory
+ * between its HELLO (no longer foreign) and its allocations (charged),
+ * and a program without the shim may start between two of the driver's
+ * looks. Without NVML the ledger's word stands.
+ */
+int
+swap_driver_room(const struct arbiter *a, const struct ledger_client *lc)
+{
+	uint64_t used;
+	size_t d;
+
+	if (!driver_follows())
+		return 1;
+	for (d = 0; d < a->ledger.ndevices; d++)
+		if (lc->usage[d].host > 0 && nvml_used(d, &used) == 0 &&
+		    used + lc->usage[d].host > a->ledger.devices[d].total)
+			return 0;
+	return 1;
+}
+
+/*
  * Whether lc, which asks to come back, fits the device, once the unused
  * leases that stand in its way are taken back.
  */
@@ -478,6 +503,8 @@ swap_fits_back(struct arbiter *a, struct ledger_client *lc)
 {
 	size_t d;
 
+	if (!swap_driver_room(a, lc))
+		return 0;
 	if (ledger_swap_in_fits(&a->ledger, lc))
 		return 1;
 	for (d = 0; d < a->ledger.ndevices; d++)

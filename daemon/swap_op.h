@@ -91,6 +91,10 @@ void	swap_host_came_in(struct arbiter *a, struct ledger_client *lc);
 void	swap_host_dropped(struct arbiter *a, struct ledger_client *lc,
 	    const struct gf_moved *m);
 
+/* Whether NVML shows the room lc brings back free (without NVML: 1). */
+int	swap_driver_room(const struct arbiter *a,
+	    const struct ledger_client *lc);
+
 /*
  * Whether lc, which asks to come back, fits the device, once the unused
  * leases that stand in its way are taken back.

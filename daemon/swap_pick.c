@@ -211,7 +211,14 @@ pump_todo(struct arbiter *a, int *started)
 	/* Others' unused leases give way, as they do to a RESERVE. */
 	if (lc->swap != SWAP_OUT || !swap_fits_back(a, lc)) {
 		snprintf(msg, sizeof(msg), "its %llu bytes do not fit the "
-		    "device now", (unsigned long long)swap_footprint(a, lc));
+		    "device now%s", (unsigned long long)swap_footprint(a, lc),
+		    lc->swap == SWAP_OUT && !swap_driver_room(a, lc) ?
+		    " (the driver has no room: memory gpufrac does not know "
+		    "of)" : "");
+		if (lc->swap == SWAP_OUT)
+			arbiter_event(a, GF_EV_SWAP_SKIP, lc, -1,
+			    swap_footprint(a, lc), "not swapped in (%s): %s",
+			    op->cause, msg);
 		swap_asks_settle(a, lc, GF_SWAP_IN, lc->swap == SWAP_NONE, msg);
 		swap_op_free(a, op);
 		return 0;
@@ -382,7 +389,7 @@ pump_once(struct arbiter *a)
 	if (pump_waiters(a, &started) == 0)
 		return started;
 	if (!resolve_device_waiters(a) && (lc = longest_out(a)) != NULL &&
-	    ledger_swap_in_fits(&a->ledger, lc))
+	    ledger_swap_in_fits(&a->ledger, lc) && swap_driver_room(a, lc))
 		return swap_start(a, lc, GF_SWAP_IN, "fits again,",
 		    lc->pid) == 0;
 	/* The collision that skipped them is over: they may be tried again. */

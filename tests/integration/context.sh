@@ -70,7 +70,9 @@ check "r is not brought back where it does not fit" state_is "$PID_r" \
 client_release b
 wait_for "once b is gone, r comes back" 10 state_is "$PID_r" running
 check "no restore was tried in vain" eval \
-	"! ctl events --json | grep -q '\"pid\":$PID_r,.*restore failed'"
+	"! ctl events --json | grep -q '\"pid\":$PID_r,.*restore failed'" ||
+	{ ctl events | tail -8; grep -v 'grant pid' "$TMP/gpufracd.log" |
+	    tail -15; }
 kill -USR1 "$PID_r"
 wait_for "r's data survived" 10 grep -q '^check ok' "$TMP/r.out"
 client_release r

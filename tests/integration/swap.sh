@@ -138,15 +138,18 @@ client_release v
 check_eq "its data survived the round trip" "$(tail -1 "$TMP/v.out")" \
 	"check ok"
 
-# --- a restore that finds no room -----------------------------------------
+# --- a restore that would find no room -----------------------------------
 client_start v preload "$C" alloc 1Gi fill hold check
 check "swapped out by hand" ctl swap out "$PID_v"
-# Memory taken behind gpufrac's back (no shim): the driver has no room.
+# Memory taken behind gpufrac's back (no shim): the driver has no room,
+# as NVML shows, before the daemon's look has counted it as foreign.
 client_start x "$C" alloc 3584Mi hold
-check "swap in is refused with the driver's reason" eval \
-	"ctl swap in $PID_v 2>&1 | grep -q 'restore failed: CUDA_ERROR_OUT_OF_MEMORY'"
+check "swap in is refused, no restore tried: the driver has no room" eval \
+	"ctl swap in $PID_v 2>&1 | grep -q 'do not fit the device now'"
 check "a swap-skip event says so" has_event swap-skip "$PID_v" \
-	"restore failed"
+	"not swapped in (by hand, pid [0-9]*): its [0-9]* bytes do not fit"
+check "no restore was tried in vain" eval \
+	"! ctl events --json | grep -q '\"pid\":$PID_v,.*restore failed'"
 check "it is still out" state_is "$PID_v" swapped
 client_release x
 check "with room again, swap in works" ctl swap in "$PID_v"
