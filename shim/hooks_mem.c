@@ -295,6 +295,7 @@ cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
 {
 	struct gf_activity *act;
 	CUdeviceptr base = 0;
+	CUcontext ctx;
 	uint64_t size;
 	size_t n = 0;
 	CUresult r;
@@ -303,7 +304,7 @@ cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
 		return REAL_CALL(cuMemGetAddressRange_v2, pbase, psize, dptr);
 	act = activity_enter();
 	r = REAL_CALL(cuMemGetAddressRange_v2, &base, &n, dptr);
-	if (r == CUDA_SUCCESS && vback_range(base, &size))
+	if (r == CUDA_SUCCESS && vback_shown(base, &size, &ctx))
 		n = size;
 	if (r == CUDA_SUCCESS && pbase != NULL)
 		*pbase = base;

@@ -284,20 +284,6 @@ vback_free(CUdeviceptr p)
 }
 
 int
-vback_range(CUdeviceptr base, uint64_t *size)
-{
-	struct vback *v;
-
-	if (__atomic_load_n(&vback_count, __ATOMIC_RELAXED) == 0)
-		return 0;
-	pthread_mutex_lock(&vback_lock);
-	if ((v = ptrmap_get(&vback_map, base)) != NULL && v->prog == NULL)
-		*size = v->size;
-	pthread_mutex_unlock(&vback_lock);
-	return v != NULL && v->prog == NULL;
-}
-
-int
 vback_shown(CUdeviceptr base, uint64_t *size, CUcontext *ctx)
 {
 	struct vback *v;

@@ -85,14 +85,10 @@ static inline CUresult
 
 /*
  * A backed allocation starting at base: 1 with the size the program
- * asked for in *size (the mapping is rounded up), else 0.
- */
-int	vback_range(CUdeviceptr base, uint64_t *size);
-
-/*
- * The same with the context current when it was made, which the driver
- * does not know of VMM memory (its CU_POINTER_ATTRIBUTE_CONTEXT is NULL)
- * and would know of a cuMemAlloc.
+ * asked for in *size (the mapping is rounded up) and the context current
+ * when it was made, which the driver does not know of VMM memory (its
+ * CU_POINTER_ATTRIBUTE_CONTEXT is NULL) and would know of a cuMemAlloc;
+ * else 0.
  */
 int	vback_shown(CUdeviceptr base, uint64_t *size, CUcontext *ctx);
 

@@ -15,13 +15,14 @@ printf '[daemon]\nswap_engine = copy\n' >"$conf"
 daemon_start
 
 # a exports a backed allocation (one granule or more) and, once b has
-# written its own pattern there (seed 1), reads it back.
+# written its own pattern there (seed 1) while a was swapped out, reads it
+# back: what another process maps stays on the device, in use.
 client_start a preload "$C" alloc 4Mi fill ipcget "$TMP/h" hold \
 	seed 1 check hold
 check_eq "a has a handle for its backed memory" \
 	"$(grep '^ipcget' "$TMP/a.out")" "ipcget ok"
-client_start b preload "$C" ipcopen "$TMP/h" 4Mi check seed 1 fill hold \
-	ipcclose hold
+client_start b preload "$C" ipcopen "$TMP/h" 4Mi check hold seed 1 fill \
+	hold ipcclose hold
 check_eq "b opens it and reads a's data" \
 	"$(grep -E '^(ipcopen|check)' "$TMP/b.out")" "ipcopen ok
 check ok"
@@ -31,10 +32,15 @@ check "a, its exporter, is swapped out by copy all the same" \
 	ctl swap out "$PID_a"
 check "what b maps stayed on the device, and the event says so" \
 	has_event swap-out "$PID_a" "1 stayed: 4.0MiB (ipc)"
-check "and back in" ctl swap in "$PID_a"
+kill -USR1 "$PID_b"
+wait_for "b writes its pattern while a is out" 10 \
+	grep -q '^fill ok' "$TMP/b.out"
+check "a is back in" ctl swap in "$PID_a"
 kill -USR1 "$PID_a"
 wait_for "a reads again" 10 grep -q '^check' "$TMP/a.out"
-check_eq "a sees what b wrote" "$(grep '^check' "$TMP/a.out")" "check ok"
+check_eq "a sees what b wrote meanwhile" \
+	"$(grep '^check' "$TMP/a.out")" "check ok"
+wait_for "b holds again" 10 eval "[ \$(grep -c '^holding' $TMP/b.out) = 2 ]"
 kill -USR1 "$PID_b"
 wait_for "b closes it" 10 grep -q '^ipcclose' "$TMP/b.out"
 check_eq "closing works" "$(grep '^ipcclose' "$TMP/b.out")" "ipcclose ok"
