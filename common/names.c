@@ -13,6 +13,7 @@ static const char *const states[] = {
 	[GF_STATE_WAITING] = "waiting",
 	[GF_STATE_SWAPPED] = "swapped",
 	[GF_STATE_RELEASING] = "releasing",
+	[GF_STATE_UNSHIMMED] = "unshimmed",
 };
 
 static const char *const kinds[] = {
@@ -57,6 +58,8 @@ static const char *const events[] = {
 	[GF_EV_DRIVER_OOM] = "driver-oom",
 	[GF_EV_CTX_END] = "context-end",
 	[GF_EV_CONN_LIMIT] = "conn-limit",
+	[GF_EV_UNSHIMMED] = "unshimmed",
+	[GF_EV_UNSHIMMED_KILL] = "unshimmed-kill",
 };
 
 static const char *

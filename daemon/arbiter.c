@@ -25,6 +25,7 @@
 #include "resolve.h"
 #include "rtgroups.h"
 #include "units.h"
+#include "unshimmed.h"
 #include "uuid.h"
 #include "view.h"
 
@@ -707,6 +708,7 @@ arbiter_stop(struct arbiter *a)
 	metrics_stop(a);
 	reap_free(a);
 	swap_free(a);
+	unshimmed_free(a);
 	driver_free(a);
 	overhead_free(a);
 	lease_free(a);

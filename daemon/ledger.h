@@ -144,6 +144,9 @@ struct ledger_client {
 					   for moves (MOVED's kept) */
 	int		host_dropping;	/* asked to give it back */
 	uint64_t	host_in_ms;	/* back in with it since (monotonic) */
+	/* unshimmed.c's: NULL but for a process without the shim (state
+	   GF_STATE_UNSHIMMED, no connection) */
+	struct unshim	*unshim;
 };
 
 TAILQ_HEAD(ledger_clients, ledger_client);

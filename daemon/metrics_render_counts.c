@@ -68,6 +68,13 @@ static const struct {
 	  "Contexts destroyed or reset with allocations still in them.",
 	  "gpufrac_context_end_bytes_total",
 	  "Bytes their ends gave back." },
+	{ GF_EV_UNSHIMMED, "gpufrac_unshimmed_total",
+	  "Processes first seen holding device memory without the shim.",
+	  "gpufrac_unshimmed_seen_bytes_total",
+	  "Bytes they held when first seen." },
+	{ GF_EV_UNSHIMMED_KILL, "gpufrac_unshimmed_kills_total",
+	  "Processes without the shim killed for passing their limits.",
+	  "gpufrac_unshimmed_kill_bytes_total", "Bytes they held." },
 };
 
 /* What a counter of a row reads. */

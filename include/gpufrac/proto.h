@@ -260,6 +260,9 @@ enum {
 	GF_EV_CONN_LIMIT,	/* a connection refused or closed for a
 				   limit (max_connections_per_uid,
 				   output_queue_limit): of no client */
+	GF_EV_UNSHIMMED,	/* a process NVML shows holding memory,
+				   without the shim, first seen */
+	GF_EV_UNSHIMMED_KILL,	/* ... killed for passing its limits */
 };
 
 #define GF_REASON_LEN		96
@@ -271,6 +274,8 @@ enum {
 	GF_STATE_SWAPPED,
 	GF_STATE_RELEASING,	/* exited; the driver has not given its
 				   memory back yet */
+	GF_STATE_UNSHIMMED,	/* holds device memory without the shim:
+				   NVML's figure, charged, never swapped */
 };
 
 struct gf_hello {
@@ -418,7 +423,10 @@ struct gf_device_status {
 	uint32_t	zero2;
 	uint64_t	lent;		/* of the groups' unused guarantees,
 					   what others hold (borrowed) */
-	uint64_t	foreign;	/* held by no client (other programs) */
+	uint64_t	foreign;	/* held by no client (other programs:
+					   those without the shim are clients,
+					   GF_STATE_UNSHIMMED, where /proc
+					   shows who they are) */
 	uint64_t	releasing;	/* of used, departed processes' memory
 					   the driver has not given back */
 };
