@@ -579,6 +579,13 @@ struct gf_group_set {
  */
 #define GF_GROUP_JOB		0x2u
 
+/*
+ * The group's processes that hold device memory without the shim are
+ * killed when past its limits (gpufrac.conf's unshimmed = kill). A
+ * daemon without this flag refuses it ("bad flags").
+ */
+#define GF_GROUP_UNSHIMMED_KILL	0x4u
+
 /* gf_group_status.runtime of a run-time group that did not fit at start. */
 #define GF_GROUP_ASIDE		2u
 
