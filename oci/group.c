@@ -27,6 +27,7 @@ static const struct {
 	{ "guarantee",	"guarantee" },
 	{ "priority",	"priority" },
 	{ "resolver",	"resolver" },
+	{ "unshimmed",	"unshimmed" },
 };
 
 static int
@@ -105,7 +106,8 @@ oci_group_build(const struct oci_state *st, struct ctlreq_group *g,
 		if ((key = annot_key(a->name)) == NULL) {
 			snprintf(err, errlen, "container '%s': unknown "
 			    "annotation '%s%s' (expected memory, guarantee, "
-			    "priority or resolver)", st->id, OCI_ANNOT_PREFIX,
+			    "priority, resolver or unshimmed)", st->id,
+			    OCI_ANNOT_PREFIX,
 			    a->name);
 			return -1;
 		}

@@ -193,7 +193,7 @@ refused "$B" '{"gpufrac.io/memory": "1Gi", "gpufrac.io/resolver": "bogus"}' "$SP
 	"gpufrac-oci-hook: container '$B': annotation 'gpufrac.io/resolver': bad resolver 'bogus' (expected fail, wait, preempt or swap)"
 B=gf-$$-typo
 refused "$B" '{"gpufrac.io/memory": "1Gi", "gpufrac.io/memroy": "1Gi"}' "$SPEC" \
-	"gpufrac-oci-hook: container '$B': unknown annotation 'gpufrac.io/memroy' (expected memory, guarantee, priority or resolver)"
+	"gpufrac-oci-hook: container '$B': unknown annotation 'gpufrac.io/memroy' (expected memory, guarantee, priority, resolver or unshimmed)"
 # the daemon's refusal: a guarantee beyond the 4Gi device
 B=gf-$$-big
 refused "$B" '{"gpufrac.io/memory": "5Gi", "gpufrac.io/guarantee": "5Gi"}' "$SPEC" \

@@ -5,8 +5,13 @@
 # initial namespace gives it, attributes it to the group that matches the
 # container's cgroup, not to its uid's (root: group default), and a
 # process under the shim in that cgroup is refused what the group's limit
-# no longer holds.
+# no longer holds. A container annotated gpufrac.io/unshimmed: kill, or
+# any annotated one where [jobs] says unshimmed = kill, has such a process
+# killed past its group's limit.
 . "$(dirname "$0")/lib.sh"
+HOOK=$BUILD/oci/gpufrac-oci-hook
+mkdir "$TMP/run"	# the socket's directory, which the CDI spec mounts
+export GPUFRAC_SOCKET=$TMP/run/gpufrac.sock
 . "$(dirname "$0")/oci_lib.sh"
 C=$CLIENTS/cuclient_linked
 PRE="${SAN_RT:+$SAN_RT }$SHIM"
@@ -37,4 +42,26 @@ if holding box "the container's process runs, without the shim"; then
 fi
 wait "$CRUN_PID"
 check "the container exits" [ $? = 0 ]
+
+# A job's group: the hook makes it from the annotations; a process of the
+# container that did not inherit the shim's environment (env -u) holds 2
+# GiB against the 1 GiB of gpufrac.io/memory.
+SPEC=$TMP/gpufrac.json
+"$GPUFRACCTL" -s "$GPUFRAC_SOCKET" cdi --shim "$SHIM" --hook "$HOOK" >"$SPEC"
+# killed NAME ANNOTATIONS DESC: such a container's process is killed.
+killed() {
+	bundle "$1" "$SPEC" "$2" env -u LD_PRELOAD "$C" alloc 2Gi hold
+	crun_start "$1"
+	wait_for "$3" 10 eval "ctl events --json |
+		grep '\"event\":\"unshimmed-kill\"' | grep -q 'oci-$1'"
+	wait "$CRUN_PID"
+	check "$1: its container ends, its process killed" [ $? -ne 0 ]
+}
+killed asks '{"gpufrac.io/memory": "1Gi", "gpufrac.io/unshimmed": "kill"}' \
+	"a container that asks gpufrac.io/unshimmed: kill has it killed"
+daemon_stop
+printf '[jobs]\nunshimmed = kill\n' >"$TMP/gpufrac.conf"
+daemon_start
+killed site '{"gpufrac.io/memory": "1Gi"}' \
+	"where [jobs] says unshimmed = kill, any job's group kills it"
 finish

@@ -181,6 +181,7 @@ test_build_all(void **state)
 	struct oci_annot annots[] = {
 		{ "priority", "-7" }, { "memory", "64Mi" },
 		{ "guarantee", "25%" }, { "resolver", "wait" },
+		{ "unshimmed", "kill" },
 	};
 	struct ctlreq_group g;
 	struct oci_state st;
@@ -198,6 +199,7 @@ test_build_all(void **state)
 	assert_int_equal(g.set.priority_set, 1);
 	assert_int_equal(g.set.priority, -7);
 	assert_int_equal(g.set.resolver, GF_RESOLVER_WAIT);
+	assert_true(g.set.flags & GF_GROUP_UNSHIMMED_KILL);
 	/* what no annotation sets stays unset: the daemon's defaults */
 	assert_int_equal(g.set.on_preempt, GF_UNSET);
 	assert_int_equal(g.set.wait_timeout_ms, GF_UNSET);
