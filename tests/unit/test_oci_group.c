@@ -282,8 +282,8 @@ test_build_unknown_or_missing(void **state)
 
 	(void)state;
 	build_bad(typo, 2, "container 'c': unknown annotation "
-	    "'gpufrac.io/memroy' (expected memory, guarantee, priority or "
-	    "resolver)");
+	    "'gpufrac.io/memroy' (expected memory, guarantee, priority, "
+	    "resolver or unshimmed)");
 	build_bad(nomem, 1, "container 'c': annotation 'gpufrac.io/memory' is "
 	    "missing (the other gpufrac.io/ annotations need it)");
 	build_bad(typo2, 1, "container 'c': annotation 'gpufrac.io/memory' is "
