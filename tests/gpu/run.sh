@@ -29,8 +29,11 @@
 #    against a daemon configured for it (see multi.sh): preempt (the
 #    preemptor gets the memory of the process it preempts, at least 40 GiB:
 #    GPU_PREEMPT_GIB; root), waiter (a waiter gets the memory of a holder
-#    SIGKILLed), foreign (memory outside the shim counted), release (the
-#    driver's release of a killed process's memory, measured only).
+#    SIGKILLed), foreign (memory outside the shim counted), unshimmed (a
+#    process without the shim listed in its group within 1.5 s, and killed
+#    under unshimmed = kill; the driver's version, and whether the daemon
+#    has the driver's limits), release (the driver's release of a killed
+#    process's memory, measured only).
 # 3. swap.sh: host swap between two PyTorch workers of GPU_SWAP_GIB (12
 #    GiB) each, with each engine (GPU_SWAP_ENGINE, both): copy for
 #    GPU_SWAP_ROUNDS (2) rounds, then checkpoint for GPU_SWAP_ROUNDS2 (1);
@@ -241,7 +244,7 @@ if [ -n "$daemon" ]; then
 fi
 
 # 2. Several processes, each check with a daemon of its own.
-for spec in preempt:90 waiter:75 foreign:75 release:60; do
+for spec in preempt:90 waiter:75 foreign:75 unshimmed:60 release:60; do
 	check=${spec%%:*}
 	run_step "$check" "${spec#*:}" bash "$here/multi.sh" "$check" \
 	    ${sim[@]+"${sim[@]}"}
