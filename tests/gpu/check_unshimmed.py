@@ -52,62 +52,57 @@ def group_used(name):
                if g.get("name") == name)
 
 
-def counted(args, plan):
-    """The counted group's process: listed within 1.5 s; None or error."""
-    held, chunk = plan["held"], plan["chunk"]
-    w = Worker("counted", args.backend, worker_env(None, plan["uuid"]),
-               gid=COUNT_GID)
+def outside(args, plan, name, gid, body):
+    """A worker without the shim of gid: body(worker, plan); None or the
+    StepError that stopped it (diagnosed)."""
+    w = Worker(name, args.backend, worker_env(None, plan["uuid"]), gid=gid)
     try:
         w.hello(60)
-        w.ask("alloc %d %d" % (held, chunk), 120)
-        t_held = now_ms()
-        seen = wait_for(lambda: listed(w.pid, held), 5, 0.05)
-        t_seen = now_ms()
-        figure("unshimmed_seen_ms", t_seen - t_held if seen else None)
-        check("a process without the shim is listed as unshimmed with its "
-              "%s within 1.5 s" % size(held),
-              bool(seen) and t_seen - t_held <= 1500,
-              "seen after %.0f ms" % (t_seen - t_held) if seen else
-              "not seen within 5 s: %s" % client(w.pid))
-        used = group_used("counted")
-        check("counted in its group's used", used >= held,
-              "group counted uses %s" % size(used))
+        body(w, plan)
         return None
     except StepError as e:
-        diagnose([w], "the counted process")
+        diagnose([w], "the %s process" % name)
         return e
     finally:
         w.kill()
 
 
-def killed(args, plan, events):
-    """The killing group's process: killed past the limit; None or error."""
-    held, chunk = plan["held"], plan["chunk"]
-    w = Worker("killed", args.backend, worker_env(None, plan["uuid"]),
-               gid=KILL_GID)
-    try:
-        w.hello(60)
-        t_ask = now_ms()
-        w.send("alloc %d %d" % (held, chunk))
-        wait_for(lambda: not w.alive(), 30, 0.05)
-        evs = events.now()
-        kill = first(evs, "unshimmed-kill", w.pid, t_ask)
-        seen = first(evs, "unshimmed", w.pid, t_ask)
-        if seen and kill:
-            figure("unshimmed_kill_ms", kill["time_ms"] - seen["time_ms"])
-        show_events(evs, {w.pid}, since=t_ask, base=t_ask)
-        check("under unshimmed = kill it is killed past its group's %s"
-              % size(plan["limit"]), kill is not None and not w.alive(),
-              "alive: %s, events: %s" % (w.alive(), kill))
-        back = wait_for(lambda: group_used("killed") == 0, 30, 0.1)
-        check("and its memory comes back", bool(back),
-              "group killed uses %s" % size(group_used("killed")))
-        return None
-    except StepError as e:
-        diagnose([w], "the killed process")
-        return e
-    finally:
-        w.kill()
+def counted(w, plan):
+    """The counted group's process: listed within 1.5 s."""
+    held = plan["held"]
+    w.ask("alloc %d %d" % (held, plan["chunk"]), 120)
+    t_held = now_ms()
+    seen = wait_for(lambda: listed(w.pid, held), 5, 0.05)
+    t_seen = now_ms()
+    figure("unshimmed_seen_ms", t_seen - t_held if seen else None)
+    check("a process without the shim is listed as unshimmed with its "
+          "%s within 1.5 s" % size(held),
+          bool(seen) and t_seen - t_held <= 1500,
+          "seen after %.0f ms" % (t_seen - t_held) if seen else
+          "not seen within 5 s: %s" % client(w.pid))
+    used = group_used("counted")
+    check("counted in its group's used", used >= held,
+          "group counted uses %s" % size(used))
+
+
+def killed(w, plan):
+    """The killing group's process: killed past the limit, memory back."""
+    events = Events()
+    t_ask = now_ms()
+    w.send("alloc %d %d" % (plan["held"], plan["chunk"]))
+    wait_for(lambda: not w.alive(), 30, 0.05)
+    evs = events.stop()
+    kill = first(evs, "unshimmed-kill", w.pid, t_ask)
+    seen = first(evs, "unshimmed", w.pid, t_ask)
+    if seen and kill:
+        figure("unshimmed_kill_ms", kill["time_ms"] - seen["time_ms"])
+    show_events(evs, {w.pid}, since=t_ask, base=t_ask)
+    check("under unshimmed = kill it is killed past its group's %s"
+          % size(plan["limit"]), kill is not None and not w.alive(),
+          "alive: %s, events: %s" % (w.alive(), kill))
+    back = wait_for(lambda: group_used("killed") == 0, 30, 0.1)
+    check("and its memory comes back", bool(back),
+          "group killed uses %s" % size(group_used("killed")))
 
 
 def run(args, plan):
@@ -119,9 +114,8 @@ def run(args, plan):
                                  else dl))
     figure("driver_limits_available",
            None if dl is None else int(bool(dl.get("available"))))
-    events = Events()
-    error = counted(args, plan) or killed(args, plan, events)
-    events.stop()
+    error = (outside(args, plan, "counted", COUNT_GID, counted) or
+             outside(args, plan, "killed", KILL_GID, killed))
     check("the check ran to its end", error is None, error)
     return done()
 

@@ -8,7 +8,6 @@
 . "$(dirname "$0")/lib.sh"
 C=$CLIENTS/cuclient_linked
 PRE="${SAN_RT:+$SAN_RT }$SHIM"
-GiB=$((1 << 30))
 export SIMCUDA_DEVICES=8Gi
 
 nobody_setup

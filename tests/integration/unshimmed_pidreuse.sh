@@ -6,12 +6,7 @@
 # no signal reaches the process that has the dead one's pid, which is never
 # taken for it. Run in a pid namespace of its own, where root may choose
 # the next pid.
-if [ -z "${GF_PIDNS:-}" ]; then
-	[ "$(id -u)" = 0 ] || { echo "needs root for a pid namespace"; exit 77; }
-	unshare --pid --fork --mount-proc true 2>/dev/null ||
-	    { echo "cannot make a pid namespace (unshare --pid)"; exit 77; }
-	GF_PIDNS=1 exec unshare --pid --fork --mount-proc bash "$0" "$@"
-fi
+. "$(dirname "$0")/pidns_lib.sh"
 # shellcheck disable=SC2154	# PID_* are bg's
 . "$(dirname "$0")/lib.sh"
 H=$TOP/tests/clients/hostile.py
