@@ -490,6 +490,8 @@ arbiter_start(struct arbiter *a, struct config *conf, const char *lib)
 	}
 	reap_arm(a);
 	arbiter_conn_limits(a);
+	/* Processes without the shim, now that their groups are known. */
+	driver_look_soon(a);
 	if (control_listen(&a->control, a->conf.socket,
 	    a->conf.socket_mode) < 0)
 		return -1;

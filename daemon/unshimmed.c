@@ -122,6 +122,10 @@ unshimmed_see(struct arbiter *a, size_t dev, const struct nvml_proc *procs,
 	struct ledger_client *lc, *next;
 	long i;
 
+	/* At start, before the configuration is applied (driver_init): which
+	   group, and which socket is this daemon's, are not known yet. */
+	if (a->groups.conf == NULL)
+		return;
 	/* Exited since the loop last turned: not to be measured as gone. */
 	for (lc = TAILQ_FIRST(&a->ledger.clients); lc != NULL; lc = next) {
 		next = TAILQ_NEXT(lc, entry);

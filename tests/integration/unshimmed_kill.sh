@@ -3,7 +3,9 @@
 # through its pidfd at the look that sees it (event unshimmed-kill); one
 # within its limits never is, nor one of a group that says count, nor
 # root's in the group "default". A preemptor of higher priority takes an
-# unshimmed process as a victim (it cannot be swapped: killed).
+# unshimmed process as a victim (it cannot be swapped: killed). A process
+# with this daemon's shim that has not connected to a restarted daemon
+# (stopped) is given 5 s to, then held like the others.
 # shellcheck disable=SC2154	# PID_* are bg's
 . "$(dirname "$0")/lib.sh"
 C=$CLIENTS/cuclient_linked
@@ -77,4 +79,25 @@ check "its victim, which cannot be swapped, was killed" \
 	has_event fallback "$PID_victim" 'cannot be swapped'
 check "through the preemption" has_event preempt "$PID_victim"
 check "it is gone" eval "! alive $PID_victim"
+
+# A client of the daemon, past a limit lowered while the daemon was down,
+# that has not connected to the new one yet.
+daemon_stop
+printf '[group cap]\nmatch = uid:65534\nlimit = 4Gi\n' >"$TMP/gpufrac.conf"
+daemon_start
+bg late env LD_PRELOAD="$PRE" "${NOBODY_ENV[@]}" "${AS_NOBODY[@]}" \
+	"$C" alloc 2Gi hold
+wait_for "a client holds 2 GiB" 10 grep -q '^holding' "$TMP/late.out"
+kill -STOP "$PID_late"
+daemon_stop
+printf '[group cap]\nmatch = uid:65534\nlimit = 1Gi\nunshimmed = kill\n' \
+	>"$TMP/gpufrac.conf"
+daemon_start
+wait_for "the restarted daemon counts it until it connects" 5 \
+	has_event unshimmed "$PID_late" 'shim loaded, not connected'
+unshimmed probe 65533 64Mi
+check "not killed at the looks of its first 5 s" alive "$PID_late"
+wait_for "then held like the others: killed" 10 \
+	has_event unshimmed-kill "$PID_late"
+kill -USR1 "$PID_probe"
 finish
