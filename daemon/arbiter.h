@@ -63,6 +63,9 @@ struct arbiter {
 	int64_t		 reap_timer;	/* the next look for transient groups
 					   whose cgroups are gone (reap.h) */
 	struct metrics	 metrics;	/* counters, HTTP server (metrics.h) */
+	struct unshim_wait *unshim_wait; /* processes with the shim that have
+					   not connected yet (unshimmed.c) */
+	size_t		 nunshim_wait;
 };
 
 /*

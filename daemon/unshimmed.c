@@ -25,9 +25,54 @@
 struct unshim {
 	struct arbiter	*a;
 	struct ledger_client *lc;
-	uint64_t	 seen_ms;	/* first seen (monotonic) */
-	int		 why;		/* PROCID_* */
 };
+
+/* A process with this daemon's shim that has not connected yet. */
+struct unshim_wait {
+	uint32_t	 pid;
+	uint64_t	 seen_ms;	/* first seen (monotonic) */
+	int		 listed;	/* by the current look */
+};
+
+/*
+ * Whether pid, with this daemon's shim loaded and not connected, has had
+ * its UNSHIMMED_GRACE_MS since it was first seen so; it is noted now if
+ * new (no memory to note it: at once).
+ */
+static int
+grace_over(struct arbiter *a, uint32_t pid)
+{
+	struct unshim_wait *w;
+	uint64_t now = event_now_ms();
+	size_t i;
+
+	for (i = 0; i < a->nunshim_wait; i++)
+		if (a->unshim_wait[i].pid == pid) {
+			a->unshim_wait[i].listed = 1;
+			return now - a->unshim_wait[i].seen_ms >=
+			    UNSHIMMED_GRACE_MS;
+		}
+	if ((w = realloc(a->unshim_wait, (a->nunshim_wait + 1) *
+	    sizeof(*w))) == NULL)
+		return 1;
+	a->unshim_wait = w;
+	w[a->nunshim_wait++] = (struct unshim_wait){ pid, now, 1 };
+	return 0;
+}
+
+/* Forget the waiting processes the look did not list (gone, connected). */
+static void
+grace_prune(struct arbiter *a)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < a->nunshim_wait; i++)
+		if (a->unshim_wait[i].listed) {
+			a->unshim_wait[i].listed = 0;
+			a->unshim_wait[k++] = a->unshim_wait[i];
+		}
+	a->nunshim_wait = k;
+}
 
 /*
  * lc is done with here: stop watching its pidfd and give it, with lc, to
@@ -83,6 +128,11 @@ unshim_new(struct arbiter *a, uint32_t pid, size_t dev, uint64_t bytes,
 
 	if (procid_read(pid, at_ms, a->conf.socket, &id) < 0)
 		return NULL;	/* foreign, as before: another namespace's */
+	if (id.why == PROCID_NOT_CONNECTED && !grace_over(a, pid)) {
+		free(id.cgroup);
+		close(id.pidfd);
+		return NULL;	/* foreign, until it has had its time */
+	}
 	if ((u = calloc(1, sizeof(*u))) == NULL ||
 	    (lc = ledger_client_new(&a->ledger, pid, id.uid, id.gid,
 	    id.cgroup)) == NULL) {
@@ -95,8 +145,6 @@ unshim_new(struct arbiter *a, uint32_t pid, size_t dev, uint64_t bytes,
 	free(id.cgroup);
 	u->a = a;
 	u->lc = lc;
-	u->seen_ms = event_now_ms();
-	u->why = id.why;
 	lc->unshim = u;
 	lc->pidfd = id.pidfd;
 	lc->state = GF_STATE_UNSHIMMED;
@@ -148,9 +196,8 @@ unshimmed_see(struct arbiter *a, size_t dev, const struct nvml_proc *procs,
 }
 
 /*
- * Whether lc may be killed: its group says kill, it is not root's in
- * "default" (system processes the configuration does not name), and a
- * process with this daemon's shim loaded has had its time to connect.
+ * Whether lc may be killed: its group says kill, and it is not root's in
+ * "default" (system processes the configuration does not name).
  */
 static int
 killable(const struct arbiter *a, const struct ledger_client *lc)
@@ -160,10 +207,7 @@ killable(const struct arbiter *a, const struct ledger_client *lc)
 	if (lc->unshim == NULL || lc->preempting ||
 	    pol->unshimmed != POLICY_UNSHIMMED_KILL)
 		return 0;
-	if (lc->group == 0 && lc->uid == 0)
-		return 0;
-	return lc->unshim->why != PROCID_NOT_CONNECTED ||
-	    event_now_ms() - lc->unshim->seen_ms >= UNSHIMMED_GRACE_MS;
+	return lc->group != 0 || lc->uid != 0;
 }
 
 /* SIGKILL lc through its pidfd for holding used against limit on dev. */
@@ -257,6 +301,7 @@ unshimmed_settle(struct arbiter *a)
 		unshim_end(a, lc);
 		back = 1;
 	}
+	grace_prune(a);
 	for (dev = 0; dev < a->ledger.ndevices; dev++)
 		enforce_dev(a, dev);
 	return back;
@@ -291,4 +336,7 @@ unshimmed_free(struct arbiter *a)
 		unshim_uncharge(a, lc);
 		unshim_end(a, lc);
 	}
+	free(a->unshim_wait);
+	a->unshim_wait = NULL;
+	a->nunshim_wait = 0;
 }

@@ -7,7 +7,9 @@
  * opened each device NVML shows it on: overhead.c's measure charges it
  * NVML's figure at every look, counted in its group's and the device's
  * used, no longer as foreign; it is never swapped. Event `unshimmed` at
- * first sight. Its group's `unshimmed = kill` has it SIGKILLed through
+ * first sight. A process with this daemon's shim, not connected, is
+ * taken in only after UNSHIMMED_GRACE_MS. Its group's `unshimmed = kill`
+ * has it SIGKILLed through
  * its pidfd at the look that sees it past its limits (event
  * `unshimmed-kill`); root's processes of group "default" never are. Its
  * exit (its pidfd in the event loop) hands it to depart.c: charged until
@@ -21,8 +23,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* How long a process with this daemon's shim loaded has to connect
-   before `kill` holds it (a daemon restarted, its clients coming back). */
+/*
+ * How long a process with this daemon's shim loaded has to connect
+ * before it is taken in (a daemon restarted, its clients coming back; a
+ * program between its context and its first allocation): till then
+ * NVML's figure for it is foreign, taken but nobody's.
+ */
 #define UNSHIMMED_GRACE_MS	5000
 
 struct arbiter;

@@ -5,7 +5,8 @@
 # root's in the group "default". A preemptor of higher priority takes an
 # unshimmed process as a victim (it cannot be swapped: killed). A process
 # with this daemon's shim that has not connected to a restarted daemon
-# (stopped) is given 5 s to, then held like the others.
+# (stopped) is given 5 s to (its memory foreign meanwhile), then held like
+# the others.
 # shellcheck disable=SC2154	# PID_* are bg's
 . "$(dirname "$0")/lib.sh"
 C=$CLIENTS/cuclient_linked
@@ -93,11 +94,18 @@ daemon_stop
 printf '[group cap]\nmatch = uid:65534\nlimit = 1Gi\nunshimmed = kill\n' \
 	>"$TMP/gpufrac.conf"
 daemon_start
-wait_for "the restarted daemon counts it until it connects" 5 \
-	has_event unshimmed "$PID_late" 'shim loaded, not connected'
+foreign_at_least() {
+	[ "$(ctl status --json | json "j['devices'][0]['foreign_bytes']")" -ge "$1" ]
+}
+wait_for "the restarted daemon counts it as foreign while it may connect" 5 \
+	foreign_at_least $((2 << 30))
 unshimmed probe 65533 64Mi
 check "not killed at the looks of its first 5 s" alive "$PID_late"
-wait_for "then held like the others: killed" 10 \
+check "nor taken for a process without the shim" eval \
+	"! has_event unshimmed $PID_late"
+wait_for "then it is, for not connecting, and held like the others" 10 \
+	has_event unshimmed "$PID_late" 'shim loaded, not connected'
+wait_for "killed past its lowered limit" 3 \
 	has_event unshimmed-kill "$PID_late"
 kill -USR1 "$PID_probe"
 finish
