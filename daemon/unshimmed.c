@@ -210,8 +210,9 @@ killable(const struct arbiter *a, const struct ledger_client *lc)
 	return lc->group != 0 || lc->uid != 0;
 }
 
-/* SIGKILL lc through its pidfd for holding used against limit on dev. */
-static void
+/* SIGKILL lc through its pidfd for holding used against limit on dev:
+   0, or -1 when it cannot be signalled (logged). */
+static int
 unshim_kill(struct arbiter *a, struct ledger_client *lc, size_t dev,
     const char *whose, uint64_t used, uint64_t limit)
 {
@@ -219,7 +220,7 @@ unshim_kill(struct arbiter *a, struct ledger_client *lc, size_t dev,
 
 	if (pidfd_signal(lc->pidfd, lc->pid, SIGKILL) < 0) {
 		log_warn("cannot send SIGKILL to pid %u", lc->pid);
-		return;
+		return -1;
 	}
 	lc->preempting = 1;	/* its charge is on its way back */
 	size_format(used, ubuf, sizeof(ubuf));
@@ -229,6 +230,7 @@ unshim_kill(struct arbiter *a, struct ledger_client *lc, size_t dev,
 	arbiter_event(a, GF_EV_UNSHIMMED_KILL, lc, (int)dev,
 	    lc->usage[dev].used, "SIGKILL: %s holds %s, past its limit %s",
 	    whose, ubuf, lbuf);
+	return 0;
 }
 
 /* What group g holds on dev less what its killed processes still hold. */
@@ -273,15 +275,17 @@ enforce_dev(struct arbiter *a, size_t dev)
 	TAILQ_FOREACH(lc, &l->clients, entry)
 		if (killable(a, lc) &&
 		    lc->usage[dev].used > lc->usage[dev].limit)
-			unshim_kill(a, lc, dev, "the process",
+			(void)unshim_kill(a, lc, dev, "the process",
 			    lc->usage[dev].used, lc->usage[dev].limit);
 	for (g = 0; g < l->ngroups; g++) {
 		if (l->groups[g].pol.per_process)
 			continue;
 		limit = l->groups[g].share[dev].limit;
+		/* One that cannot be signalled ends it: the next look again. */
 		while ((held = group_holding(l, g, dev)) > limit &&
-		    (lc = largest(a, g, dev)) != NULL)
-			unshim_kill(a, lc, dev, "its group", held, limit);
+		    (lc = largest(a, g, dev)) != NULL &&
+		    unshim_kill(a, lc, dev, "its group", held, limit) == 0)
+			;
 	}
 }
 
