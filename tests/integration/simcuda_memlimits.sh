@@ -27,8 +27,6 @@ memlimits_cleanup() {
 }
 trap memlimits_cleanup EXIT
 
-# in_cg DIR CMD...: CMD in cgroup DIR.
-in_cg() { sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$@"; }
 
 check_eq "a driver before r615 has neither function" \
 	"$("$Q" limset 0 "$CG" 0 "$GiB" limget 0 "$CG")" \
@@ -54,14 +52,14 @@ check_eq "anyone reads it" \
 
 # Two processes in two children of the limited cgroup: the nearest
 # limited ancestor's limit holds for both together.
-client_start one in_cg "$CG/a" "$CU" -p linked info alloc $((768 * MiB)) hold
+client_start one sh -c "$IN_CG" "$CG/a" "$CU" -p linked info alloc $((768 * MiB)) hold
 check_eq "cuMemGetInfo in the cgroup shows the hard limit" \
 	"$(head -n 2 "$TMP/one.out")" "info free=$GiB total=$GiB
 alloc ok"
 check_eq "what the cgroup holds is read back" "$("$Q" limget 0 "$CG")" \
 	"limget soft=$((512 * MiB)) hard=$GiB used=$((768 * MiB))"
 check_eq "past the hard limit, out of memory, counting the other process" \
-	"$(in_cg "$CG/b" "$CU" -p linked info alloc $((512 * MiB)) \
+	"$(sh -c "$IN_CG" "$CG/b" "$CU" -p linked info alloc $((512 * MiB)) \
 	    alloc $((256 * MiB)) info)" \
 	"info free=$((256 * MiB)) total=$GiB
 alloc err=2
@@ -72,7 +70,7 @@ check_eq "outside the cgroup, the device's room" \
 	"info free=$((4 * GiB - 768 * MiB)) total=$((4 * GiB))
 alloc ok"
 check_eq "a limit is the device's own: the other device is not limited" \
-	"$(in_cg "$CG/b" "$CU" -p linked dev 1 info alloc $((2 * GiB)))" \
+	"$(sh -c "$IN_CG" "$CG/b" "$CU" -p linked dev 1 info alloc $((2 * GiB)))" \
 	"info free=$((4 * GiB)) total=$((4 * GiB))
 alloc ok"
 
@@ -80,6 +78,6 @@ check_eq "cleared (soft 0, hard max)" "$("$Q" limset 0 "$CG" 0 max \
 	limget 0 "$CG")" "limset ok
 limget err=6"
 check_eq "then the cgroup has the device's room" \
-	"$(in_cg "$CG/b" "$CU" -p linked alloc $((2 * GiB)))" "alloc ok"
+	"$(sh -c "$IN_CG" "$CG/b" "$CU" -p linked alloc $((2 * GiB)))" "alloc ok"
 client_release one
 finish
