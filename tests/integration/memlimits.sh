@@ -8,7 +8,7 @@
 # group change, and is cleared when its group goes and when the daemon
 # stops. A uid group gets none; a wall that cannot be set is an event,
 # never a failed start. `gpufracctl status` says per device whether
-# driver limits are on, and why not: no such function, not root.
+# driver limits are on, and why not: no such function, not root, MIG.
 # shellcheck disable=SC2154	# PID_* are client_start's
 . "$(dirname "$0")/lib.sh"
 Q=$CLIENTS/nvml_query
@@ -84,6 +84,13 @@ check_eq "which says: not root" "$("$GPUFRACCTL" -s "$TMP/nobody/run/sock" \
 	status | grep 'driver limits')" "device 0: driver limits: off: not root"
 kill -TERM "$NOBODY_PID"
 wait "$NOBODY_PID"
+
+# A GPU in MIG mode, which the driver's limits refuse.
+SIMCUDA_MEMLIMITS=1 SIMCUDA_MIG=1 daemon_start
+check_eq "in MIG mode, they are off: MIG" \
+	"$(ctl status | grep 'driver limits')" "device 0: driver limits: off: MIG"
+check_eq "and no wall is set" "$(limits "$CG")" "limget err=6"
+daemon_stop
 
 export SIMCUDA_MEMLIMITS=1
 daemon_start

@@ -3,8 +3,8 @@
 # gpufrac: absent unless SIMCUDA_MEMLIMITS=1, as in a driver before r615;
 # with it, a cgroup's hard limit holds for every process of its subtree
 # (no shim here), counting them all, and cuMemGetInfo shows the limit;
-# setting needs root, reading does not; a cgroup never limited, or
-# cleared, reads NOT_FOUND.
+# setting needs root, reading does not, MIG is refused; a cgroup never
+# limited, or cleared, reads NOT_FOUND.
 . "$(dirname "$0")/lib.sh"
 Q=$CLIENTS/nvml_query
 CU=$CLIENTS/cuclient_linked
@@ -44,6 +44,10 @@ nobody_setup
 check_eq "setting needs root" \
 	"$("${NOBODY_ENV[@]}" "${AS_NOBODY[@]}" "$Q" limset 0 "$CG" 0 "$GiB")" \
 	"limset err=4"
+check_eq "a GPU in MIG mode says so and refuses them" \
+	"$(SIMCUDA_MIG=1 "$Q" limset 0 "$CG" 0 "$GiB" limget 0 "$CG")" \
+	"limset err=3
+limget err=6"
 check_eq "root sets soft 512 MiB, hard 1 GiB" \
 	"$("$Q" limset 0 "$CG" $((512 * MiB)) "$GiB")" "limset ok"
 check_eq "anyone reads it" \

@@ -594,6 +594,33 @@ limits_error(int r)
 	}
 }
 
+/* SIMCUDA_MIG=1: NVML says every device is in MIG mode, and nothing
+ * else of MIG is simulated. */
+static int
+mig_on(void)
+{
+	const char *s = getenv("SIMCUDA_MIG");
+
+	return s != NULL && strcmp(s, "1") == 0;
+}
+
+/* An H100 can be partitioned: NVML_SUCCESS, disabled unless SIMCUDA_MIG. */
+nvmlReturn_t
+nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode,
+    unsigned int *pendingMode)
+{
+	int phys;
+	nvmlReturn_t r = device_get(device, currentMode, &phys);
+
+	if (r != NVML_SUCCESS)
+		return r;
+	if (pendingMode == NULL)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*currentMode = *pendingMode = mig_on() ? NVML_DEVICE_MIG_ENABLE :
+	    NVML_DEVICE_MIG_DISABLE;
+	return NVML_SUCCESS;
+}
+
 static nvmlReturn_t
 limits_set_v1(nvmlDevice_t device, nvmlSetMemoryLimits_v1_t *limits)
 {
@@ -604,6 +631,8 @@ limits_set_v1(nvmlDevice_t device, nvmlSetMemoryLimits_v1_t *limits)
 		return r;
 	if (limits->nameSpace == NULL)
 		return NVML_ERROR_INVALID_ARGUMENT;
+	if (mig_on())		/* MIG is refused */
+		return NVML_ERROR_NOT_SUPPORTED;
 	if (geteuid() != 0)
 		return NVML_ERROR_NO_PERMISSION;
 	return limits_error(limits_set(phys, limits->nameSpace,

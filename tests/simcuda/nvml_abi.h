@@ -149,6 +149,13 @@ nvmlReturn_t	nvmlDeviceGetMemoryInfo(nvmlDevice_t device,
 nvmlReturn_t	nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device,
 		    nvmlMemory_v2_t *memory);
 
+/* nvmlDeviceGetMigMode */
+#define NVML_DEVICE_MIG_DISABLE		0
+#define NVML_DEVICE_MIG_ENABLE		1
+
+nvmlReturn_t	nvmlDeviceGetMigMode(nvmlDevice_t device,
+		    unsigned int *currentMode, unsigned int *pendingMode);
+
 /*
  * Memory partitioning by cgroup (driver r615, CUDA 13.4's nvml.h):
  * nameSpace is the full path of a cgroup v2 directory; soft 0 and hard
