@@ -621,16 +621,27 @@ nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode,
 	return NVML_SUCCESS;
 }
 
+/* The prologue of both: device_get(), then the cgroup named. */
+static nvmlReturn_t
+limits_prologue(nvmlDevice_t device, const void *limits,
+    const char *const *nameSpace, int *phys)
+{
+	nvmlReturn_t r = device_get(device, limits, phys);
+
+	if (r == NVML_SUCCESS && *nameSpace == NULL)
+		r = NVML_ERROR_INVALID_ARGUMENT;
+	return r;
+}
+
 static nvmlReturn_t
 limits_set_v1(nvmlDevice_t device, nvmlSetMemoryLimits_v1_t *limits)
 {
 	int phys;
-	nvmlReturn_t r = device_get(device, limits, &phys);
+	nvmlReturn_t r = limits_prologue(device, limits,
+	    limits != NULL ? &limits->nameSpace : NULL, &phys);
 
 	if (r != NVML_SUCCESS)
 		return r;
-	if (limits->nameSpace == NULL)
-		return NVML_ERROR_INVALID_ARGUMENT;
 	if (mig_on())		/* MIG is refused */
 		return NVML_ERROR_NOT_SUPPORTED;
 	if (geteuid() != 0)
@@ -644,12 +655,11 @@ limits_get_v1(nvmlDevice_t device, nvmlGetMemoryLimits_v1_t *limits)
 {
 	uint64_t soft, hard, used;
 	int phys;
-	nvmlReturn_t r = device_get(device, limits, &phys);
+	nvmlReturn_t r = limits_prologue(device, limits,
+	    limits != NULL ? &limits->nameSpace : NULL, &phys);
 
 	if (r != NVML_SUCCESS)
 		return r;
-	if (limits->nameSpace == NULL)
-		return NVML_ERROR_INVALID_ARGUMENT;
 	if ((r = limits_error(limits_get(phys, limits->nameSpace, &soft,
 	    &hard, &used))) == NVML_SUCCESS) {
 		limits->softLimit = soft;
