@@ -27,7 +27,9 @@
 #    skipped; one that exits 77 said why.
 #    First driver_limits.sh: the driver's version and whether the daemon
 #    found its memory limits per cgroup (r615, issue 31 C), as FIGURE
-#    driver_version and driver_limits (reported, never asserted).
+#    driver_version and driver_limits, and where they are on whether a
+#    group's wall held a program without the shim (driver_wall); reported,
+#    never asserted.
 # 2. multi.sh's checks of several PyTorch processes (issue 20), each
 #    against a daemon configured for it (see multi.sh): preempt (the
 #    preemptor gets the memory of the process it preempts, at least 40 GiB:
