@@ -389,6 +389,21 @@ parse_duration(struct parse *p, const char *key, const char *v,
 }
 
 int
+parse_limit(struct parse *p, const char *key, const char *v, uint32_t *kind,
+    uint64_t *value)
+{
+	int r = limit_parse(v, kind, value);
+
+	if (r == LIMIT_ZERO)
+		parse_error(p, "bad limit for '%s': '%s' (a limit must be "
+		    "positive)", key, v);
+	else if (r < 0)
+		parse_error(p, "bad limit for '%s': '%s' (expected a size "
+		    "such as 8Gi or a share such as 50%%)", key, v);
+	return r < 0 ? -1 : 0;
+}
+
+int
 parse_yesno(struct parse *p, const char *key, const char *v, int *out)
 {
 	if (strcmp(v, "yes") == 0)

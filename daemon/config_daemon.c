@@ -186,10 +186,7 @@ key_default_limit(struct parse *p, const char *key, const char *v)
 	uint32_t kind;
 	uint64_t value;
 
-	if (limit_parse(v, &kind, &value) < 0)
-		parse_error(p, "bad limit for '%s': '%s' (expected a size "
-		    "such as 8Gi or a share such as 50%%)", key, v);
-	else {
+	if (parse_limit(p, key, v, &kind, &value) == 0) {
 		p->conf->default_limit_kind = kind;
 		p->conf->default_limit_value = value;
 	}

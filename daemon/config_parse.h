@@ -69,6 +69,9 @@ int	parse_duration(struct parse *p, const char *key, const char *v,
 	    uint64_t *out);
 int	parse_swap_engine(struct parse *p, const char *key, const char *v,
 	    uint32_t *out);
+/* A limit (limit_parse): a zero however written is refused too. */
+int	parse_limit(struct parse *p, const char *key, const char *v,
+	    uint32_t *kind, uint64_t *value);
 int	parse_yesno(struct parse *p, const char *key, const char *v,
 	    int *out);
 
