@@ -5,9 +5,12 @@
 #                                 fuzz/corpus, then the decoder target; the
 #                                 last line is {"stateful":{"execs":N,
 #                                 "crashes":M},"decoder":{...}}
-#   make fuzz-seeds               write fuzz/corpus again (fuzz/seeds.c)
-# make check replays fuzz/corpus and fuzz/regress with $(FUZZ_REPLAY): the
-# same harness built with $(CC), the build's sanitizer, and no libFuzzer.
+#   make fuzz-seeds               write fuzz/corpus again (fuzz/seeds.c), and
+#                                 the decoder target's fuzz/corpus-decoder
+#                                 (fuzz/seeds_decoder.c)
+# make check replays fuzz/corpus and fuzz/regress, and fuzz/corpus-decoder
+# through the decoder target, with $(FUZZ_REPLAY): the same harness built
+# with $(CC), the build's sanitizer, and no libFuzzer.
 
 FUZZ_SECONDS ?= 60
 FUZZ_DECODER_SECONDS ?= 20
@@ -34,6 +37,7 @@ FUZZER        = $(O)/fuzz/gpufracd-fuzz
 FUZZ_REPLAY   = $(O)/fuzz/replay
 FUZZ_REPLAY_OBJ = $(patsubst %.c,$(O)/%.o,$(FUZZ_SRC) fuzz/replay.c)
 FUZZ_SEEDS    = $(O)/fuzz/seeds
+FUZZ_DSEEDS   = $(O)/fuzz/seeds-decoder
 
 # clang's libFuzzer and sanitizer runtimes are libclang-rt-14-dev, only
 # recommended by clang's own packages; llvm-14 has llvm-symbolizer.
@@ -59,12 +63,15 @@ $(FUZZ_REPLAY): $(FUZZ_REPLAY_OBJ) $(DAEMON_OBJ) $(COMMON_LIB)
 $(FUZZ_SEEDS): $(O)/fuzz/seeds.o $(COMMON_LIB)
 	$(CC) -o $@ $^ $(ALL_LDFLAGS)
 
+$(FUZZ_DSEEDS): $(O)/fuzz/seeds_decoder.o $(COMMON_LIB)
+	$(CC) -o $@ $^ $(ALL_LDFLAGS)
+
 # Both targets run whatever the first found; the status says if either
 # found something.
 fuzz: $(FUZZER)
 	@FUZZ_TARGET=stateful fuzz/run.sh $(FUZZER) $(FUZZ_SECONDS) \
 	    $(O)/fuzz/run >$(O)/fuzz/stateful.out; s=$$?; \
-	FUZZ_TARGET=decoder FUZZ_CORPORA= fuzz/run.sh $(FUZZER) \
+	FUZZ_TARGET=decoder FUZZ_CORPORA=fuzz/corpus-decoder fuzz/run.sh $(FUZZER) \
 	    $(FUZZ_DECODER_SECONDS) $(O)/fuzz/run-decoder \
 	    >$(O)/fuzz/decoder.out; d=$$?; \
 	grep -v '^{' $(O)/fuzz/stateful.out $(O)/fuzz/decoder.out; \
@@ -73,7 +80,9 @@ fuzz: $(FUZZER)
 	    "$$(tail -n 1 $(O)/fuzz/decoder.out)"; \
 	[ $$s -eq 0 ] && [ $$d -eq 0 ]
 
-fuzz-seeds: $(FUZZ_SEEDS)
+fuzz-seeds: $(FUZZ_SEEDS) $(FUZZ_DSEEDS)
 	$(FUZZ_SEEDS) fuzz/corpus
+	mkdir -p fuzz/corpus-decoder
+	$(FUZZ_DSEEDS) fuzz/corpus-decoder
 
 -include $(wildcard $(FUZZ_LF)/*/*.d)
