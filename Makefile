@@ -243,8 +243,9 @@ $(O)/tests/clients/%: $(O)/tests/clients/%.o $(COMMON_LIB)
 # Scripts find what was built in $BUILD.
 RUN_ENV = BUILD=$(abspath $(O)) PYTHON=$(PYTHON) SANITIZE=$(SANITIZE)
 
+# TESTS: only the tests whose file names contain one of these words.
 check: all $(CHECK_DEPS)
-	$(RUN_ENV) tests/run.sh
+	$(RUN_ENV) tests/run.sh $(TESTS)
 
 demo: all $(O)/tests/clients/cuclient_linked
 	$(RUN_ENV) tools/demo.sh
