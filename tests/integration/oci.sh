@@ -11,7 +11,7 @@
 # which crun runs no poststop, goes once its cgroup is gone. What an
 # annotation may ask is capped by gpufrac.conf's [jobs] (issue 27): over a
 # cap the container is refused, or capped; a container whose id spells
-# another's derived group name gets a group of its own; a group made for
+# another's derived group name gets a group of its own (its hash nettle's); a group made for
 # another cgroup is not replaced, and one replaced is replaced whole.
 # Where the driver has memory limits per cgroup, a container's group has
 # the driver's wall, which holds a program without the shim in it.
@@ -19,6 +19,11 @@
 HOOK=$BUILD/oci/gpufrac-oci-hook
 C=$CLIENTS/cuclient_linked
 MiB=$((1 << 20))
+
+# Derived names' SHA-256 is nettle's, not one written here (oci/hook.c);
+# test_oci_group checks its digests.
+check "the hook takes SHA-256 from nettle" \
+	sh -c "ldd '$HOOK' | grep -q 'libnettle\.so'"
 
 # The daemon's socket in a directory of its own: the CDI spec mounts that
 # directory, read-only, into containers; $TMP itself is mounted writable
