@@ -60,6 +60,7 @@ static const char *const events[] = {
 	[GF_EV_CONN_LIMIT] = "conn-limit",
 	[GF_EV_REFUSED] = "refused",
 	[GF_EV_PAST_LIMIT] = "past-limit",
+	[GF_EV_DRIVER_LIMIT] = "driver-limit",
 	[GF_EV_UNSHIMMED] = "unshimmed",
 	[GF_EV_UNSHIMMED_KILL] = "unshimmed-kill",
 };

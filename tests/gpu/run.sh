@@ -25,6 +25,11 @@
 #    record (reported, never asserted) and check that allocating past the
 #    limit less it fails. A check whose framework is not installed is
 #    skipped; one that exits 77 said why.
+#    First driver_limits.sh: the driver's version and whether the daemon
+#    found its memory limits per cgroup (r615, issue 31 C), as FIGURE
+#    driver_version and driver_limits, and where they are on whether a
+#    group's wall held a program without the shim (driver_wall); reported,
+#    never asserted.
 # 2. multi.sh's checks of several PyTorch processes (issue 20), each
 #    against a daemon configured for it (see multi.sh): preempt (the
 #    preemptor gets the memory of the process it preempts, at least 40 GiB:
@@ -216,6 +221,11 @@ fi
 if [ ${#sim[@]} -eq 0 ]; then
 	# shellcheck disable=SC2119	# no configuration: the built-in defaults
 	daemon_start || exit 1
+fi
+# The driver's version, and whether it has memory limits per cgroup.
+if [ ${#sim[@]} -eq 0 ]; then
+	run_step driver_limits 20 bash "$here/driver_limits.sh"
+	judge driver_limits $?
 fi
 # NAME:MODULE: check_NAME.py, where python can import MODULE (-: always).
 for spec in torch:torch cupy:cupy numba:numba torch_vmm:torch \

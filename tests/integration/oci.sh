@@ -11,12 +11,19 @@
 # which crun runs no poststop, goes once its cgroup is gone. What an
 # annotation may ask is capped by gpufrac.conf's [jobs] (issue 27): over a
 # cap the container is refused, or capped; a container whose id spells
-# another's derived group name gets a group of its own; a group made for
+# another's derived group name gets a group of its own (its hash nettle's); a group made for
 # another cgroup is not replaced, and one replaced is replaced whole.
+# Where the driver has memory limits per cgroup, a container's group has
+# the driver's wall, which holds a program without the shim in it.
 . "$(dirname "$0")/lib.sh"
 HOOK=$BUILD/oci/gpufrac-oci-hook
 C=$CLIENTS/cuclient_linked
 MiB=$((1 << 20))
+
+# Derived names' SHA-256 is nettle's, not one written here (oci/hook.c);
+# test_oci_group checks its digests.
+check "the hook takes SHA-256 from nettle" \
+	sh -c "ldd '$HOOK' | grep -q 'libnettle\.so'"
 
 # The daemon's socket in a directory of its own: the CDI spec mounts that
 # directory, read-only, into containers; $TMP itself is mounted writable
@@ -282,5 +289,30 @@ fi
 wait "$CRUN_PID"
 check_eq "it exits 0" $? 0
 check "its group is gone" no_oci_group
+
+# --- the driver's walls (issue 31 C) ----------------------------------------
+# Where the driver has memory limits per cgroup (SIMCUDA_MEMLIMITS=1 for
+# the daemon), a container's group has the driver's wall: a process in it
+# without the shim is held to the annotation by the driver itself.
+daemon_stop
+SIMCUDA_MEMLIMITS=1 daemon_start
+W=gf-$$-wall
+bundle "$W" "$SPEC" '{"gpufrac.io/memory": "64Mi"}' \
+	env -u LD_PRELOAD "$C" info alloc 48Mi alloc 32Mi alloc 16Mi hold
+crun_start "$W"
+if holding "$W" "a container's program without the shim runs"; then
+	check_eq "the driver holds it to the annotation: it sees 64Mi, 32Mi more than 48Mi is refused, 16Mi is not" \
+		"$(head -n 4 "$TMP/$W.out" | tr '\n' ' ')" \
+		"info free=$((64 * MiB)) total=$((64 * MiB)) alloc ok alloc err=2 alloc ok "
+	check_eq "status says the driver holds one group" \
+		"$(ctl status | grep 'driver limits')" \
+		"device 0: driver limits: on (1 group)"
+	in_cgroup2 crun --root "$RUNROOT" kill "$W" USR1
+fi
+wait "$CRUN_PID"
+check_eq "it exits 0" $? 0
+check "its group is gone" no_oci_group
+check_eq "and with it the wall" "$(ctl status | grep 'driver limits')" \
+	"device 0: driver limits: on (0 groups)"
 
 finish

@@ -70,6 +70,10 @@ mounts = [
     {"destination": "/etc", "type": "bind", "source": "/etc", "options": ro},
     {"destination": "/dev/shm", "type": "bind", "source": "/dev/shm",
      "options": ["rbind", "rw", "nosuid", "nodev"]},
+    # the container's own cgroup, as runtimes mount it (the simulated
+    # driver's memory limits find it there)
+    {"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup",
+     "options": ["nosuid", "noexec", "nodev", "relatime", "ro"]},
     {"destination": top, "type": "bind", "source": top, "options": ro},
     {"destination": build, "type": "bind", "source": build, "options": ro},
     {"destination": tmp, "type": "bind", "source": tmp,
