@@ -419,7 +419,7 @@ static int
 on_lease_restore(struct arbiter *a, struct conn *c, const struct gf_msg *m,
     char *why, size_t whylen)
 {
-	int dev;
+	int dev, lent;
 
 	if ((dev = lease_device(a, c, m)) < 0)
 		return 0;
@@ -449,12 +449,17 @@ on_lease_restore(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		    a->ledger.devices[dev].index);
 		return -1;
 	}
-	if (trust_charge(a, c->client, (size_t)dev, m->u.lease.size,
-	    "LEASE_RESTORE", why, whylen) < 0)
+	if ((lent = trust_lease(a, c->client, (size_t)dev, m->u.lease.size,
+	    why, whylen)) < 0)
 		return -1;
 	if (lease_restore(a, c->client, (size_t)dev, m->u.lease.size) < 0) {
 		snprintf(why, whylen, "LEASE_RESTORE of a lease it holds");
 		return -1;
+	}
+	/* Past its limits: closed at once, what it had not drawn back. */
+	if (!lent && lease_take(a, c->client, (size_t)dev) > 0) {
+		resolve_serve(a);
+		view_moved(a);
 	}
 	return 0;
 }

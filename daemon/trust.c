@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "activity.h"
 #include "arbiter.h"
+#include "gpufrac/activity.h"
 #include "gpufrac/proto.h"
 #include "event.h"
 #include "ledger.h"
@@ -162,4 +164,30 @@ trust_refuse(struct arbiter *a, const struct ledger_client *lc, size_t dev,
 {
 	arbiter_event(a, GF_EV_REFUSED, lc, (int)dev, bytes, "refused pid %u "
 	    "(uid %u): %s; connection closed", lc->pid, lc->uid, why);
+}
+
+int
+trust_lease(struct arbiter *a, struct ledger_client *lc, size_t dev,
+    uint64_t size, char *why, size_t whylen)
+{
+	const struct gf_lease_slot *s = activity_slot(lc, dev);
+	uint64_t unused = 0;
+
+	if (ledger_admit(&a->ledger, lc, dev, size) == LEDGER_GRANT)
+		return 1;
+	/*
+	 * Past its limits (a limit lowered while the daemon was away, its
+	 * group's others registered first): what it has not drawn is not
+	 * lent again; what it has drawn is held, and believed as a COMMIT
+	 * is. The page is its to write: no more than the lease is undrawn.
+	 */
+	if (s != NULL)
+		unused = __atomic_load_n(&s->avail, __ATOMIC_SEQ_CST) &
+		    ~GF_LEASE_CLOSED;
+	if (unused > size)
+		unused = size;
+	if (trust_charge(a, lc, dev, size - unused, "LEASE_RESTORE", why,
+	    whylen) < 0)
+		return -1;
+	return 0;
 }

@@ -38,6 +38,15 @@ uint64_t trust_commit_extra(const struct ledger *l,
 int	trust_charge(struct arbiter *a, struct ledger_client *lc, size_t dev,
 	    uint64_t extra, const char *what, char *why, size_t whylen);
 
+/*
+ * Whether lc's lease of size on dev, restored as it registers, is lent
+ * again: 1 yes (within its limits); 0 restored closed (the caller takes
+ * its undrawn part back at once, lease_take), its drawn part believed as
+ * trust_charge believes a COMMIT; -1 refused, as trust_charge's.
+ */
+int	trust_lease(struct arbiter *a, struct ledger_client *lc, size_t dev,
+	    uint64_t size, char *why, size_t whylen);
+
 /* Record that lc's word (bytes on dev, why) was refused: its event. */
 void	trust_refuse(struct arbiter *a, const struct ledger_client *lc,
 	    size_t dev, uint64_t bytes, const char *why);

@@ -51,24 +51,32 @@ check_eq "within its limit, its word is taken" \
 	$((512 << 20)))" DEVICE_INFO
 
 # --- an honest re-registration past a limit lowered meanwhile --------------
-printf '[daemon]\ndefault_limit = 100%%\nmax_connections_per_uid = 256\n' \
+# Its lease (4 MiB, 1 MiB drawn) kept: no second without use takes it back.
+printf '[daemon]\ndefault_limit = 100%%\nmax_connections_per_uid = 256\nlease_idle = 1h\n' \
 	>"$TMP/gpufrac.conf"
 check "reload: default_limit 100%" ctl reload
-client_start a preload "$C" alloc 2Gi hold alloc 64Mi
-check "it holds 2 GiB" device_used_is $((2 << 30))
+client_start a preload "$C" alloc 2Gi alloc 1Mi hold alloc 64Mi
+leased_is() { [ "$(ctl status --json | json "j['devices'][0]['leased_bytes']")" = "$1" ]; }
+check "it holds 2 GiB and 1 MiB of a lease of 4 MiB" eval \
+	'device_used_is $(((2 << 30) + (1 << 20))) && leased_is $((3 << 20))'
+
 daemon_stop
-printf '[daemon]\ndefault_limit = 25%%\nmax_connections_per_uid = 256\n' \
+printf '[daemon]\ndefault_limit = 25%%\nmax_connections_per_uid = 256\nlease_idle = 1h\n' \
 	>"$TMP/gpufrac.conf"
 daemon_start
 # (Before it connects the daemon counts it as a process without the shim.)
-reregistered() { state_is "$PID_a" running && device_used_is $((2 << 30)); }
-wait_for "it re-registers its 2 GiB with a daemon that allows it 1 GiB" 10 \
+reregistered() { state_is "$PID_a" running &&
+    device_used_is $(((2 << 30) + (1 << 20))); }
+wait_for "it re-registers its 2 GiB and 1 MiB drawn from its lease with a daemon that allows it 1 GiB" 10 \
 	reregistered
 check "an event says it was believed past its limit, as NVML shows" \
 	eval 'events_of past-limit | grep -q "COMMIT past its limit believed: NVML shows uid 0 holding 2.0GiB"'
+check "its lease is not lent again: the 3 MiB it had not drawn are back" \
+	leased_is 0
+check_eq "and nothing of its word refused" "$(events_of refused | wc -l)" 0
 client_release a
 check_eq "and it is held to its limit from then on" \
-	"$(sed -n 3p "$TMP/a.out")" "alloc err=2"
+	"$(sed -n 4p "$TMP/a.out")" "alloc err=2"
 
 # --- a refused connection fails closed ------------------------------------
 mkfifo "$TMP/conns.in"
