@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <cuda.h>
 
@@ -180,5 +181,12 @@ void	client_swap_in(uint32_t reason);
  * stale and is cleared).
  */
 int	client_swap_pending(void);
+
+/*
+ * A thread of the shim's own that waits in the driver on purpose while
+ * the process is out (the copy engine's move thread, tid; 0: none): the
+ * stall thread never takes it for one stuck there.
+ */
+void	client_stall_spare(pid_t tid);
 
 #endif

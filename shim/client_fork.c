@@ -57,6 +57,7 @@ client_fork_child(void)
 	client_tried = 0;
 	client_monitor_running = 0;
 	client_stall_running = 0;
+	client_stall_spare(0);
 	client_said_unreachable = 0;
 	client_calls = NULL;
 	client_reading = 0;

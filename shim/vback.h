@@ -131,7 +131,4 @@ void	vback_request(uint32_t direction, uint32_t id);
 int	vback_out(void);
 int	vback_restore(void);
 
-/* The move thread's id, once it runs (the stall thread leaves it be). */
-extern pid_t vback_tid;
-
 #endif

@@ -14,6 +14,7 @@
 
 #include "activity.h"
 #include "alloc_table.h"
+#include "client.h"
 #include "client_int.h"
 #include "gpufrac/proto.h"
 #include "log.h"
@@ -36,7 +37,6 @@ static uint32_t vback_todo_id;		/* and its id */
 static int vback_drop_asked;		/* a GF_SWAP_DROP is asked */
 static uint32_t vback_drop_id;		/* and its id */
 static int vback_running;		/* the move thread exists */
-pid_t vback_tid;
 
 static uint64_t
 vback_now_us(void)
@@ -356,8 +356,8 @@ vback_main(void *arg)
 	uint32_t dir, id;
 
 	(void)arg;
-	__atomic_store_n(&vback_tid, (pid_t)syscall(SYS_gettid),
-	    __ATOMIC_RELAXED);
+	/* Before its first driver call: the stall look spares it. */
+	client_stall_spare((pid_t)syscall(SYS_gettid));
 	for (;;) {
 		pthread_mutex_lock(&vback_qlock);
 		vback_next(&dir, &id);
