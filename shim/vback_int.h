@@ -32,6 +32,8 @@ struct vback {
 	 * descriptor, kept open for importers, valid while exported. */
 	int		exported;
 	int		ipc_fd;
+	uint64_t	ipc_nonce;	/* this export's, in its handles;
+					   0 from just before ipc_fd closes */
 	struct vmm_virt	*prog;		/* the program's own, mapped once
 					   whole (vmm_virt.h), or NULL */
 };
@@ -79,8 +81,11 @@ vback_exported(const struct vback *v)
 static inline void
 vback_ipc_forget(struct vback *v)
 {
-	if (v->exported)
+	if (v->exported) {
+		/* A handle read from now on is stale (vback_ipc_fetch). */
+		__atomic_store_n(&v->ipc_nonce, 0, __ATOMIC_SEQ_CST);
 		(void)close(v->ipc_fd);
+	}
 }
 
 #endif
