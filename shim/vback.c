@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ctx_table.h"
+#include "log.h"
 #include "ptrmap.h"
 #include "real.h"
 #include "vback.h"
@@ -338,6 +339,57 @@ vback_ctx_gone(CUcontext ctx)
 	pthread_mutex_lock(&vback_lock);
 	vback_host_ctx_gone(ctx);
 	pthread_mutex_unlock(&vback_lock);
+}
+
+static void
+vback_fork_prepare(void)
+{
+	pthread_mutex_lock(&vback_lock);
+}
+
+static void
+vback_fork_parent(void)
+{
+	pthread_mutex_unlock(&vback_lock);
+}
+
+/*
+ * The child's driver starts uninitialised: its parent's mappings, pinned
+ * memory and move thread are not its own. What it backed is forgotten
+ * (the program's own VMM memory stays vmm_virt.c's), what was exported
+ * closed.
+ */
+static void
+vback_fork_child(void)
+{
+	struct vback *v;
+	size_t pos = 0;
+	uint64_t key;
+
+	while ((v = ptrmap_next(&vback_map, &pos, &key)) != NULL)
+		if (v->prog == NULL) {
+			vback_ipc_forget(v);
+			free(v);
+		}
+	ptrmap_free(&vback_map);
+	ptrmap_init(&vback_map);
+	vback_count = 0;
+	vback_is_out = 0;
+	vback_host_fork_child();
+	vback_move_fork_child();
+	vback_ipc_fork_child();
+	pthread_mutex_init(&vback_lock, NULL);
+}
+
+void
+vback_init(void)
+{
+	int e;
+
+	if ((e = pthread_atfork(vback_fork_prepare, vback_fork_parent,
+	    vback_fork_child)) != 0)
+		log_errx("cannot install the copy engine's fork handlers: %s",
+		    strerror(e));
 }
 
 int

@@ -25,6 +25,13 @@
 #include "gpufrac/proto.h"
 #include "real.h"
 
+/*
+ * Install the engine's fork handlers (before the client's: real.c). A
+ * fork waits for a move under way; the child, a new client that owns
+ * none of its parent's device memory, starts the engine afresh.
+ */
+void	vback_init(void);
+
 /* Allocations backed now (vback.c's): 0 spares a free the lookup. */
 extern size_t vback_count;
 

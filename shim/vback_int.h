@@ -65,6 +65,11 @@ void	vback_host_drop(struct vback **all, size_t n);	/* free all */
 uint64_t vback_host_kept(struct vback **all, size_t n);	/* held now */
 void	vback_host_ctx_gone(CUcontext ctx);	/* its memory is gone */
 
+/* fork(2), in the child: each file's state forgotten (vback_init). */
+void	vback_move_fork_child(void);
+void	vback_host_fork_child(void);
+void	vback_ipc_fork_child(void);
+
 /*
  * Whether v may not move: another process may map its memory (exported
  * by cuIpcGetMemHandle), so a move would part the two. Set under

@@ -327,3 +327,18 @@ vback_ipc_close(CUdeviceptr dptr, CUresult *r)
 	*r = CUDA_SUCCESS;
 	return 1;
 }
+
+/* What the parent imported is its own (the child's driver starts anew). */
+void
+vback_ipc_fork_child(void)
+{
+	struct vback_import *m;
+	size_t pos = 0;
+
+	while ((m = ptrmap_next(&import_map, &pos, NULL)) != NULL)
+		free(m);
+	ptrmap_free(&import_map);
+	ptrmap_init(&import_map);
+	import_count = 0;
+	pthread_mutex_init(&import_lock, NULL);
+}

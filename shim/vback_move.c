@@ -403,6 +403,16 @@ vback_start(void)
 }
 
 void
+vback_move_fork_child(void)
+{
+	pthread_mutex_init(&vback_qlock, NULL);
+	pthread_cond_init(&vback_cv, NULL);
+	vback_todo = 0;
+	vback_drop_asked = 0;
+	vback_running = 0;	/* the thread is the parent's */
+}
+
+void
 vback_request(uint32_t direction, uint32_t id)
 {
 	char why[CLIENT_WHY_LEN];

@@ -116,6 +116,9 @@
  *   repeat N SIZE    N pairs of cuMemAlloc SIZE and its cuMemFree:
  *                    "repeat ok" | "repeat err=CODE"
  *   fork CMD         run one command in a forked child, then wait for it
+ *   child            fork: the child prints "child PID" and runs the
+ *                    commands that follow; this one waits for it, then
+ *                    exits
  *   hold             print "holding", then wait for SIGUSR1
  * Sizes use gpufrac's notation (512Mi, 1Gi). Exit status: 0, or 2 on a
  * usage or set-up error.
@@ -1464,6 +1467,28 @@ cmd_fork(char **argv)
 	waitpid(pid, &status, 0);
 }
 
+/* child: the commands that follow run in a forked child. */
+static void
+cmd_child(void)
+{
+	pid_t pid;
+	int status;
+
+	fflush(stdout);
+	if ((pid = fork()) < 0)
+		die("fork failed");
+	if (pid == 0) {
+		if (cuInit(0) != CUDA_SUCCESS)
+			die("cuInit failed in the child");
+		use_device(0);
+		nmems = nvmms = 0;	/* the parent's, not ours */
+		printf("child %d\n", (int)getpid());
+		return;
+	}
+	waitpid(pid, &status, 0);
+	exit(0);
+}
+
 /*
  * The commands: the words each takes, itself included, and how many of
  * its arguments must be there for it to be known at all (the others say
@@ -1532,6 +1557,7 @@ static const struct command {
 	{ "ctx",		1, 0, NULL, cmd_ctx },
 	{ "ctxdestroy",		1, 0, NULL, cmd_ctxdestroy },
 	{ "fork",		1, 1, cmd_fork, NULL },
+	{ "child",		1, 0, NULL, cmd_child },
 };
 
 static const struct command *
