@@ -1,7 +1,8 @@
 # gpufrac: fractional GPU memory sharing. `make`, `make check`, `make demo`,
 # `make bench`, `make bench-share`, `make bench-swap` (bench/), `make soak` (mk/soak.mk),
 # `make fuzz` (mk/fuzz.mk), `make clean`.
-# CC, CFLAGS, LDFLAGS, PREFIX, DESTDIR, CUDA_HOME may be overridden;
+# CC, CFLAGS, LDFLAGS, PREFIX, DESTDIR, CUDA_HOME may be overridden
+# (LIBDIR, LIBEXECDIR and SYSCONFDIR are compiled in);
 # SANITIZE=address or SANITIZE=thread builds everything with a sanitizer.
 # Everything built goes under O (default build/), laid out like the source
 # tree: build/daemon/gpufracd, build/shim/libgpufrac.so, ... Two builds
@@ -29,6 +30,7 @@ CFLAGS  ?= -O2 -g
 WARNINGS = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CPPFLAGS += -D_GNU_SOURCE -DGPUFRAC_VERSION='"$(VERSION)"' \
 	    -DGPUFRAC_LIBDIR='"$(LIBDIR)"' -DGPUFRAC_LIBEXECDIR='"$(LIBEXECDIR)"' \
+	    -DGPUFRAC_SYSCONFDIR='"$(SYSCONFDIR)"' \
 	    -Iinclude -Icommon -isystem $(CUDA_HOME)/include
 ifeq ($(SANITIZE),address)
 SAN = -fsanitize=address,undefined -fno-omit-frame-pointer \
@@ -239,8 +241,9 @@ $(O)/tests/clients/%: $(O)/tests/clients/%.o $(COMMON_LIB)
 # Scripts find what was built in $BUILD.
 RUN_ENV = BUILD=$(abspath $(O)) PYTHON=$(PYTHON) SANITIZE=$(SANITIZE)
 
+# TESTS: only the tests whose file names contain one of these words.
 check: all $(CHECK_DEPS)
-	$(RUN_ENV) tests/run.sh
+	$(RUN_ENV) tests/run.sh $(TESTS)
 
 demo: all $(O)/tests/clients/cuclient_linked
 	$(RUN_ENV) tools/demo.sh
@@ -266,6 +269,13 @@ bench-swap: all $(O)/tests/clients/cuclient_linked
 deps:
 	@tools/deps.sh $(DEPS)
 
+# The configuration is where SYSCONFDIR says, which gpufracd is built to
+# read (GPUFRAC_SYSCONFDIR); the man pages and the example file installed
+# say that path, not the tree's /etc.
+SYSCONF_SED = sed 's|/etc/gpufrac/|$(SYSCONFDIR)/gpufrac/|g'
+MANS = man/gpufracctl.1 man/gpufrac.conf.5 man/libgpufrac.7 man/gpufracd.8 \
+       man/gpufrac-oci-hook.8 man/gpufrac_spank.8
+
 install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PREFIX)/sbin \
 	    $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SYSCONFDIR)/gpufrac \
@@ -275,12 +285,13 @@ install: all
 	install -m 755 $(DAEMON) $(DESTDIR)$(PREFIX)/sbin/gpufracd
 	install -m 755 $(CTL) $(DESTDIR)$(PREFIX)/bin/gpufracctl
 	[ -e $(DESTDIR)$(SYSCONFDIR)/gpufrac/gpufrac.conf ] || \
-	    install -m 644 etc/gpufrac.conf $(DESTDIR)$(SYSCONFDIR)/gpufrac/gpufrac.conf
-	install -m 644 man/gpufracctl.1 $(DESTDIR)$(MANDIR)/man1/
-	install -m 644 man/gpufrac.conf.5 $(DESTDIR)$(MANDIR)/man5/
-	install -m 644 man/libgpufrac.7 $(DESTDIR)$(MANDIR)/man7/
-	install -m 644 man/gpufracd.8 man/gpufrac-oci-hook.8 \
-	    man/gpufrac_spank.8 $(DESTDIR)$(MANDIR)/man8/
+	    { $(SYSCONF_SED) etc/gpufrac.conf \
+	      >$(DESTDIR)$(SYSCONFDIR)/gpufrac/gpufrac.conf && \
+	      chmod 644 $(DESTDIR)$(SYSCONFDIR)/gpufrac/gpufrac.conf; }
+	for m in $(MANS); do \
+	    d=$(DESTDIR)$(MANDIR)/man$${m##*.}/$${m#man/}; \
+	    $(SYSCONF_SED) $$m >$$d && chmod 644 $$d || exit 1; \
+	done
 	install -d $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(CDIDIR)
 	install -m 755 $(OCI_HOOK) $(DESTDIR)$(LIBEXECDIR)/gpufrac-oci-hook
 	# The spec names the default socket, not the installer's own.

@@ -85,11 +85,17 @@ ctlreq_group_option(struct ctlreq_group *g, const char *key,
 	if (strcmp(key, "cgroup") == 0)
 		return ctlreq_group_cgroup(g, v, err, errlen);
 	if (strcmp(key, "limit") == 0) {
-		if (limit_parse(v, &s->limit_kind, &s->limit_value) < 0)
+		if ((r = limit_parse(v, &s->limit_kind, &s->limit_value)) ==
+		    LIMIT_ZERO) {
+			snprintf(err, errlen, "bad limit '%s' (a limit must be "
+			    "positive)", v);
+			return -1;
+		}
+		if (r < 0)
 			return value_bad(key, v, "a size such as 8Gi or a "
 			    "share such as 50%", err, errlen);
 	} else if (strcmp(key, "guarantee") == 0) {
-		if (limit_parse(v, &s->guarantee_kind,
+		if (guarantee_parse(v, &s->guarantee_kind,
 		    &s->guarantee_value) < 0)
 			return value_bad(key, v, "a size such as 8Gi or a "
 			    "share such as 50%", err, errlen);

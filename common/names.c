@@ -57,6 +57,8 @@ static const char *const events[] = {
 	[GF_EV_DRIVER_OOM] = "driver-oom",
 	[GF_EV_CTX_END] = "context-end",
 	[GF_EV_CONN_LIMIT] = "conn-limit",
+	[GF_EV_REFUSED] = "refused",
+	[GF_EV_PAST_LIMIT] = "past-limit",
 };
 
 static const char *

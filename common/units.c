@@ -116,8 +116,9 @@ duration_parse(const char *s, uint64_t *ms)
 	    sizeof(duration_units) / sizeof(duration_units[0]), ms);
 }
 
-int
-limit_parse(const char *s, uint32_t *kind, uint64_t *value)
+/* A size or a share, zero in any spelling included: 0 or -1. */
+static int
+amount_parse(const char *s, uint32_t *kind, uint64_t *value)
 {
 	static const struct unit percent[] = { { "%", 100 } };
 	size_t len;
@@ -128,8 +129,7 @@ limit_parse(const char *s, uint32_t *kind, uint64_t *value)
 	if (len > 0 && s[len - 1] == '%') {
 		uint64_t v;
 
-		if (quantity_parse(s, percent, 1, &v) < 0 || v == 0 ||
-		    v > 10000)
+		if (quantity_parse(s, percent, 1, &v) < 0 || v > 10000)
 			return -1;
 		*kind = GF_LIMIT_PERCENT;
 		*value = v;
@@ -138,6 +138,38 @@ limit_parse(const char *s, uint32_t *kind, uint64_t *value)
 	if (size_parse(s, value) < 0)
 		return -1;
 	*kind = GF_LIMIT_BYTES;
+	return 0;
+}
+
+int
+limit_parse(const char *s, uint32_t *kind, uint64_t *value)
+{
+	uint32_t k;
+	uint64_t v;
+
+	if (amount_parse(s, &k, &v) < 0)
+		return -1;
+	if (v == 0)
+		return LIMIT_ZERO;
+	*kind = k;
+	*value = v;
+	return 0;
+}
+
+int
+limit_valid(uint32_t kind, uint64_t value)
+{
+	return (kind == GF_LIMIT_BYTES && value > 0) ||
+	    (kind == GF_LIMIT_PERCENT && value > 0 && value <= 10000);
+}
+
+int
+guarantee_parse(const char *s, uint32_t *kind, uint64_t *value)
+{
+	if (amount_parse(s, kind, value) < 0)
+		return -1;
+	if (*value == 0)
+		*kind = GF_LIMIT_BYTES;
 	return 0;
 }
 

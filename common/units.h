@@ -20,9 +20,25 @@ int	size_parse(const char *s, uint64_t *bytes);
 /*
  * A limit: a size, or a percentage "N%" / "N.NN%" (0 < N <= 100) stored in
  * hundredths of a percent. *kind is GF_LIMIT_BYTES or GF_LIMIT_PERCENT.
- * Returns 0 or -1.
+ * Returns 0, -1 for garbage, or LIMIT_ZERO for a zero however written
+ * ("0", "0Gi", "0%", "0.001%"): a limit that lets nothing be held is never
+ * what is meant, so each caller refuses it, saying a limit must be
+ * positive.
  */
+#define LIMIT_ZERO	(-2)
 int	limit_parse(const char *s, uint32_t *kind, uint64_t *value);
+
+/*
+ * A guarantee: as a limit, but a zero however written is no guarantee
+ * (GF_LIMIT_BYTES, 0). Returns 0 or -1.
+ */
+int	guarantee_parse(const char *s, uint32_t *kind, uint64_t *value);
+
+/*
+ * Whether a limit as sent on the wire is one limit_parse gives: a
+ * positive size, or 0.01% to 100%.
+ */
+int	limit_valid(uint32_t kind, uint64_t value);
 
 /* Resolve a limit against a capacity: bytes as given, or the share of it. */
 uint64_t limit_resolve(uint32_t kind, uint64_t value, uint64_t capacity);

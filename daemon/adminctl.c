@@ -235,10 +235,7 @@ adminctl_limit(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 
 	if (!allowed(a, c, m, "limit", "a limit change", &rc, why, whylen))
 		return rc;
-	if ((r->limit_kind != GF_LIMIT_BYTES &&
-	    r->limit_kind != GF_LIMIT_PERCENT) ||
-	    (r->limit_kind == GF_LIMIT_PERCENT && (r->limit_value == 0 ||
-	    r->limit_value > 10000))) {
+	if (!limit_valid(r->limit_kind, r->limit_value)) {
 		snprintf(why, whylen, "bad limit in LIMIT_REQ");
 		return -1;
 	}

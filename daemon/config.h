@@ -20,7 +20,10 @@
 #include "metrics_addr.h"
 #include "policy.h"
 
-#define CONFIG_PATH_DEFAULT	"/etc/gpufrac/gpufrac.conf"
+#ifndef GPUFRAC_SYSCONFDIR
+#define GPUFRAC_SYSCONFDIR	"/etc"		/* the Makefile's SYSCONFDIR */
+#endif
+#define CONFIG_PATH_DEFAULT	GPUFRAC_SYSCONFDIR "/gpufrac/gpufrac.conf"
 #define CONFIG_SOCKET_LEN	sizeof(((struct sockaddr_un *)0)->sun_path)
 #define CONFIG_GROUP_LEN	64
 #define RTGROUPS_FILE		"runtime-groups.conf"	/* in state_dir */

@@ -275,10 +275,8 @@ key_limit(struct parse *p, const char *key, const char *v)
 {
 	struct config_group *g = current(p);
 
-	if (limit_parse(v, &g->pol.limit_kind, &g->pol.limit_value) < 0)
-		parse_error(p, "bad limit for '%s': '%s' (expected a size "
-		    "such as 8Gi or a share such as 50%%)", key, v);
-	else
+	if (parse_limit(p, key, v, &g->pol.limit_kind,
+	    &g->pol.limit_value) == 0)
 		g->limit_set = 1;
 }
 
@@ -290,7 +288,7 @@ key_guarantee(struct parse *p, const char *key, const char *v)
 	uint64_t value;
 	char *where;
 
-	if (limit_parse(v, &kind, &value) < 0) {
+	if (guarantee_parse(v, &kind, &value) < 0) {
 		parse_error(p, "bad guarantee for '%s': '%s' (expected a size "
 		    "such as 8Gi or a share such as 50%%)", key, v);
 		return;

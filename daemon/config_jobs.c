@@ -30,33 +30,25 @@ key_max_priority(struct parse *p, const char *key, const char *v)
 		    "integer)", key, v);
 }
 
-/* A size or share; "0" is a size here (no guarantee at all). */
-static int
-amount(struct parse *p, const char *key, const char *v, uint32_t *kind,
-    uint64_t *value)
-{
-	if (limit_parse(v, kind, value) == 0)
-		return 0;
-	parse_error(p, "bad size for '%s': '%s' (expected a size such as "
-	    "8Gi or a share such as 50%%)", key, v);
-	return -1;
-}
-
+/* A zero however written is no guarantee at all: none may be asked. */
 void
 key_max_guarantee(struct parse *p, const char *key, const char *v)
 {
 	struct config_jobs *j = &p->conf->jobs;
 
-	(void)amount(p, key, v, &j->max_guarantee_kind,
-	    &j->max_guarantee_value);
+	if (guarantee_parse(v, &j->max_guarantee_kind,
+	    &j->max_guarantee_value) < 0)
+		parse_error(p, "bad size for '%s': '%s' (expected a size such "
+		    "as 8Gi or a share such as 50%%)", key, v);
 }
 
+/* A cap of zero would refuse every limit: refused as every zero limit. */
 void
 key_max_limit(struct parse *p, const char *key, const char *v)
 {
 	struct config_jobs *j = &p->conf->jobs;
 
-	(void)amount(p, key, v, &j->max_limit_kind, &j->max_limit_value);
+	(void)parse_limit(p, key, v, &j->max_limit_kind, &j->max_limit_value);
 }
 
 /* Resolver names separated by white space or commas; at least one. */

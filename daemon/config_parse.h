@@ -1,7 +1,9 @@
 /*
  * Inside the configuration reader: the state of reading one file, shared
- * by config.c (files, sections, [daemon] and [device]) and config_group.c
- * ([group] sections and the checks across files). Not for other modules.
+ * by config.c (files, lines, sections, which key is whose),
+ * config_daemon.c ([daemon] and [device]), config_group.c ([group]
+ * sections and the checks across files) and config_jobs.c ([jobs]). Not
+ * for other modules.
  */
 #ifndef GF_DAEMON_CONFIG_PARSE_H
 #define GF_DAEMON_CONFIG_PARSE_H
@@ -67,8 +69,38 @@ int	parse_duration(struct parse *p, const char *key, const char *v,
 	    uint64_t *out);
 int	parse_swap_engine(struct parse *p, const char *key, const char *v,
 	    uint32_t *out);
+/* A limit (limit_parse): a zero however written is refused too. */
+int	parse_limit(struct parse *p, const char *key, const char *v,
+	    uint32_t *kind, uint64_t *value);
 int	parse_yesno(struct parse *p, const char *key, const char *v,
 	    int *out);
+
+/*
+ * config_daemon.c: [device X] (SEC_DEVICE, or -1 reported), and the keys
+ * of [daemon] and [device].
+ */
+int	section_device(struct parse *p, const char *arg);
+void	key_socket(struct parse *, const char *, const char *);
+void	key_state_dir(struct parse *, const char *, const char *);
+void	key_socket_mode(struct parse *, const char *, const char *);
+void	key_admin_group(struct parse *, const char *, const char *);
+void	key_log_level(struct parse *, const char *, const char *);
+void	key_default_limit(struct parse *, const char *, const char *);
+void	key_default_resolver(struct parse *, const char *, const char *);
+void	key_wait_timeout(struct parse *, const char *, const char *);
+void	key_swap_min_idle(struct parse *, const char *, const char *);
+void	key_swap_engine(struct parse *, const char *, const char *);
+void	key_swap_move_timeout(struct parse *, const char *, const char *);
+void	key_swap_keep(struct parse *, const char *, const char *);
+void	key_swap_host_limit(struct parse *, const char *, const char *);
+void	key_release_timeout(struct parse *, const char *, const char *);
+void	key_lease_idle(struct parse *, const char *, const char *);
+void	key_lend_guarantees(struct parse *, const char *, const char *);
+void	key_client_may_raise(struct parse *, const char *, const char *);
+void	key_metrics_listen(struct parse *, const char *, const char *);
+void	key_max_conns(struct parse *, const char *, const char *);
+void	key_outq_limit(struct parse *, const char *, const char *);
+void	key_reserve(struct parse *, const char *, const char *);
 
 /* config_group.c: [group NAME] and its keys. */
 int	section_group(struct parse *p, const char *arg);	/* SEC_* */

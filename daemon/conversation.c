@@ -24,6 +24,7 @@
 #include "proto.h"
 #include "resolve.h"
 #include "swap.h"
+#include "trust.h"
 #include "uuid.h"
 #include "view.h"
 
@@ -226,6 +227,8 @@ on_reserve(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		return reserve_deny(a, c, m->hdr.seq, -1, r->size,
 		    GF_DENY_UNKNOWN_DEVICE, "unknown device", why, whylen);
 	/* Asking for a lease again: what is left of the old one comes back. */
+	/* Its registration, if any, is over: no lease is restored now. */
+	lc->reserved_once = 1;
 	if (r->flags & GF_RESERVE_LEASE)
 		(void)lease_take(a, lc, (size_t)dev);
 	/* Refused by the driver once: the ledger learns what it has. */
@@ -273,6 +276,7 @@ on_commit(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 {
 	const struct gf_commit *cm = &m->u.commit;
 	char ubuf[UUID_STR_LEN];
+	uint64_t extra;
 	int dev;
 
 	/* The context records are the daemon's to set, not the client's. */
@@ -282,34 +286,35 @@ on_commit(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		return -1;
 	}
 	dev = ledger_device_find(&a->ledger, cm->uuid);
-	if (dev >= 0 && c->client->usage[dev].opened &&
-	    !ledger_countable(&a->ledger, (size_t)dev, cm->size)) {
+	if (dev < 0 || !c->client->usage[dev].opened) {
+		log_warnx("pid %u commits 0x%llx on %s, which it has not "
+		    "opened; ignored", c->pid, (unsigned long long)cm->ptr,
+		    uuid_format(cm->uuid, ubuf, sizeof(ubuf)));
+		return 0;
+	}
+	if (!ledger_countable(&a->ledger, (size_t)dev, cm->size)) {
 		snprintf(why, whylen, "COMMIT of %llu bytes, more than the "
 		    "ledger can count", (unsigned long long)cm->size);
 		return -1;
 	}
-	/* What it adds to its charge: beyond its reserve, if anything. */
-	if (dev >= 0 && c->client->usage[dev].opened &&
-	    cm->size > cm->reserved && !ledger_holdable(&a->ledger,
-	    c->client, (size_t)dev, cm->size - cm->reserved)) {
+	/* What it adds to its charge beyond its reserve, on its word. */
+	extra = trust_commit_extra(&a->ledger, c->client, (size_t)dev, cm);
+	if (!ledger_holdable(&a->ledger, c->client, (size_t)dev, extra)) {
 		snprintf(why, whylen, "COMMIT of %llu bytes, more than device "
 		    "%u could hold with what it holds", (unsigned long long)
 		    cm->size, a->ledger.devices[dev].index);
 		return -1;
 	}
-	if (dev >= 0 && c->client->usage[dev].opened) {
-		/* ENOMEM is logged by the ledger; the charge stands. */
-		(void)ledger_commit(&a->ledger, c->client, (size_t)dev,
-		    cm->ptr, cm->reserved, cm->size, cm->kind, event_now_ms());
-		if (cm->size < cm->reserved)
-			resolve_serve(a);
-		if (cm->size != cm->reserved)
-			view_moved(a);
-		return 0;
-	}
-	log_warnx("pid %u commits 0x%llx on %s, which it has not opened; "
-	    "ignored", c->pid, (unsigned long long)cm->ptr,
-	    uuid_format(cm->uuid, ubuf, sizeof(ubuf)));
+	if (trust_charge(a, c->client, (size_t)dev, extra, "COMMIT", why,
+	    whylen) < 0)
+		return -1;
+	/* ENOMEM is logged by the ledger; the charge stands. */
+	(void)ledger_commit(&a->ledger, c->client, (size_t)dev, cm->ptr,
+	    cm->reserved, cm->size, cm->kind, event_now_ms());
+	if (cm->size < cm->reserved)
+		resolve_serve(a);
+	if (cm->size != cm->reserved)
+		view_moved(a);
 	return 0;
 }
 
@@ -417,6 +422,18 @@ on_lease_restore(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 
 	if ((dev = lease_device(a, c, m)) < 0)
 		return 0;
+	/*
+	 * A shim restores its lease as it registers with a new daemon,
+	 * before it asks for anything; and no daemon lends more.
+	 */
+	if (c->client->reserved_once || m->u.lease.size > LEASE_MAX) {
+		snprintf(why, whylen, "LEASE_RESTORE of %llu bytes %s",
+		    (unsigned long long)m->u.lease.size,
+		    c->client->reserved_once ? "after its registration" :
+		    "past the largest lease");
+		trust_refuse(a, c->client, (size_t)dev, m->u.lease.size, why);
+		return -1;
+	}
 	if (!ledger_countable(&a->ledger, (size_t)dev, m->u.lease.size)) {
 		snprintf(why, whylen, "LEASE_RESTORE of %llu bytes, more than "
 		    "the ledger can count",
@@ -431,6 +448,9 @@ on_lease_restore(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		    a->ledger.devices[dev].index);
 		return -1;
 	}
+	if (trust_charge(a, c->client, (size_t)dev, m->u.lease.size,
+	    "LEASE_RESTORE", why, whylen) < 0)
+		return -1;
 	if (lease_restore(a, c->client, (size_t)dev, m->u.lease.size) < 0) {
 		snprintf(why, whylen, "LEASE_RESTORE of a lease it holds");
 		return -1;

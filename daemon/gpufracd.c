@@ -28,7 +28,8 @@ static void __attribute__((noreturn))
 usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-	    "usage: gpufracd [-fhnV] [-c file] [-s socket]\n");
+	    "usage: gpufracd [-fhnV] [-c file] [-s socket]\n"
+	    "  -c file    the configuration (default: %s)\n", CONFIG_PATH_DEFAULT);
 	exit(status);
 }
 

@@ -87,6 +87,11 @@ struct ledger_usage {
 	uint64_t	lease_target;	/* the size its next lease is given */
 	uint64_t	lease_grant_ms;	/* when it was last given one */
 	uint64_t	lease_draws;	/* the slot's draws at the last look */
+	/* trust.c's, not the ledger's */
+	uint64_t	nvml_bytes;	/* NVML's figure for the process, */
+	uint64_t	nvml_ms;	/* taken then (monotonic), or 0 */
+	int		past_said;	/* an event said its word was believed
+					   past its limits */
 };
 
 /* A group's standing on one device. */
@@ -144,6 +149,9 @@ struct ledger_client {
 					   for moves (MOVED's kept) */
 	int		host_dropping;	/* asked to give it back */
 	uint64_t	host_in_ms;	/* back in with it since (monotonic) */
+	/* conversation.c's */
+	int		reserved_once;	/* a RESERVE came: its registration
+					   (LEASE_RESTORE) is over */
 };
 
 TAILQ_HEAD(ledger_clients, ledger_client);

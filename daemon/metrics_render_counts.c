@@ -68,6 +68,14 @@ static const struct {
 	  "Contexts destroyed or reset with allocations still in them.",
 	  "gpufrac_context_end_bytes_total",
 	  "Bytes their ends gave back." },
+	{ GF_EV_REFUSED, "gpufrac_refusals_total",
+	  "Clients' words refused (a charge past their limits that NVML "
+	  "does not show them holding): their connections closed.",
+	  "gpufrac_refused_bytes_total", "Bytes they asked to be charged." },
+	{ GF_EV_PAST_LIMIT, "gpufrac_past_limit_total",
+	  "Charges believed past a client's limits because NVML shows it "
+	  "holding them (a re-registration after a limit was lowered).",
+	  NULL, NULL },
 };
 
 /* What a counter of a row reads. */

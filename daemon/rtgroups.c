@@ -15,6 +15,7 @@
 #include "match.h"
 #include "proto.h"
 #include "rtgroups.h"
+#include "units.h"
 
 int
 rtgroups_path(const struct config *conf, char *buf, size_t size)
@@ -157,7 +158,7 @@ group_new(struct config *out, const char *name)
 	return config_group_new(out, name, where);
 }
 
-/* A limit or guarantee as sent: kind NONE, a size, or 0.01% to 100%. */
+/* A guarantee as sent: kind NONE, a size (0: none), or 0.01% to 100%. */
 static int
 amount_ok(uint32_t kind, uint64_t value)
 {
@@ -178,8 +179,9 @@ values_check(const struct gf_group_set *s, char *err, size_t errlen)
 	else if (strcasecmp(s->name, POLICY_DEFAULT_GROUP) == 0)
 		snprintf(err, errlen, "group name '%s' is reserved for the "
 		    "processes no group matches", s->name);
-	else if (!amount_ok(s->limit_kind, s->limit_value))
-		bad = "limit";
+	else if (s->limit_kind != GF_LIMIT_NONE &&
+	    !limit_valid(s->limit_kind, s->limit_value))
+		bad = "limit";	/* zero too: the files refuse it alike */
 	else if (!amount_ok(s->guarantee_kind, s->guarantee_value))
 		bad = "guarantee";
 	else if (s->resolver != GF_UNSET && s->resolver > GF_RESOLVER_SWAP)

@@ -1,11 +1,11 @@
 /*
  * Host swap, the mechanism: a swap started through the checkpoint engine
  * (ckpt.c) or the copy engine (the process's shim moves its own memory:
- * MOVE and MOVED, shim/vback.h), as its group's swap_engine says, the
- * ledger's device charge moved to host and back around it,
- * the answers owed to processes asking to come back and admins asking for
- * a swap, the events that say what happened, and the requests that come
- * in. What to move and when is swap_pick.c's.
+ * MOVE and MOVED, swap_move.c), as its group's swap_engine says, the
+ * ledger's device charge moved to host and back around it, the events
+ * that say what happened, and the requests that come in. The answers
+ * owed to processes asking to come back and admins asking for a swap are
+ * swap_ask.c's; what to move and when is swap_pick.c's.
  */
 #include <errno.h>
 #include <limits.h>
@@ -35,23 +35,12 @@
 #include "victims.h"
 #include "waitq.h"
 
-/* An answer owed: OK once lc is where dir says, or (admin) an ERROR. */
-struct swap_ask {
-	TAILQ_ENTRY(swap_ask) entry;
-	struct conn	*c;
-	uint32_t	 seq;
-	struct ledger_client *lc;
-	int		 dir;
-	int		 admin;		/* SWAP_REQ: also told of failure */
-	int		 unseen;	/* GF_SWAPIN_UNSEEN */
-};
-
 /*
  * Marked out, the process's shim wakes (a futex on the shared page) to
  * watch for threads that wait in the driver where no hook sees them.
  */
-static void
-mark(struct ledger_client *lc, uint32_t v)
+void
+swap_mark(struct ledger_client *lc, uint32_t v)
 {
 	if (lc->act == NULL)
 		return;
@@ -73,80 +62,13 @@ swap_footprint(const struct arbiter *a, const struct ledger_client *lc)
 	return n;
 }
 
-static void
-set_state(struct ledger_client *lc)
+void
+swap_set_state(struct ledger_client *lc)
 {
 	if (lc->swap == SWAP_OUT || lc->swap == SWAP_GOING_OUT)
 		lc->state = GF_STATE_SWAPPED;
 	else
 		lc->state = lc->nwaiting ? GF_STATE_WAITING : GF_STATE_RUNNING;
-}
-
-/* ---- answers ---------------------------------------------------------- */
-
-static void
-ask_drop(struct arbiter *a, struct swap_ask *q)
-{
-	if (!q->admin && q->lc != NULL && q->lc->swapin_asks > 0)
-		q->lc->swapin_asks--;
-	if (q->unseen && q->lc != NULL && q->lc->swapin_unseen > 0)
-		q->lc->swapin_unseen--;
-	TAILQ_REMOVE(&a->swap.asks, q, entry);
-	free(q);
-}
-
-static void
-ask_reply(struct swap_ask *q, int ok, const char *msg)
-{
-	char why[96];
-	int r;
-
-	if (ok)
-		r = conn_reply(q->c, GF_MSG_OK, q->seq, NULL, why, sizeof(why));
-	else
-		r = conn_reply_error(q->c, q->seq, GF_ERR_SWAP, msg, why,
-		    sizeof(why));
-	if (r < 0)
-		control_close_later(q->c, why);
-}
-
-/*
- * lc is now where dir says (ok), or could not get there: answer who
- * asked for that. A process asking to come back is told only of success;
- * it keeps waiting otherwise.
- */
-void
-swap_asks_settle(struct arbiter *a, struct ledger_client *lc, int dir, int ok,
-    const char *msg)
-{
-	struct swap_ask *q, *next;
-
-	for (q = TAILQ_FIRST(&a->swap.asks); q != NULL; q = next) {
-		next = TAILQ_NEXT(q, entry);
-		if (q->lc != lc || q->dir != dir || (!ok && !q->admin))
-			continue;
-		ask_reply(q, ok, msg);
-		ask_drop(a, q);
-	}
-}
-
-static struct swap_ask *
-ask_add(struct arbiter *a, struct conn *c, uint32_t seq,
-    struct ledger_client *lc, int dir, int admin)
-{
-	struct swap_ask *q = calloc(1, sizeof(*q));
-
-	if (q == NULL)
-		return NULL;
-	q->c = c;
-	q->seq = seq;
-	q->lc = lc;
-	q->dir = dir;
-	q->admin = admin;
-	if (!admin)
-		lc->swapin_asks++;
-	TAILQ_INSERT_TAIL(&a->swap.asks, q, entry);
-	return q;
 }
 
 /* ---- starting a swap ---------------------------------------------------- */
@@ -211,8 +133,8 @@ engine_of(const struct arbiter *a, const struct ledger_client *lc)
 }
 
 /* "2.31 GB/s" for bytes in us, into buf. */
-static const char *
-rate_format(uint64_t bytes, uint64_t us, char *buf, size_t len)
+const char *
+swap_rate_format(uint64_t bytes, uint64_t us, char *buf, size_t len)
 {
 	if (us == 0)
 		us = 1;
@@ -246,107 +168,12 @@ op_new(struct arbiter *a, struct ledger_client *lc, int dir,
 	return op;
 }
 
-static void swap_done(void *arg, struct ckpt_job *j);
-
-/*
- * How long the copy engine's shim has to answer MOVE: swap_move_timeout,
- * for what the program has queued (the move waits for it) and the
- * scheduler, plus the bytes at a floor rate far below any bus.
- */
-static uint64_t
-move_deadline_ms(const struct arbiter *a, const struct swap_op *op)
-{
-	return a->conf.swap_move_timeout_ms +
-	    swap_footprint(a, op->lc) / SWAP_MOVE_FLOOR_BPMS;
-}
-
-/*
- * No MOVED in time: give up on the move (its failure, the usual way), so
- * that the next swap may start. A move out is called off by taking the
- * page's mark back (activity.h), unless the shim has committed to it:
- * then its memory has left, and it is taken as out. A late MOVED names
- * an id no swap waits for: ignored.
- */
-static void
-move_late(struct event_loop *loop, void *arg)
-{
-	struct swap_op *op = arg;
-	struct ledger_client *lc = op->lc;
-	uint32_t want = op->id;
-
-	(void)loop;
-	op->deadline = 0;
-	op->late_ms = event_now_ms() - op->job.duration_us / 1000;
-	op->job.stage = "MOVE";
-	op->job.result = CUDA_ERROR_TIMEOUT;
-	if (op->dir == GF_SWAP_OUT && lc != NULL && lc->act != NULL &&
-	    !__atomic_compare_exchange_n(&lc->act->swapped, &want, 0, 0,
-	    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) &&
-	    want == (op->id | GF_SWAPPED_COMMITTED)) {
-		op->job.result = CUDA_SUCCESS;
-		op->moved = swap_footprint(op->a, lc);
-	}
-	log_warnx("pid %u: no MOVED within %llu ms: %s", op->job.pid,
-	    (unsigned long long)op->late_ms, op->job.result == CUDA_SUCCESS ?
-	    "its memory has left: taken as out" : "the move is given up");
-	op->job.duration_us = op->late_ms * 1000;
-	swap_done(op->a, &op->job);
-}
-
-/* The shim could not be asked: the move ends now, failed (a timer's). */
-static void
-move_unsent(struct event_loop *loop, void *arg)
-{
-	struct swap_op *op = arg;
-
-	(void)loop;
-	swap_done(op->a, &op->job);
-}
-
-struct conn *
-swap_conn_of(struct arbiter *a, const struct ledger_client *lc)
-{
-	struct conn *c;
-
-	TAILQ_FOREACH(c, &a->control.conns, entry)
-		if (c->client == lc && !c->gone)
-			return c;
-	return NULL;
-}
-
-/* Ask lc's shim to move its memory (the copy engine). */
-static void
-move_send(struct arbiter *a, struct swap_op *op)
-{
-	struct gf_move mv;
-	struct conn *c;
-
-	op->job.duration_us = event_now_ms() * 1000;	/* when it began */
-	memset(&mv, 0, sizeof(mv));
-	mv.direction = (uint32_t)op->dir;
-	mv.id = op->id;
-	if ((c = swap_conn_of(a, op->lc)) != NULL && conn_send(c, GF_MSG_MOVE, 0, &mv) == 0) {
-		op->deadline = event_timer_add(a->loop, move_deadline_ms(a, op),
-		    move_late, op);
-		if (op->deadline > 0)
-			return;
-		op->deadline = 0;
-		log_warnx("cannot arm a deadline for the move of pid %u",
-		    op->lc->pid);
-	}
-	op->job.result = CUDA_ERROR_UNKNOWN;
-	op->job.stage = "MOVE";
-	op->job.duration_us = 0;
-	if (event_timer_add(a->loop, 0, move_unsent, op) < 0)
-		log_warnx("cannot end a swap of pid %u", op->lc->pid);
-}
-
 static void
 op_submit(struct arbiter *a, struct swap_op *op)
 {
 	a->swap.running = op;
 	if (op->engine == GF_ENGINE_COPY)
-		move_send(a, op);
+		swap_move_send(a, op);
 	else
 		ckpt_submit(&a->swap.engine, &op->job);
 }
@@ -411,9 +238,9 @@ swap_start_out(struct arbiter *a, struct swap_op *op)
 		no = "busy: an allocation is under way";
 	if (no == NULL) {
 		/* The handshake of activity.h: a thread in the driver wins. */
-		mark(lc, op->id);
+		swap_mark(lc, op->id);
 		if (__atomic_load_n(&lc->act->inflight, __ATOMIC_SEQ_CST)) {
-			mark(lc, 0);
+			swap_mark(lc, 0);
 			no = "busy: in a driver call";
 		}
 	}
@@ -436,7 +263,7 @@ swap_start_out(struct arbiter *a, struct swap_op *op)
 	}
 	lc->swap = SWAP_GOING_OUT;
 	a->swap.nout++;
-	set_state(lc);
+	swap_set_state(lc);
 	op_submit(a, op);
 	return 0;
 }
@@ -513,67 +340,6 @@ swap_fits_back(struct arbiter *a, struct ledger_client *lc)
 	return ledger_swap_in_fits(&a->ledger, lc);
 }
 
-/*
- * The copy engine moved lc out: what it moved goes to host, what stayed
- * (op->stayed, by lc's device ordinals) stays charged on the device.
- */
-static void
-ended_out_copy(struct arbiter *a, struct swap_op *op)
-{
-	struct ledger_client *lc = op->lc;
-	uint64_t *keep, stayed = 0;
-	char sbuf[32], tbuf[32], rbuf[32], left[GF_MOVED_WHAT_LEN + 80];
-	size_t d;
-
-	/* Out of memory: all goes to host, as the checkpoint engine's. */
-	if ((keep = calloc(a->ledger.ndevices + 1, sizeof(*keep))) == NULL)
-		op->nstayed = 0;
-	for (d = 0; keep != NULL && d < a->ledger.ndevices; d++) {
-		if (lc->usage[d].opened &&
-		    lc->usage[d].ordinal < GF_MOVED_DEVICES)
-			keep[d] = op->stayed[lc->usage[d].ordinal];
-		stayed += keep[d];
-	}
-	if (keep != NULL)
-		ledger_swap_out_keep(&a->ledger, lc, keep);
-	else
-		ledger_swap_out(&a->ledger, lc);
-	free(keep);
-	lc->swap = SWAP_OUT;
-	lc->swap_skip = 0;
-	lc->swap_parked = op->by_hand;
-	lc->swapped_ms = event_now_ms();
-	set_state(lc);
-	if (op->late_ms != 0) {
-		/* No MOVED to say what moved, nor how fast (move_late). */
-		arbiter_event_timed(a, GF_EV_SWAP_OUT, lc, op->moved,
-		    (uint32_t)op->late_ms, "swapped out (%s): no MOVED within "
-		    "%llu ms, its %s had left", op->cause,
-		    (unsigned long long)op->late_ms, size_format(op->moved,
-		    sbuf, sizeof(sbuf)));
-		swap_asks_settle(a, lc, GF_SWAP_OUT, 1, NULL);
-		return;
-	}
-	/* Not in the event, whose reason has no room: the log says it. */
-	if (op->pinned > 0)
-		log_info("pid %u: %s of host memory pinned for its move out, "
-		    "kept for the next", lc->pid, size_format(op->pinned, tbuf,
-		    sizeof(tbuf)));
-	left[0] = '\0';
-	if (op->nstayed > 0)
-		snprintf(left, sizeof(left), "; %u stayed: %s (%s)",
-		    op->nstayed, size_format(stayed, tbuf, sizeof(tbuf)),
-		    op->what);
-	/* A reason is cut at PROTO_REASON_MAX - 1: what stayed comes last. */
-	arbiter_event_timed(a, GF_EV_SWAP_OUT, lc, op->moved,
-	    (uint32_t)(op->job.duration_us / 1000), "swapped out (%s): %s by "
-	    "copy in %llu ms, %s%s", op->cause, size_format(op->moved, sbuf,
-	    sizeof(sbuf)), (unsigned long long)op->job.duration_us / 1000,
-	    rate_format(op->moved, op->job.duration_us, rbuf, sizeof(rbuf)),
-	    left);
-	swap_asks_settle(a, lc, GF_SWAP_OUT, 1, NULL);
-}
-
 /* Why op failed, into msg. */
 static void
 fail_msg(const struct swap_op *op, char *msg, size_t len)
@@ -601,7 +367,7 @@ ended_out(struct arbiter *a, struct swap_op *op)
 		/* Leased, not allocated: no need to go to host memory. */
 		lease_take_all(a, lc);
 		if (op->engine == GF_ENGINE_COPY) {
-			ended_out_copy(a, op);
+			swap_ended_out_copy(a, op);
 			return;
 		}
 		ledger_swap_out(&a->ledger, lc);
@@ -613,21 +379,21 @@ ended_out(struct arbiter *a, struct swap_op *op)
 		lc->swap_skip = 0;
 		lc->swap_parked = op->by_hand;
 		lc->swapped_ms = event_now_ms();
-		set_state(lc);
+		swap_set_state(lc);
 		arbiter_event_timed(a, GF_EV_SWAP_OUT, lc, bytes,
 		    (uint32_t)(j->duration_us / 1000), "swapped out (%s): %s "
 		    "by checkpoint in %llu ms, %s", op->cause, size_format(bytes,
 		    sbuf, sizeof(sbuf)), (unsigned long long)j->duration_us /
-		    1000, rate_format(bytes, j->duration_us, rbuf,
+		    1000, swap_rate_format(bytes, j->duration_us, rbuf,
 		    sizeof(rbuf)));
 		swap_asks_settle(a, lc, GF_SWAP_OUT, 1, NULL);
 		return;
 	}
-	mark(lc, 0);
+	swap_mark(lc, 0);
 	lc->swap = SWAP_NONE;
 	lc->swap_skip = 1;
 	a->swap.nout--;
-	set_state(lc);
+	swap_set_state(lc);
 	fail_msg(op, msg, sizeof(msg));
 	arbiter_event_timed(a, GF_EV_SWAP_SKIP, lc, bytes,
 	    (uint32_t)(j->duration_us / 1000), "not swapped out by %s (%s): "
@@ -646,11 +412,11 @@ ended_in(struct arbiter *a, struct swap_op *op)
 	char msg[GF_ERRMSG_LEN], sbuf[32], rbuf[32];
 
 	if (j->result == CUDA_SUCCESS) {
-		mark(lc, 0);
+		swap_mark(lc, 0);
 		lc->swap = SWAP_NONE;
 		lc->swap_parked = 0;
 		a->swap.nout--;
-		set_state(lc);
+		swap_set_state(lc);
 		/* The event's bytes and time give its rate (check_swap.py). */
 		moved = op->engine == GF_ENGINE_COPY ? op->moved : bytes;
 		if (op->engine == GF_ENGINE_COPY)
@@ -660,7 +426,7 @@ ended_in(struct arbiter *a, struct swap_op *op)
 		    "%s in %llu ms, %s", op->cause, size_format(moved, sbuf,
 		    sizeof(sbuf)), engine_name(op->engine),
 		    (unsigned long long)j->duration_us / 1000,
-		    rate_format(moved, j->duration_us, rbuf, sizeof(rbuf)));
+		    swap_rate_format(moved, j->duration_us, rbuf, sizeof(rbuf)));
 		swap_asks_settle(a, lc, GF_SWAP_IN, 1, NULL);
 		return;
 	}
@@ -676,7 +442,7 @@ ended_in(struct arbiter *a, struct swap_op *op)
 	retry_arm(a, SWAP_RETRY_MS);
 }
 
-static void
+void
 swap_done(void *arg, struct ckpt_job *j)
 {
 	struct arbiter *a = arg;
@@ -753,10 +519,10 @@ swap_on_swap_in(struct arbiter *a, struct conn *c, uint32_t seq,
 	struct gf_wait wt;
 
 	if (lc->swap == SWAP_NONE) {
-		mark(lc, 0);		/* a mark left from a skipped swap */
+		swap_mark(lc, 0);		/* a mark left from a skipped swap */
 		return conn_reply(c, GF_MSG_OK, seq, NULL, why, whylen);
 	}
-	if ((q = ask_add(a, c, seq, lc, GF_SWAP_IN, 0)) == NULL) {
+	if ((q = swap_ask_add(a, c, seq, lc, GF_SWAP_IN, 0)) == NULL) {
 		snprintf(why, whylen, "out of memory for a swap-in request");
 		return -1;
 	}
@@ -809,7 +575,7 @@ swap_on_request(struct arbiter *a, struct conn *c, uint32_t seq,
 	log_info("pid %u (uid %u) asks to swap %s pid %u", c->pid, c->uid,
 	    r->direction == GF_SWAP_OUT ? "out" : "in", r->pid);
 	snprintf(msg, sizeof(msg), "by hand, pid %u", c->pid);
-	if (ask_add(a, c, seq, lc, (int)r->direction, 1) == NULL ||
+	if (swap_ask_add(a, c, seq, lc, (int)r->direction, 1) == NULL ||
 	    (lc->swap != SWAP_COMING_IN &&
 	    (op = op_new(a, lc, (int)r->direction, msg)) == NULL)) {
 		snprintf(why, whylen, "out of memory for a swap request");
@@ -820,46 +586,6 @@ swap_on_request(struct arbiter *a, struct conn *c, uint32_t seq,
 		TAILQ_INSERT_TAIL(&a->swap.todo, op, entry);
 	}
 	swap_pump(a);
-	return 0;
-}
-
-int
-swap_on_moved(struct arbiter *a, struct conn *c, const struct gf_moved *m,
-    char *why, size_t whylen)
-{
-	struct swap_op *op = a->swap.running;
-
-	(void)why;
-	(void)whylen;
-	if (m->direction == GF_SWAP_DROP) {
-		swap_host_dropped(a, c->client, m);
-		return 0;
-	}
-	/* What it keeps is true whatever the move it answers. */
-	c->client->host_kept = m->kept;
-	if (op == NULL || op->lc != c->client || op->engine != GF_ENGINE_COPY ||
-	    (uint32_t)op->dir != m->direction || op->id != m->id ||
-	    op->job.stage != NULL) {
-		/* One given up on (move_late), or a confused shim. */
-		log_info("pid %u: a MOVED no swap waits for (id %u): ignored",
-		    c->pid, m->id);
-		return 0;
-	}
-	op->job.duration_us = m->duration_us;
-	op->job.result = (CUresult)m->result;
-	op->job.stage = "MOVE";
-	if (m->result != CUDA_SUCCESS)
-		snprintf(op->what, sizeof(op->what), "%s", m->what);
-	else
-		memcpy(op->what, m->what, sizeof(op->what));
-	op->what[sizeof(op->what) - 1] = '\0';
-	if (m->result != CUDA_SUCCESS)
-		op->job.stage = op->what;
-	op->moved = m->moved;
-	op->pinned = m->pinned;
-	memcpy(op->stayed, m->stayed, sizeof(op->stayed));
-	op->nstayed = m->nstayed;
-	swap_done(a, &op->job);
 	return 0;
 }
 
@@ -881,17 +607,17 @@ adopt_state(struct arbiter *a, struct ledger_client *lc)
 		st = CU_PROCESS_STATE_RUNNING;
 	}
 	if (st != CU_PROCESS_STATE_CHECKPOINTED) {
-		mark(lc, 0);
+		swap_mark(lc, 0);
 		return;
 	}
 	log_info("pid %u was left swapped out: it comes back when it fits",
 	    lc->pid);
-	mark(lc, 1);
+	swap_mark(lc, 1);
 	ledger_swap_out(&a->ledger, lc);	/* its charges go to host */
 	lc->swap = SWAP_OUT;
 	lc->swapped_ms = event_now_ms();
 	a->swap.nout++;
-	set_state(lc);
+	swap_set_state(lc);
 }
 
 void
@@ -907,18 +633,6 @@ swap_hello(struct arbiter *a, struct ledger_client *lc, int actfd)
 }
 
 void
-swap_conn_gone(struct arbiter *a, struct conn *c)
-{
-	struct swap_ask *q, *next;
-
-	for (q = TAILQ_FIRST(&a->swap.asks); q != NULL; q = next) {
-		next = TAILQ_NEXT(q, entry);
-		if (q->c == c)
-			ask_drop(a, q);
-	}
-}
-
-void
 swap_client_gone(struct arbiter *a, struct ledger_client *lc)
 {
 	struct swap_ask *q, *nq;
@@ -931,9 +645,9 @@ swap_client_gone(struct arbiter *a, struct ledger_client *lc)
 		if (q->lc != lc)
 			continue;
 		if (q->admin)
-			ask_reply(q, 0, msg);
+			swap_ask_reply(q, 0, msg);
 		q->lc = NULL;
-		ask_drop(a, q);
+		swap_ask_drop(a, q);
 	}
 	TAILQ_FOREACH(op, &a->swap.todo, entry)
 		if (op->lc == lc)
@@ -1017,7 +731,7 @@ swap_free(struct arbiter *a)
 	if (s->running != NULL)
 		swap_op_free(a, s->running);
 	while (!TAILQ_EMPTY(&s->asks))
-		ask_drop(a, TAILQ_FIRST(&s->asks));
+		swap_ask_drop(a, TAILQ_FIRST(&s->asks));
 	if (s->retry_timer > 0)
 		event_timer_cancel(a->loop, s->retry_timer);
 	s->retry_timer = 0;
@@ -1036,7 +750,7 @@ swap_free(struct arbiter *a)
 		if (st != CU_PROCESS_STATE_CHECKPOINTED) {
 			if (st == CU_PROCESS_STATE_LOCKED)
 				(void)s->engine.api.unlock((int)lc->pid, NULL);
-			mark(lc, 0);
+			swap_mark(lc, 0);
 			continue;
 		}
 		memset(&j, 0, sizeof(j));
@@ -1045,7 +759,7 @@ swap_free(struct arbiter *a)
 		ckpt_run(&s->engine, &j);
 		if (j.result == CUDA_SUCCESS) {
 			log_info("pid %u swapped back in before exit", lc->pid);
-			mark(lc, 0);
+			swap_mark(lc, 0);
 		} else
 			log_warnx("pid %u stays swapped out (%s failed: %s); "
 			    "the next gpufracd brings it back", lc->pid,

@@ -35,7 +35,7 @@
 /*
  * The copy engine's deadline for MOVED: swap_move_timeout, plus the
  * bytes at this floor rate (bytes per ms: 1 GB/s), far below any bus; a
- * shim that has not answered by then is given up on (swap.c).
+ * shim that has not answered by then is given up on (swap_move.c).
  */
 #define SWAP_MOVE_FLOOR_BPMS	1000000ull
 

@@ -1,11 +1,13 @@
 /*
  * Inside host swap: a swap operation and how one is started, shared by
- * the mechanism (swap.c) and the decisions (swap_pick.c). Not for other
- * modules: they use swap.h.
+ * the mechanism (swap.c), the copy engine's moves (swap_move.c), the
+ * answers owed (swap_ask.c), the host memory (swap_host.c) and the
+ * decisions (swap_pick.c). Not for other modules: they use swap.h.
  */
 #ifndef GF_DAEMON_SWAP_OP_H
 #define GF_DAEMON_SWAP_OP_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/queue.h>
 
@@ -13,6 +15,7 @@
 #include "gpufrac/proto.h"
 
 struct arbiter;
+struct conn;
 struct ledger_client;
 
 /* A swap asked for or under way. */
@@ -42,6 +45,17 @@ struct swap_op {
 	char		 what[GF_MOVED_WHAT_LEN];
 };
 
+/* An answer owed: OK once lc is where dir says, or (admin) an ERROR. */
+struct swap_ask {
+	TAILQ_ENTRY(swap_ask) entry;
+	struct conn	*c;
+	uint32_t	 seq;
+	struct ledger_client *lc;
+	int		 dir;
+	int		 admin;		/* SWAP_REQ: also told of failure */
+	int		 unseen;	/* GF_SWAPIN_UNSEEN */
+};
+
 /* Free op (taken out of every list by the caller). */
 void	swap_op_free(struct arbiter *a, struct swap_op *op);
 
@@ -63,6 +77,29 @@ int	swap_start(struct arbiter *a, struct ledger_client *lc, int dir,
  */
 void	swap_asks_settle(struct arbiter *a, struct ledger_client *lc, int dir,
 	    int ok, const char *msg);
+
+/* The checkpoint engine's end of a swap, and the copy engine's. */
+void	swap_done(void *arg, struct ckpt_job *j);
+/* Set lc's page's swapped mark to v, waking its shim when marked out. */
+void	swap_mark(struct ledger_client *lc, uint32_t v);
+/* lc's state (GF_STATE_*) as its swap and waits say. */
+void	swap_set_state(struct ledger_client *lc);
+/* "2.31 GB/s" for bytes in us, into buf. */
+const char *swap_rate_format(uint64_t bytes, uint64_t us, char *buf,
+	    size_t len);
+
+/* The copy engine (swap_move.c): ask op's shim to move its memory. */
+void	swap_move_send(struct arbiter *a, struct swap_op *op);
+/* The copy engine moved op's process out: charge what moved to host. */
+void	swap_ended_out_copy(struct arbiter *a, struct swap_op *op);
+
+/* The answers owed (swap_ask.c): q forgotten, its counts undone. */
+void	swap_ask_drop(struct arbiter *a, struct swap_ask *q);
+/* Answer q: OK, or an ERROR saying msg. */
+void	swap_ask_reply(struct swap_ask *q, int ok, const char *msg);
+/* Owe c an answer to seq once lc is where dir says; NULL: no memory. */
+struct swap_ask *swap_ask_add(struct arbiter *a, struct conn *c,
+	    uint32_t seq, struct ledger_client *lc, int dir, int admin);
 
 /* Why lc's memory cannot be swapped by its engine (static), or NULL. */
 const char *swap_unmovable(const struct arbiter *a,

@@ -79,8 +79,24 @@ static const char *const variants[] = {
 
 #define NVARIANTS	(sizeof(variants) / sizeof(variants[0]))
 
+/*
+ * The liar target's (liars.c), apart from the variants above (whose
+ * numbers the corpus's inputs name): on a 4 GiB device, an honest group
+ * (slot 0's uid) guaranteed and limited to a quarter, which no one
+ * borrows, and the liars (slots 1 to 3) sharing the rest, swapped by the
+ * copy engine, which takes their word on what they moved.
+ */
+static const char liar_variant[] =
+	"lend_guarantees = no\ndefault_resolver = fail\n"
+	"swap_engine = copy\nswap_min_idle = 100ms\nswap_host_limit = 1Gi\n"
+	"swap_move_timeout = 2s\nswap_keep = 5s\n"
+	"[group honest]\nmatch = uid:1000\n"
+	"limit = 25%\nguarantee = 25%\nresolver = fail\non_preempt = none\n"
+	"[group liars]\nmatch = uid:1001 uid:1002 uid:1003\n"
+	"limit = 75%\npriority = 5\nresolver = swap\non_preempt = swap\n";
+
 static char scratch[64];
-static char paths[NVARIANTS][96];
+static char paths[NVARIANTS + 1][96];
 static char state_path[96];
 static int bogus = -1;
 
@@ -90,7 +106,7 @@ fz_scratch_remove(void)
 	char path[128];
 	size_t i;
 
-	for (i = 0; i < NVARIANTS; i++)
+	for (i = 0; i <= NVARIANTS; i++)
 		unlink(paths[i]);
 	unlink(state_path);
 	snprintf(path, sizeof(path), "%s.bad", state_path);
@@ -110,6 +126,7 @@ fz_scratch_remove(void)
 static void
 variant_write(size_t i)
 {
+	const char *text = i < NVARIANTS ? variants[i] : liar_variant;
 	const struct group *gr = getuid() == 0 ? NULL : getgrgid(getgid());
 	FILE *fp;
 
@@ -122,7 +139,7 @@ variant_write(size_t i)
 	if (gr != NULL)
 		fprintf(fp, "admin_group = %s\n", gr->gr_name);
 	/* [daemon]'s keys first: the variant may open other sections. */
-	fputs(variants[i], fp);
+	fputs(text, fp);
 	if (fclose(fp) != 0)
 		fz_fail("cannot write '%s': %s", paths[i], strerror(errno));
 }
@@ -147,8 +164,14 @@ fz_scratch_init(void)
 	if ((bogus = open(scratch, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		fz_fail("cannot open '%s': %s", scratch, strerror(errno));
 	atexit(fz_scratch_remove);
-	for (i = 0; i < NVARIANTS; i++)
+	for (i = 0; i <= NVARIANTS; i++)
 		variant_write(i);
+}
+
+const char *
+fz_liar_variant_path(void)
+{
+	return paths[NVARIANTS];
 }
 
 const char *

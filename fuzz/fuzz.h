@@ -66,6 +66,8 @@ struct fz_slot {
 	size_t		 lastlen;
 	uint64_t	 excess[FZ_MAXDEV];	/* fz.excess, of this
 						   connection's client */
+	uint32_t	 move_id;	/* the last MOVE read on it */
+	uint32_t	 move_dir;
 };
 
 struct fz_world {
@@ -121,6 +123,9 @@ int	fz_slot_send(struct fz_slot *s, const void *pkt, size_t len,
 int	fz_proc_page(struct fz_proc *p);
 void	fz_slot_close(struct fz_slot *s);
 void	fz_proc_exit(struct fz_proc *p);
+/* One reply waiting on s, checked, into m (if not NULL): 1, 0 none yet,
+ * -1 the daemon hung up (the slot closed). */
+int	fz_slot_recv(struct fz_slot *s, struct gf_msg *m);
 int	fz_drain(struct fz_slot *s);
 void	fz_drain_all(void);
 int	fz_daemon_busy(void);
@@ -130,6 +135,12 @@ void	fz_reap_killed(void);
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 void	fz_round(void);
 void	fz_settle(void);
+
+/* liars.c: FUZZ_TARGET=liar */
+int	fz_liar_one(const uint8_t *data, size_t size);
+void	fz_world_up(uint8_t w, const char *conf_path);
+void	fz_world_down(void);
+const char *fz_liar_variant_path(void);
 
 /* invariants.c */
 void	fz_check(const struct arbiter *a);

@@ -325,9 +325,12 @@ report_fail(const char *line, void *arg)
 	fz_fail("configuration variant: %s", line);
 }
 
-/* The daemon as gpufracd's main() starts it, on this input's machine. */
-static void
-world_up(uint8_t w)
+/*
+ * The daemon as gpufracd's main() starts it, on this input's machine,
+ * with conf_path (NULL: the world byte's variant).
+ */
+void
+fz_world_up(uint8_t w, const char *conf_path)
 {
 	struct config conf;
 
@@ -346,7 +349,8 @@ world_up(uint8_t w)
 	fz_fakes_active(1);
 	if ((fz.a.loop = event_loop_new()) == NULL)
 		fz_fail("cannot make an event loop: %s", strerror(errno));
-	fz.a.conf_path = fz_variant_path(FZ_WORLD_CONF(w));
+	fz.a.conf_path = conf_path != NULL ? conf_path :
+	    fz_variant_path(FZ_WORLD_CONF(w));
 	config_init(&conf);
 	(void)arbiter_read_config(&conf, fz.a.conf_path, 0, NULL,
 	    report_fail, NULL);
@@ -360,8 +364,8 @@ world_up(uint8_t w)
 }
 
 /* Every process exits; then nothing may be left charged. */
-static void
-world_down(void)
+void
+fz_world_down(void)
 {
 	size_t i;
 
@@ -416,7 +420,7 @@ decoder_one(const uint8_t *data, size_t size)
 	int sv[2];
 
 	if (!up) {
-		world_up(0);
+		fz_world_up(0, NULL);
 		up = 1;
 	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC,
@@ -460,29 +464,32 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct cursor c = { data, size, 0 };
-	static int once, decoder;
+	static const char *target;
 	int fds;
 
-	if (!once) {
+	if (target == NULL) {
 		log_init("gpufracd", LOG_LVL_ERROR, 0);
 		fz_scratch_init();
 		fz.trace = getenv("FUZZ_TRACE") != NULL;
-		decoder = getenv("FUZZ_TARGET") != NULL &&
-		    strcmp(getenv("FUZZ_TARGET"), "decoder") == 0;
-		once = 1;
+		target = getenv("FUZZ_TARGET") != NULL ?
+		    getenv("FUZZ_TARGET") : "stateful";
 	}
-	if (decoder)
+	if (strcmp(target, "decoder") == 0)
 		return decoder_one(data, size);
 	if (size == 0)
 		return 0;
 	fds = fd_count();
-	world_up(get8(&c));
-	while (c.off < c.n)
-		if (!op_run(&c)) {
-			fz_settle();
-			fz_check(&fz.a);
-		}
-	world_down();
+	if (strcmp(target, "liar") == 0)
+		(void)fz_liar_one(data, size);
+	else {
+		fz_world_up(get8(&c), NULL);
+		while (c.off < c.n)
+			if (!op_run(&c)) {
+				fz_settle();
+				fz_check(&fz.a);
+			}
+		fz_world_down();
+	}
 	if (fd_count() != fds)
 		fz_fail("%d descriptors more after the input than before",
 		    fd_count() - fds);

@@ -399,9 +399,42 @@ reply_check(const struct fz_slot *s, const struct gf_msg *m, ssize_t n)
 	if (m->hdr.type < GF_MSG_HELLO_OK)
 		fz_fail("the daemon sent %s, which peers send", name);
 	if (!seq_sent(s, m->hdr.seq) && !(m->hdr.seq == 0 &&
-	    m->hdr.type == GF_MSG_DEVICE_INFO))
+	    (m->hdr.type == GF_MSG_DEVICE_INFO || m->hdr.type == GF_MSG_MOVE)))
 		fz_fail("the daemon sent %s with seq %u, which this connection "
 		    "never sent", name, m->hdr.seq);
+}
+
+int
+fz_slot_recv(struct fz_slot *s, struct gf_msg *m)
+{
+	union {
+		struct gf_msg	m;
+		uint8_t		buf[FZ_PKT_MAX];
+	} u;
+	ssize_t n;
+
+	if (s->fd < 0)
+		return -1;
+	n = recv(s->fd, &u, sizeof(u), MSG_DONTWAIT | MSG_TRUNC);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return 0;
+	if (n <= 0) {
+		close(s->fd);
+		s->fd = -1;
+		return -1;
+	}
+	reply_check(s, &u.m, n);
+	/* What the copy engine asks: a peer may answer it (liars.c). */
+	if (u.m.hdr.type == GF_MSG_MOVE) {
+		s->move_id = u.m.u.move.id;
+		s->move_dir = u.m.u.move.direction;
+	}
+	if (fz.trace)
+		fprintf(stderr, "  slot %d <- %s seq %u\n", (int)(s - fz.slots),
+		    proto_type_name(u.m.hdr.type), u.m.hdr.seq);
+	if (m != NULL)
+		memcpy(m, &u.m, sizeof(*m));
+	return 1;
 }
 
 /*
@@ -411,29 +444,10 @@ reply_check(const struct fz_slot *s, const struct gf_msg *m, ssize_t n)
 int
 fz_drain(struct fz_slot *s)
 {
-	union {
-		struct gf_msg	m;
-		uint8_t		buf[FZ_PKT_MAX];
-	} u;
-	ssize_t n;
 	int got = 0;
 
-	while (s->fd >= 0) {
-		n = recv(s->fd, &u, sizeof(u), MSG_DONTWAIT | MSG_TRUNC);
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			break;
-		if (n <= 0) {
-			close(s->fd);
-			s->fd = -1;
-			break;
-		}
-		reply_check(s, &u.m, n);
-		if (fz.trace)
-			fprintf(stderr, "  slot %d <- %s seq %u\n",
-			    (int)(s - fz.slots), proto_type_name(u.m.hdr.type),
-			    u.m.hdr.seq);
+	while (fz_slot_recv(s, NULL) == 1)
 		got++;
-	}
 	return got;
 }
 

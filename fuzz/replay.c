@@ -1,6 +1,7 @@
 /*
- * The fuzz target without libFuzzer: replay [-v] PATH... runs every input
- * file named, and every file in each directory named (in name order), once
+ * The fuzz target without libFuzzer: replay [-v] [-r N [-s SEED]] PATH...
+ * runs N inputs made up from SEED (default 1), then every input file
+ * named, and every file in each directory named (in name order), once
  * each through LLVMFuzzerTestOneInput. A finding aborts, naming the file.
  * make check runs it over fuzz/corpus and fuzz/regress (built with gcc and
  * whatever sanitizer the build has).
@@ -75,20 +76,77 @@ replay_dir(const char *dir)
 	free(names);
 }
 
+/*
+ * n inputs made up from seed (xorshift64), each of 16 to 271 bytes: the
+ * liar target's ops are well-formed whatever their bytes, so that even
+ * blind inputs reach its checks (make check runs a few hundred).
+ */
+static void
+replay_random(unsigned long n, uint64_t seed)
+{
+	static uint8_t buf[272];
+	uint64_t x = seed | 1;
+	unsigned long i;
+	size_t len, k;
+
+	for (i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		len = 16 + (size_t)(x % 256);
+		for (k = 0; k < len; k++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			buf[k] = (uint8_t)(x >> 24);
+		}
+		if (verbose)
+			fprintf(stderr, "replay: random input %lu of seed %llu "
+			    "(%zu bytes)\n", i, (unsigned long long)seed, len);
+		(void)LLVMFuzzerTestOneInput(buf, len);
+		replayed++;
+	}
+}
+
+/* A number of an option: its whole, or exit 2. */
+static unsigned long long
+number(const char *s)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno != 0 || end == s || *end != '\0') {
+		fprintf(stderr, "replay: bad number '%s'\n", s);
+		exit(2);
+	}
+	return v;
+}
+
 int
 main(int argc, char *argv[])
 {
+	unsigned long long nrandom = 0, seed = 1;
 	struct stat st;
 	int i = 1;
 
-	if (argc > 1 && strcmp(argv[1], "-v") == 0) {
-		verbose = 1;
-		i++;
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (strcmp(argv[i], "-v") == 0)
+			verbose = 1;
+		else if (strcmp(argv[i], "-r") == 0 && i + 1 < argc)
+			nrandom = number(argv[++i]);
+		else if (strcmp(argv[i], "-s") == 0 && i + 1 < argc)
+			seed = number(argv[++i]);
+		else
+			break;
 	}
-	if (i == argc) {
-		fprintf(stderr, "usage: replay [-v] file|directory ...\n");
+	if (i == argc && nrandom == 0) {
+		fprintf(stderr, "usage: replay [-v] [-r N [-s SEED]] "
+		    "[file|directory ...]\n");
 		return 2;
 	}
+	replay_random((unsigned long)nrandom, seed);
 	for (; i < argc; i++) {
 		if (stat(argv[i], &st) < 0) {
 			fprintf(stderr, "replay: cannot find '%s': %s\n",

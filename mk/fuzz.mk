@@ -1,22 +1,25 @@
 # The fuzzer of gpufracd's message handling (fuzz/README).
 #   make fuzz [FUZZ_SECONDS=60] [FUZZ_DECODER_SECONDS=20]
+#             [FUZZ_LIAR_SECONDS=20]
 #                                 build it with clang and libFuzzer, run the
 #                                 stateful target on a scratch copy of
-#                                 fuzz/corpus, then the decoder target; the
-#                                 last line is {"stateful":{"execs":N,
-#                                 "crashes":M},"decoder":{...}}
+#                                 fuzz/corpus, then the decoder target, then
+#                                 the liar target (fuzz/liars.c); the last
+#                                 line is {"stateful":{"execs":N,
+#                                 "crashes":M},"decoder":{...},"liar":{...}}
 #   make fuzz-seeds               write fuzz/corpus again (fuzz/seeds.c)
 # make check replays fuzz/corpus and fuzz/regress with $(FUZZ_REPLAY): the
 # same harness built with $(CC), the build's sanitizer, and no libFuzzer.
 
 FUZZ_SECONDS ?= 60
 FUZZ_DECODER_SECONDS ?= 20
+FUZZ_LIAR_SECONDS ?= 20
 FUZZ_CC      ?= clang
 FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 		-fno-omit-frame-pointer
 FUZZ_CFLAGS   = -std=c11 $(WARNINGS) -g -O1 -MMD -MP $(FUZZ_SAN)
 FUZZ_SRC      = fuzz/harness.c fuzz/peers.c fuzz/fakes.c fuzz/configs.c \
-		fuzz/invariants.c
+		fuzz/invariants.c fuzz/liars.c
 # The machine under the daemon: what fuzz/fakes.c stands in for.
 FUZZ_WRAP     = $(addprefix -Wl$(FUZZ_COMMA)--wrap=,clock_gettime pidfd_signal \
 		devices_discover devices_checkpoint_api nvml_open nvml_ready \
@@ -67,11 +70,16 @@ fuzz: $(FUZZER)
 	FUZZ_TARGET=decoder FUZZ_CORPORA= fuzz/run.sh $(FUZZER) \
 	    $(FUZZ_DECODER_SECONDS) $(O)/fuzz/run-decoder \
 	    >$(O)/fuzz/decoder.out; d=$$?; \
-	grep -v '^{' $(O)/fuzz/stateful.out $(O)/fuzz/decoder.out; \
-	printf '{"stateful":%s,"decoder":%s}\n' \
+	FUZZ_TARGET=liar FUZZ_CORPORA= fuzz/run.sh $(FUZZER) \
+	    $(FUZZ_LIAR_SECONDS) $(O)/fuzz/run-liar \
+	    >$(O)/fuzz/liar.out; l=$$?; \
+	grep -v '^{' $(O)/fuzz/stateful.out $(O)/fuzz/decoder.out \
+	    $(O)/fuzz/liar.out; \
+	printf '{"stateful":%s,"decoder":%s,"liar":%s}\n' \
 	    "$$(tail -n 1 $(O)/fuzz/stateful.out)" \
-	    "$$(tail -n 1 $(O)/fuzz/decoder.out)"; \
-	[ $$s -eq 0 ] && [ $$d -eq 0 ]
+	    "$$(tail -n 1 $(O)/fuzz/decoder.out)" \
+	    "$$(tail -n 1 $(O)/fuzz/liar.out)"; \
+	[ $$s -eq 0 ] && [ $$d -eq 0 ] && [ $$l -eq 0 ]
 
 fuzz-seeds: $(FUZZ_SEEDS)
 	$(FUZZ_SEEDS) fuzz/corpus

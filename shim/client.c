@@ -186,6 +186,11 @@ client_reserve_local(int dev, uint64_t size, struct client_ticket *t)
 	char b1[16], b2[16], b3[16];
 
 	t->gen = 0;
+	if (__atomic_load_n(&client_shut_out, __ATOMIC_RELAXED)) {
+		log_info("denied %s on device %d: gpufracd refused this "
+		    "process", size_format(size, b1, sizeof(b1)), dev);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
 	if (size > limit || used > limit - size) {
 		log_info("denied %s on device %d locally: %s of %s in use",
 		    size_format(size, b1, sizeof(b1)), dev,

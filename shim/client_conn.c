@@ -139,6 +139,15 @@ client_recv(int fd, struct gf_msg *m, char *why, size_t whylen)
 
 	if ((r = proto_recv(fd, m, MSG_DONTWAIT, &bad)) == 1)
 		return 1;
+	/*
+	 * A peer that closed with our packets unread resets the socket, and
+	 * the reset is told before what it sent ahead of it (the kernel's
+	 * datagram receive reports sk_err first, once): a daemon's refusal,
+	 * said just before it closed. Read on once.
+	 */
+	if (r < 0 && errno == ECONNRESET &&
+	    (r = proto_recv(fd, m, MSG_DONTWAIT, &bad)) == 1)
+		return 1;
 	if (r == 0)
 		snprintf(why, whylen, "connection closed by gpufracd");
 	else if (r == -2)
@@ -183,6 +192,16 @@ client_unexpected(const struct gf_msg *m, uint16_t request, char *why,
 }
 
 /*
+ * An ERROR said unasked: the daemon refuses the connection itself (a
+ * uid's connections past its cap) and closes it after this.
+ */
+static int
+client_said_no(const struct gf_msg *m)
+{
+	return m->hdr.type == GF_MSG_ERROR && m->hdr.seq == 0;
+}
+
+/*
  * A request and its reply on a connection not shared yet (the handshake
  * and re-registration of a new one). What the daemon says unasked
  * meanwhile is applied if the caller holds the client lock (locked), else
@@ -192,12 +211,15 @@ int
 client_exchange(int fd, uint16_t type, const void *payload, int passfd,
     struct gf_msg *reply, int locked, char *why, size_t whylen)
 {
+	char ignored[CLIENT_WHY_LEN];
 	int64_t deadline;
 	uint32_t seq;
 	int r;
 
 	if (client_send_fd(fd, type, payload, passfd, &seq, why, whylen) < 0)
-		return -1;
+		/* Closed already, it may have said why before it did. */
+		return client_recv(fd, reply, ignored, sizeof(ignored)) == 1 &&
+		    client_said_no(reply) ? 0 : -1;
 	deadline = now_ms() + CLIENT_TIMEOUT_MS;
 	for (;;) {
 		if ((r = client_read(fd, reply, deadline, why, whylen)) <= 0) {
@@ -207,7 +229,7 @@ client_exchange(int fd, uint16_t type, const void *payload, int passfd,
 				    CLIENT_TIMEOUT_MS / 1000);
 			return -1;
 		}
-		if (reply->hdr.seq == seq)
+		if (reply->hdr.seq == seq || client_said_no(reply))
 			return 0;
 		if (reply->hdr.seq == 0 && locked)
 			client_unsolicited(reply);

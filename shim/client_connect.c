@@ -30,6 +30,7 @@
 #define CLIENT_REFUSED	(-2)
 
 int client_tried;
+int client_shut_out;
 static int said_refused;
 
 struct client_rereg {
@@ -141,23 +142,38 @@ client_refused(const struct gf_msg *m, char *why, size_t whylen)
 		snprintf(why, whylen, "refused this libgpufrac %s: %s",
 		    GPUFRAC_VERSION, m->u.error.msg);
 	else
-		return -1;
+		snprintf(why, whylen, "refused this process: %s",
+		    m->u.error.msg);
 	return CLIENT_REFUSED;
 }
 
 /*
- * At error level once per process, as an unreachable daemon is: nothing
- * changes until one of the two is replaced.
+ * A daemon that is there and says no (issue 32): the process is shut out,
+ * every allocation refused until a connection is let in; a refusal is an
+ * answer, and must not open the door that an absent daemon leaves open.
+ * Said at error level once per refusal, as an unreachable daemon is.
  */
 static void
 client_say_refused(const char *why)
 {
+	__atomic_store_n(&client_shut_out, 1, __ATOMIC_RELAXED);
 	if (shim_once(&said_refused)) {
 		(void)shim_once(&client_said_unreachable);
-		log_errx("daemon at '%s' %s; enforcing the last known limit "
-		    "locally", shim_env.socket, why);
+		log_errx("daemon at '%s' %s; allocations fail until it lets "
+		    "this process in", shim_env.socket, why);
 	} else
 		log_debug("daemon at '%s' %s", shim_env.socket, why);
+}
+
+/* A connection was let in: a refusal said before is over. */
+static void
+client_let_in(void)
+{
+	if (!__atomic_exchange_n(&client_shut_out, 0, __ATOMIC_RELAXED))
+		return;
+	__atomic_store_n(&said_refused, 0, __ATOMIC_RELAXED);
+	log_errx("daemon at '%s' lets this process in: allocations are "
+	    "asked for again", shim_env.socket);
 }
 
 /*
@@ -231,6 +247,7 @@ client_register(int fd, unsigned *nrereg, char *why, size_t whylen)
 	client_fd = fd;
 	client_up = 1;
 	*nrereg = rr.n;
+	client_let_in();
 	return 0;
 }
 

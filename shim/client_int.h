@@ -64,6 +64,7 @@ extern uint32_t client_seq;		/* atomic: HELLO is sent unlocked */
 extern int client_tried;		/* the first attempt has been made */
 extern int client_monitor_running;
 extern int client_said_unreachable;
+extern int client_shut_out;		/* atomic: the daemon refused us */
 extern struct client_device client_devs[SHIM_MAX_DEVICES];
 extern struct client_call *client_calls; /* waiting for their replies */
 extern int client_reading;		/* the reader token is taken */

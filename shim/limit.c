@@ -12,12 +12,13 @@
 
 #define LIMIT_TOKEN_MAX	64	/* longer than any valid size or percentage */
 
-/* One limit ("2Gi", "50%") of len bytes at s; 0 bytes is refused. */
+/* One limit ("2Gi", "50%") of len bytes at s; a zero is refused. */
 static int
 limit_one_parse(const char *s, size_t len, struct limit_one *one,
     char *why, size_t whylen)
 {
 	char buf[LIMIT_TOKEN_MAX];
+	int r;
 
 	if (len == 0) {
 		snprintf(why, whylen, "empty limit");
@@ -27,12 +28,14 @@ limit_one_parse(const char *s, size_t len, struct limit_one *one,
 		goto bad;
 	memcpy(buf, s, len);
 	buf[len] = '\0';
-	if (limit_parse(buf, &one->kind, &one->value) < 0)
-		goto bad;
-	if (one->value == 0) {
-		snprintf(why, whylen, "a limit of 0 bytes");
+	r = limit_parse(buf, &one->kind, &one->value);
+	if (r == LIMIT_ZERO) {
+		snprintf(why, whylen, "a limit of zero (a limit must be "
+		    "positive)");
 		return -1;
 	}
+	if (r < 0)
+		goto bad;
 	return 0;
 
 bad:

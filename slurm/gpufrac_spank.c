@@ -376,6 +376,7 @@ step_fail(const char *fmt, ...)
 static int
 step_start(spank_t sp)
 {
+	const struct opts_req *r = opts_req();
 	char err[ERR_LEN], e[ERR_LEN];
 	struct step_shards sh;
 	uint32_t job, id;
@@ -384,7 +385,8 @@ step_start(spank_t sp)
 
 	snprintf(step.label, sizeof(step.label), "?");
 	shards = shards_given(sp, &sh, err, sizeof(err));
-	if (shards == 0 && opts_req()->mem[0] == '\0')
+	if (shards == 0 && r->mem[0] == '\0' && r->priority[0] == '\0' &&
+	    r->resolver[0] == '\0')
 		return 0;	/* left alone */
 	if ((rc = spank_get_item(sp, S_JOB_ID, &job)) != ESPANK_SUCCESS ||
 	    (rc = spank_get_item(sp, S_JOB_STEPID, &id)) != ESPANK_SUCCESS)
@@ -395,6 +397,10 @@ step_start(spank_t sp)
 		return 0;
 	step_name(id, step.name, sizeof(step.name));
 	snprintf(step.label, sizeof(step.label), "%u.%s", job, step.name);
+	/* Shards carry memory as --gpu-mem does: either is enough. */
+	if (shards == 0 && r->mem[0] == '\0')
+		return step_fail("--gpu-priority and --gpu-resolver need "
+		    "--gpu-mem or shards (--gres=shard:K)");
 	if (shards < 0 || step_limit(sp, &sh, err, sizeof(err)) < 0)
 		return step_fail("%s", err);
 	if (cgroup_place(job, err, sizeof(err)) < 0)
@@ -443,17 +449,13 @@ slurm_spank_init(spank_t sp, int ac, char **av)
 SPANK_EXPORT int
 slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
-	const struct opts_req *r = opts_req();
-
 	(void)ac;
 	(void)av;
-	if (r->mem[0] == '\0' && (r->priority[0] != '\0' ||
-	    r->resolver[0] != '\0')) {
-		slurm_error("gpufrac: --gpu-priority and --gpu-resolver need "
-		    "--gpu-mem");
-		return -1;
-	}
-	/* a step with neither --gpu-mem nor shards: step_start leaves it */
+	/*
+	 * --gpu-priority or --gpu-resolver without --gpu-mem is checked in
+	 * slurmstepd (step_start), where the step's shards are known: shards
+	 * carry the memory as well. A step with neither is left alone.
+	 */
 	if (spank_remote(sp) != 1)
 		return 0;
 	return step_start(sp);

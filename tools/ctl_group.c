@@ -182,7 +182,13 @@ ctl_limit(const char *path, int json, int argc, char *argv[])
 		log_errx("limit: bad pid '%s'", argv[0]);
 		return EXIT_USAGE;
 	}
-	if (limit_parse(argv[1], &r.limit_kind, &r.limit_value) < 0) {
+	if ((rc = limit_parse(argv[1], &r.limit_kind, &r.limit_value)) ==
+	    LIMIT_ZERO) {
+		log_errx("limit: bad size '%s' (a limit must be positive)",
+		    argv[1]);
+		return EXIT_USAGE;
+	}
+	if (rc < 0) {
 		log_errx("limit: bad size '%s' (expected a size such as 8Gi "
 		    "or a share such as 50%%)", argv[1]);
 		return EXIT_USAGE;

@@ -260,6 +260,11 @@ enum {
 	GF_EV_CONN_LIMIT,	/* a connection refused or closed for a
 				   limit (max_connections_per_uid,
 				   output_queue_limit): of no client */
+	GF_EV_REFUSED,		/* a client's word refused (a charge past
+				   its limits that NVML does not show it
+				   holding): its connection closed */
+	GF_EV_PAST_LIMIT,	/* ... or believed past its limits, as
+				   NVML shows it holding */
 };
 
 #define GF_REASON_LEN		96

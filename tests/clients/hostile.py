@@ -22,6 +22,14 @@
       HELLO, open UUID, re-register SIZE bytes (COMMIT with reserved 0, or
       LEASE_RESTORE), then DEVICE_OPEN again; print the answer to it
       (CLOSED when the daemon refused the charge and closed the connection)
+  hostile.py forge SOCK UUID HOW SIZE [nobody]
+      a client's word that would change what others get (issue 32): HELLO,
+      open UUID, then HOW: "rereg" a COMMIT of SIZE with reserved 0 (a
+      re-registration), "unreserved" a COMMIT of SIZE that says it was
+      reserved with no RESERVE made, "late-lease" a RESERVE of 1 MiB then
+      a LEASE_RESTORE of SIZE; then DEVICE_OPEN again and print the
+      answer (CLOSED when the daemon refused and closed the connection);
+      then wait on stdin, the connection kept (as uid 65534 with nobody)
   hostile.py noread SOCK N
       as uid 65534: send N STATUS requests and never read a reply; sleep
       until killed
@@ -198,6 +206,30 @@ def overcharge(path, uuid, kind, size):
     print(got, flush=True)
 
 
+def forge(path, uuid, how, size, as_nobody):
+    if as_nobody:
+        nobody()
+    s, dev = opened(path, uuid)
+    if how == "rereg":
+        s.send(packet(COMMIT, dev + struct.pack(
+            "<QQQII", 0x7f0000000000, 0, size, KIND_MEM, 0), 3))
+    elif how == "unreserved":
+        s.send(packet(COMMIT, dev + struct.pack(
+            "<QQQII", 0x7f0000000000, size, size, KIND_MEM, 0), 3))
+    elif how == "late-lease":
+        assert ask(s, RESERVE, dev + struct.pack("<QII", 1 << 20, KIND_MEM,
+                                                 0), 3) == "GRANT"
+        s.send(packet(LEASE_RESTORE, dev + struct.pack("<Q", size), 4))
+    else:
+        sys.exit("hostile.py: unknown forgery " + how)
+    try:
+        got = ask(s, DEVICE_OPEN, dev + struct.pack("<IIQ", 0, 0, 0), 5)
+    except (ConnectionResetError, BrokenPipeError):
+        got = "CLOSED"
+    print(got, flush=True)
+    sys.stdin.readline()
+
+
 def noread(path, n):
     nobody()
     s = connect(path)
@@ -229,6 +261,9 @@ def main():
         commits(args[0], args[1], int(args[2]))
     elif cmd == "overcharge":
         overcharge(args[0], args[1], args[2], int(args[3]))
+    elif cmd == "forge":
+        forge(args[0], args[1], args[2], int(args[3]),
+              len(args) > 4 and args[4] == "nobody")
     elif cmd == "noread":
         noread(args[0], int(args[1]))
     else:

@@ -7,7 +7,7 @@
 C=$CLIENTS/cuclient_linked
 
 daemon_start
-for bad in 4GB -1 150% 0; do
+for bad in 4GB -1 150% 0 0Gi 0%; do
 	out=$(GPUFRAC_MEMORY_LIMIT=$bad preload "$C" alloc 1Mi info \
 	    2>"$TMP/err")
 	check_eq "'$bad': the allocation is refused, no memory is shown" \

@@ -1,7 +1,10 @@
 # make install and make uninstall of the build under test, in a DESTDIR:
 # the systemd unit goes to systemd's unit directory with the PREFIX's
 # paths, passes systemd-analyze verify (where systemd is installed), and
-# uninstall takes back everything but the operator's configuration.
+# uninstall takes back everything but the operator's configuration. A
+# packager's SYSCONFDIR (built apart: it is compiled in) is where the
+# configuration goes, where gpufracd reads it and its drop-ins, and what
+# the man pages installed say.
 . "$(dirname "$0")/lib.sh"
 
 # gfmake ARGS...: make in the build under test, with the variables the
@@ -60,5 +63,31 @@ check "make uninstall" gfmake uninstall DESTDIR="$D"
 check "removes the unit" test ! -e "$UNIT"
 check_eq "and everything else but the configuration" \
 	"$(cd "$D" && find . -type f)" "./etc/gpufrac/gpufrac.conf"
+
+# SYSCONFDIR: a build of its own in $TMP, since it is compiled in (the
+# build under test stays as it is).
+ETC=$TMP/sysconf
+D4=$TMP/dest4
+check "make install with SYSCONFDIR=$ETC, built apart" gfmake install \
+	O="$TMP/build-sysconf" SYSCONFDIR="$ETC" DESTDIR="$D4"
+check "puts the configuration there" test -f "$D4$ETC/gpufrac/gpufrac.conf"
+GFD=$D4/usr/local/sbin/gpufracd
+check_eq "gpufracd -h names it as the default" \
+	"$("$GFD" -h | grep -c -- "-c file .*(default: $ETC/gpufrac/gpufrac.conf)")" 1
+mkdir -p "$ETC/gpufrac/gpufrac.conf.d"
+printf '[daemon]\nlog_level = loud\n' >"$ETC/gpufrac/gpufrac.conf"
+check_eq "gpufracd -n without -c reads it" "$("$GFD" -n 2>&1)" \
+	"$ETC/gpufrac/gpufrac.conf:2: bad level for 'log_level': 'loud' (expected error, warn, info or debug)"
+printf '[daemon]\nlog_level = debug\n' >"$ETC/gpufrac/gpufrac.conf"
+printf '[daemon]\nwait_timeout = soon\n' >"$ETC/gpufrac/gpufrac.conf.d/a.conf"
+check_eq "and its drop-ins beside it" "$("$GFD" -n 2>&1)" \
+	"$ETC/gpufrac/gpufrac.conf.d/a.conf:2: bad duration for 'wait_timeout': 'soon' (expected e.g. 30s, 500ms or 2m)"
+rm "$ETC/gpufrac/gpufrac.conf.d/a.conf"
+check_eq "a good one is OK" "$("$GFD" -n 2>&1)" "configuration OK"
+for m in man5/gpufrac.conf.5 man8/gpufracd.8; do
+	check_eq "$m names it where the tree's says /etc/gpufrac" \
+		"$(grep -c "$ETC/gpufrac/gpufrac.conf" "$D4/usr/local/share/man/$m") $(grep -c /etc/gpufrac "$D4/usr/local/share/man/$m")" \
+		"$(grep -c /etc/gpufrac/gpufrac.conf "$TOP/man/${m#*/}") 0"
+done
 
 finish

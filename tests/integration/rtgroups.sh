@@ -91,6 +91,15 @@ check_fails "removing a group that is not there says so" \
 out=$(ctl group set x --limit 4GB 2>&1)
 check_eq "a bad value is a usage error, said before asking" "$?:$out" \
 	"2:gpufracctl: group set: bad limit '4GB' (expected a size such as 8Gi or a share such as 50%)"
+# Zero, however written, is refused alike, as in gpufrac.conf.
+for zero in 0 0Gi 0%; do
+	out=$(ctl group set x --limit $zero 2>&1)
+	check_eq "group set --limit $zero is refused" "$?:$out" \
+		"2:gpufracctl: group set: bad limit '$zero' (a limit must be positive)"
+	out=$(ctl limit "$PID_n" $zero 2>&1)
+	check_eq "limit $zero is refused" "$?:$out" \
+		"2:gpufracctl: limit: bad size '$zero' (a limit must be positive)"
+done
 check_eq "none of them is in force" "$(group_names)" \
 	"['default', 'filed', 'tenants']"
 

@@ -231,10 +231,6 @@ out=$(srun --gpu-mem=64Mi --gpu-priority=11 true 2>&1)
 check_eq "a --gpu-priority above plugstack.conf's max_priority fails srun" \
 	"$?:$(echo "$out" | grep 'gpufrac: ')" \
 	"255:srun: error: gpufrac: --gpu-priority: 11 is above 10, the highest this cluster allows"
-out=$(srun --gpu-priority=3 true 2>&1)
-check_eq "--gpu-priority without --gpu-mem fails srun" \
-	"$?:$(echo "$out" | grep 'gpufrac: ')" \
-	"1:srun: error: gpufrac: --gpu-priority and --gpu-resolver need --gpu-mem"
 printf '#!/bin/sh\n#SBATCH --gpu-mem=1.5.5Gi\ntrue\n' >"$TMP/bad.sh"
 out=$(sbatch "$TMP/bad.sh" 2>&1)
 check_eq "#SBATCH --gpu-mem with a bad value fails sbatch" \
@@ -303,6 +299,15 @@ check "the daemon's line names the cap" grep -Eq \
 	"$TMP/c.err"
 check_eq "and leaves no cgroup" "$(find "$CG" -mindepth 1 -type d)" ""
 
+# --gpu-priority with neither --gpu-mem nor shards: no memory to rank. It
+# is told in the step, where shards are known (a shard-only step may ask).
+srun --gpu-priority=3 sh -c 'echo ran' >"$TMP/p.out" 2>"$TMP/p.err"
+check_eq "--gpu-priority without --gpu-mem or shards: no task" \
+	"$?:$(cat "$TMP/p.out")" 1:
+check "the plugin's line says what it needs" grep -Eq \
+	"error: gpufrac: step [0-9]+\.0: --gpu-priority and --gpu-resolver need --gpu-mem or shards \(--gres=shard:K\)" \
+	"$TMP/p.err"
+
 # --- no quota, no task: the daemon cannot be reached ---------------------
 sed "s|socket=$GPUFRAC_SOCKET|socket=$TMP/none.sock|" "$SX/plugstack.conf" \
 	>"$SX/plugstack.none"
@@ -354,8 +359,9 @@ check_eq "a task's own GPUFRAC_MEMORY_LIMIT only lowers the shards' share" \
 	"$(GPUFRAC_MEMORY_LIMIT=1Gi srun --gres=shard:2 "$C" total) $(GPUFRAC_MEMORY_LIMIT=32Mi srun --gres=shard:2 "$C" total)" \
 	"total $((128 * MiB)) total $((32 * MiB))"
 
-# While it runs: the group says its shards in ps, status and the metrics.
-srun --gres=shard:2 sh -c 'echo "step $SLURM_JOB_ID $SLURM_STEP_ID $$"; exec "$0" "$@"' \
+# While it runs: the group says its shards in ps, status and the metrics;
+# --gpu-priority and --gpu-resolver need no --gpu-mem: shards are memory.
+srun --gres=shard:2 --gpu-priority=3 --gpu-resolver=wait sh -c 'echo "step $SLURM_JOB_ID $SLURM_STEP_ID $$"; exec "$0" "$@"' \
 	"$C" alloc 16Mi hold >"$TMP/s.out" 2>"$TMP/s.err" &
 SRUN_S=$!
 if wait_for "srun --gres=shard:2 starts the task" 20 grep -q '^holding' "$TMP/s.out"; then
@@ -365,9 +371,9 @@ if wait_for "srun --gres=shard:2 starts the task" 20 grep -q '^holding' "$TMP/s.
 		"$(gf_client "$PID" "(c['group'], c['devices'][0]['limit_bytes'])")" \
 		"('$GROUP', $((128 * MiB)))"
 	check "and so does ps's table" ps_has "$GROUP"
-	check_eq "status shows the group with its limit and its task" \
-		"$(gf_group "$GROUP" "(g['limit_bytes'], g['clients'])")" \
-		"($((128 * MiB)), 1)"
+	check_eq "status shows the group with its limit, its task, and the priority and resolver asked" \
+		"$(gf_group "$GROUP" "(g['limit_bytes'], g['clients'], g['priority'], g['resolver'])")" \
+		"($((128 * MiB)), 1, 3, 'wait')"
 	UUID=$(ctl status --json | json "j['devices'][0]['uuid']")
 	check "the metrics carry the shards in the group's label" metrics_has \
 		"gpufrac_group_limit_bytes{group=\"$GROUP\",uuid=\"$UUID\"}" \

@@ -2,8 +2,8 @@
 # release shows in ps (an older shim's, which says none, as null); a HELLO
 # of another protocol version is refused with an ERROR naming the one the
 # daemon speaks, and the daemon carries on; a shim refused so by a daemon
-# of another protocol says it once on stderr and runs on as it does without
-# a daemon, asking again.
+# of another protocol says it once on stderr and runs on, its allocations
+# refused until a daemon lets it in, asking again.
 # shellcheck disable=SC2154	# PID_* are client_start's
 . "$(dirname "$0")/lib.sh"
 C=$CLIENTS/cuclient_linked
@@ -58,7 +58,8 @@ check_eq "and still serves its client" \
 	"$(client_field "$PID_a" version)" "$VERSION"
 client_release a
 
-# The shim against a daemon of another protocol: one line, then on alone.
+# The shim against a daemon of another protocol: one line, then on, every
+# allocation refused: a daemon that says no is an answer, not an absence.
 FSOCK=$TMP/fake.sock
 "$PYTHON" "$FAKE" "$FSOCK" --proto "$OTHER" >"$TMP/fake.log" 2>&1 &
 pid_fake=$!
@@ -71,12 +72,12 @@ wait_for "the shim is refused" 10 refusals 1
 wait_for "and asks again, as when no daemon is reachable" 10 refusals 2
 client_release b
 check_eq "the program exits 0" $? 0
-check_eq "the program runs on, its limit enforced by the shim" \
-	"$(cat "$TMP/b.out")" "alloc ok
+check_eq "the program runs on, refused every allocation (issue 32)" \
+	"$(cat "$TMP/b.out")" "alloc err=2
 holding
 alloc err=2"
 check_eq "one line on its stderr says why" "$(cat "$TMP/b.err")" \
-	"gpufrac: daemon at '$FSOCK' speaks protocol $OTHER, this libgpufrac $VERSION speaks $PROTO: fake gpufracd speaks protocol $OTHER only; enforcing the last known limit locally"
+	"gpufrac: daemon at '$FSOCK' speaks protocol $OTHER, this libgpufrac $VERSION speaks $PROTO: fake gpufracd speaks protocol $OTHER only; allocations fail until it lets this process in"
 kill -TERM "$pid_fake"
 wait "$pid_fake"
 finish

@@ -142,7 +142,7 @@ cuCheckpointProcessRestore(int pid, CUcheckpointRestoreArgs *args)
 	bus_start(&start);
 	if ((r = state_ck_restore(pid, &bytes)) != CUDA_SUCCESS)
 		return r;
-	bus_move(&start, bytes, bus_ckpt_rate);
+	bus_move(&start, bytes, bus_ckpt_in_rate);
 	return CUDA_SUCCESS;
 }
 

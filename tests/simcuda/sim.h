@@ -255,13 +255,15 @@ int		checkpoint_hidden(const char *symbol);
 
 /*
  * bus.c: the rates, in bytes/s (0: no time at all), read at cuInit: the
- * checkpoint API's (SIMCUDA_CKPT_GBPS), pinned host<->device copies'
+ * checkpoint API's (SIMCUDA_CKPT_GBPS; restores at SIMCUDA_CKPT_IN_GBPS
+ * where set), pinned host<->device copies'
  * (SIMCUDA_COPY_GBPS) and pinning host memory (SIMCUDA_PIN_GBPS).
  * bus_start notes when a call's work begins, before the simulator does
  * it; bus_move then blocks until bytes at rate have taken their time
  * since then, so a call takes the longer of its work and the model's.
  */
 extern uint64_t	bus_ckpt_rate;
+extern uint64_t	bus_ckpt_in_rate;
 extern uint64_t	bus_copy_rate;
 extern uint64_t	bus_pin_rate;
 void		bus_rate_parse(void);

@@ -31,6 +31,13 @@ test_options(void **state)
 	    sizeof(err)), 0);
 	assert_int_equal(g.set.guarantee_kind, GF_LIMIT_PERCENT);
 	assert_int_equal(g.set.guarantee_value, 2500);
+	/* A zero guarantee, however written, is none. */
+	assert_int_equal(ctlreq_group_option(&g, "guarantee", "0%", err,
+	    sizeof(err)), 0);
+	assert_int_equal(g.set.guarantee_kind, GF_LIMIT_BYTES);
+	assert_int_equal(g.set.guarantee_value, 0);
+	assert_int_equal(ctlreq_group_option(&g, "guarantee", "25%", err,
+	    sizeof(err)), 0);
 	assert_int_equal(ctlreq_group_option(&g, "priority", "-7", err,
 	    sizeof(err)), 0);
 	assert_int_equal(g.set.priority_set, 1);
@@ -73,6 +80,12 @@ test_bad_options(void **state)
 	(void)state;
 	option_fails("limit", "4GB", "bad limit '4GB' (expected a size such "
 	    "as 8Gi or a share such as 50%)");
+	option_fails("limit", "0", "bad limit '0' (a limit must be "
+	    "positive)");
+	option_fails("limit", "0%", "bad limit '0%' (a limit must be "
+	    "positive)");
+	option_fails("limit", "0Gi", "bad limit '0Gi' (a limit must be "
+	    "positive)");
 	option_fails("guarantee", "-1", "bad guarantee '-1' (expected a size "
 	    "such as 8Gi or a share such as 50%)");
 	option_fails("priority", "high", "bad priority 'high' (expected an "

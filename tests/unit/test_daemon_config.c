@@ -293,6 +293,12 @@ static const struct {
 	    "(expected refuse or cap)" },
 	{ "bad_jobs_guarantee.conf", 2, "bad size for 'max_guarantee': "
 	    "'lots'" },
+	{ "bad_default_limit_zero.conf", 3, "bad limit for 'default_limit': "
+	    "'0' (a limit must be positive" },
+	{ "bad_group_limit_zero.conf", 4, "bad limit for 'limit': '0Gi' (a "
+	    "limit must be positive" },
+	{ "bad_jobs_limit_zero.conf", 2, "bad limit for 'max_limit': '0%' (a "
+	    "limit must be positive" },
 };
 
 static void
@@ -407,7 +413,11 @@ static const struct bad_value {
 	{ "daemon", "admin_group", "a:b", "bad group" },
 	{ "daemon", "log_level", "INFO", "bad level" },
 	{ "daemon", "log_level", "3", "bad level" },
-	{ "daemon", "default_limit", "0%", "bad limit" },
+	{ "daemon", "default_limit", "0%", "a limit must be positive" },
+	{ "daemon", "default_limit", "0", "a limit must be positive" },
+	{ "daemon", "default_limit", "0Gi", "a limit must be positive" },
+	{ "daemon", "default_limit", "0.4", "a limit must be positive" },
+	{ "daemon", "default_limit", "0.001%", "a limit must be positive" },
 	{ "daemon", "default_limit", "-1Gi", "bad limit" },
 	{ "daemon", "default_limit", "12Q", "bad limit" },
 	{ "daemon", "default_limit", "99999999999999999999", "bad limit" },
@@ -428,7 +438,11 @@ static const struct bad_value {
 	{ "group g", "match", "", "bad rules for 'match': '' (expected" },
 	{ "group g", "match", "uid:x", "bad rule 'uid:x'" },
 	{ "group g", "match", "pod:1234", "bad rule 'pod:1234'" },
-	{ "group g", "limit", "0%", "bad limit" },
+	{ "group g", "limit", "0%", "a limit must be positive" },
+	{ "group g", "limit", "0", "a limit must be positive" },
+	{ "group g", "limit", "0Mi", "a limit must be positive" },
+	{ "jobs", "max_limit", "0", "a limit must be positive" },
+	{ "jobs", "max_limit", "0Ki", "a limit must be positive" },
 	{ "group g", "limit", "lots", "bad limit" },
 	{ "group g", "guarantee", "101%", "bad guarantee" },
 	{ "group g", "guarantee", "-1Gi", "bad guarantee" },
@@ -640,6 +654,38 @@ test_resolver_names(void **state)
 	assert_string_equal(name_resolver(99), "unknown");
 }
 
+/*
+ * A zero guarantee, however written, is no guarantee (a limit of zero is
+ * refused: test_bad_values); every spelling gives the same.
+ */
+static void
+test_zero_guarantee(void **state)
+{
+	static const char *const zeros[] = { "0", "0Gi", "0%", "0.0%" };
+	char path[64], text[256];
+	struct config c;
+	struct errs e;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(zeros) / sizeof(zeros[0]); i++) {
+		snprintf(text, sizeof(text), "[jobs]\nmax_guarantee = %s\n"
+		    "[group g]\nmatch = uid:1\nguarantee = %s\n", zeros[i],
+		    zeros[i]);
+		temp_conf(path, sizeof(path), text);
+		print_message("%s\n", zeros[i]);
+		assert_int_equal(load(&c, path, 0, &e), 0);
+		assert_int_equal(c.jobs.max_guarantee_kind, GF_LIMIT_BYTES);
+		assert_int_equal(c.jobs.max_guarantee_value, 0);
+		assert_int_equal(c.ngroups, 1);
+		assert_int_equal(c.groups[0].pol.guarantee_kind,
+		    GF_LIMIT_BYTES);
+		assert_int_equal(c.groups[0].pol.guarantee_value, 0);
+		config_free(&c);
+		unlink(path);
+	}
+}
+
 /* A ledger with two 16Gi devices, ordinals 0 and 1. */
 static void
 two_devices(struct ledger *l, uint8_t uuids[2][GF_UUID_LEN])
@@ -778,6 +824,7 @@ main(void)
 		cmocka_unit_test(test_bad_fixtures),
 		cmocka_unit_test(test_good_values),
 		cmocka_unit_test(test_bad_values),
+		cmocka_unit_test(test_zero_guarantee),
 		cmocka_unit_test(test_all_errors),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_not_regular),

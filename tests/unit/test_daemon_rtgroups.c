@@ -201,6 +201,10 @@ test_set_refuses(void **state)
 	s.limit_value = 10001;
 	set_fails(&rt, &s, &good, 1, "bad limit for group 'x'");
 	s = set_of("x");
+	s.limit_kind = GF_LIMIT_BYTES;	/* zero, refused as in the files */
+	s.limit_value = 0;
+	set_fails(&rt, &s, &good, 1, "bad limit for group 'x'");
+	s = set_of("x");
 	s.limit_kind = 9;
 	set_fails(&rt, &s, &good, 1, "bad limit");
 	s = set_of("x");

@@ -144,9 +144,10 @@ test_garbage(void **state)
 	bad("Gi", "is not a size");
 	bad("1.2.3", "is not a size");
 	bad("0x10", "is not a size");
-	bad("0", "0 bytes");
-	bad("0Gi", "0 bytes");
-	bad("0%", "is not a size");
+	bad("0", "a limit of zero (a limit must be positive)");
+	bad("0Gi", "a limit of zero");
+	bad("0%", "a limit of zero");
+	bad("0.001%", "a limit of zero");
 	bad("101%", "is not a size");
 	bad("-5%", "is not a size");
 	bad("%", "is not a size");
@@ -185,7 +186,7 @@ test_per_device_bad(void **state)
 	bad("0=2Gi,,1=1Gi", "empty entry");
 	bad("0=2Gi,1", "'1' is not ORDINAL=LIMIT");
 	bad("0=2Gi,1=lots", "'lots' is not a size");
-	bad("0=0", "0 bytes");
+	bad("0=0", "a limit of zero");
 	bad("0=2Gi=3Gi", "is not a size");
 	bad("0=150%", "is not a size");
 }

@@ -167,7 +167,6 @@ static void
 test_limit_percent_bad(void **state)
 {
 	static const char *const bad[] = {
-		"0%", "0.0%", "0.001%",		/* rounds to nothing */
 		"101%", "100.01%", "1000%", "%", "%50", "50%%", "50 %",
 		"-5%", "5Gi%", ".%", "18446744073709551616%",
 	};
@@ -180,6 +179,41 @@ test_limit_percent_bad(void **state)
 		if (limit_parse(bad[i], &kind, &value) != -1)
 			fail_msg("limit_parse(\"%s\") accepted", bad[i]);
 	assert_int_equal(limit_parse(NULL, &kind, &value), -1);
+}
+
+/*
+ * Zero, however written, is one thing: a limit refuses it (LIMIT_ZERO,
+ * its outputs untouched), a guarantee takes it as none, in bytes.
+ */
+static void
+test_limit_zero(void **state)
+{
+	static const char *const zeros[] = {
+		"0", "0Gi", "0.0G", "0.4",		/* less than a byte */
+		"0%", "0.0%", "0.001%",		/* rounds to nothing */
+	};
+	uint32_t kind;
+	uint64_t value;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < NITEMS(zeros); i++) {
+		kind = 99;
+		value = 12345;
+		if (limit_parse(zeros[i], &kind, &value) != LIMIT_ZERO ||
+		    kind != 99 || value != 12345)
+			fail_msg("limit_parse(\"%s\") is not LIMIT_ZERO",
+			    zeros[i]);
+		if (guarantee_parse(zeros[i], &kind, &value) != 0 ||
+		    kind != GF_LIMIT_BYTES || value != 0)
+			fail_msg("guarantee_parse(\"%s\") is not 0 bytes",
+			    zeros[i]);
+	}
+	assert_int_equal(guarantee_parse("25%", &kind, &value), 0);
+	assert_int_equal(kind, GF_LIMIT_PERCENT);
+	assert_int_equal(value, 2500);
+	assert_int_equal(guarantee_parse("101%", &kind, &value), -1);
+	assert_int_equal(guarantee_parse("lots", &kind, &value), -1);
 }
 
 static void
@@ -338,6 +372,7 @@ main(void)
 		cmocka_unit_test(test_size_failure_leaves_output),
 		cmocka_unit_test(test_limit_percent),
 		cmocka_unit_test(test_limit_percent_bad),
+		cmocka_unit_test(test_limit_zero),
 		cmocka_unit_test(test_limit_size),
 		cmocka_unit_test(test_limit_resolve),
 		cmocka_unit_test(test_duration),

@@ -1,0 +1,165 @@
+/*
+ * A client's word where it changes what the others get (trust.h): a
+ * charge it asks for without a RESERVE the ledger admitted, bounded by
+ * its limits, else by what NVML shows its process holding.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "arbiter.h"
+#include "gpufrac/proto.h"
+#include "event.h"
+#include "ledger.h"
+#include "nvml.h"
+#include "overhead.h"
+#include "trust.h"
+#include "units.h"
+
+/* NVML's figure is looked at again when older than this. */
+#define TRUST_NVML_MS	100
+
+uint64_t
+trust_commit_extra(const struct ledger *l, const struct ledger_client *lc,
+    size_t dev, const struct gf_commit *cm)
+{
+	const struct ledger_alloc *old = ptrmap_get(&lc->allocs, cm->ptr);
+	uint64_t base, u_pending = lc->usage[dev].pending;
+
+	(void)l;
+	/* What it says it had reserved, no more than it has. */
+	base = cm->reserved < u_pending ? cm->reserved : u_pending;
+	/* A record replaced on the same device: its bytes are freed first. */
+	if (old != NULL && old->device == dev)
+		base = base + old->size < base ? UINT64_MAX : base + old->size;
+	return cm->size > base ? cm->size - base : 0;
+}
+
+/*
+ * What NVML shows lc's process holding on dev, looked at again when the
+ * last look is older than TRUST_NVML_MS or when fresh is set; UINT64_MAX
+ * when NVML cannot say (none, no list, the process out to host).
+ */
+static uint64_t
+nvml_holding(struct ledger_client *lc, size_t dev, int fresh)
+{
+	struct ledger_usage *u = &lc->usage[dev];
+	struct nvml_proc *procs;
+	uint64_t now = event_now_ms();
+	long n;
+
+	if (!nvml_ready() || lc->on_host)
+		return UINT64_MAX;
+	if (u->nvml_ms != 0 && !fresh && now - u->nvml_ms < TRUST_NVML_MS)
+		return u->nvml_bytes;
+	if ((n = nvml_procs(dev, &procs)) < 0)
+		return UINT64_MAX;
+	u->nvml_bytes = proc_bytes(procs, n, lc->pid);
+	u->nvml_ms = now != 0 ? now : 1;
+	free(procs);
+	return u->nvml_bytes;
+}
+
+/*
+ * What lc's allocations on dev hold, as the ledger counts them: its
+ * charge less its context record (the daemon's own measure of NVML's
+ * figure) and its lease (charged ahead, held by the driver only as far
+ * as it is drawn).
+ */
+static uint64_t
+allocated(const struct ledger_client *lc, size_t dev)
+{
+	const struct ledger_usage *u = &lc->usage[dev];
+	uint64_t own = overhead_of(lc, dev) + u->lease;
+
+	return u->used > own ? u->used - own : 0;
+}
+
+/* Whether NVML shows lc holding extra more than its allocations on dev. */
+static int
+nvml_shows(struct ledger_client *lc, size_t dev, uint64_t extra,
+    uint64_t *nvml)
+{
+	uint64_t have = allocated(lc, dev);
+
+	*nvml = nvml_holding(lc, dev, 0);
+	if (*nvml != UINT64_MAX && have + extra >= have &&
+	    have + extra > *nvml)
+		/* It may have allocated since the last look. */
+		*nvml = nvml_holding(lc, dev, 1);
+	return *nvml != UINT64_MAX && have + extra >= have &&
+	    have + extra <= *nvml;
+}
+
+static const char *
+admit_name(int rc)
+{
+	switch (rc) {
+	case LEDGER_LIMIT:
+		return "its limit";
+	case LEDGER_GROUP_LIMIT:
+		return "its group's limit";
+	default:
+		return "what the device has free";
+	}
+}
+
+/* Believed past its limits: said once per connection and device. */
+static void
+past_limit(struct arbiter *a, struct ledger_client *lc, size_t dev,
+    uint64_t extra, int rc, const char *what, uint64_t nvml)
+{
+	char b1[16];
+
+	if (lc->usage[dev].past_said)
+		return;
+	lc->usage[dev].past_said = 1;
+	arbiter_event(a, GF_EV_PAST_LIMIT, lc, (int)dev, extra, "%s past %s "
+	    "believed: NVML shows uid %u holding %s", what, admit_name(rc),
+	    lc->uid, size_format(nvml, b1, sizeof(b1)));
+}
+
+int
+trust_charge(struct arbiter *a, struct ledger_client *lc, size_t dev,
+    uint64_t extra, const char *what, char *why, size_t whylen)
+{
+	struct ledger *l = &a->ledger;
+	uint64_t nvml = UINT64_MAX;
+	char b1[16], b2[16];
+	int rc;
+
+	if (extra == 0)
+		return 0;
+	rc = ledger_admit(l, lc, dev, extra);
+	if (rc == LEDGER_GRANT)
+		return 0;
+	if (nvml_shows(lc, dev, extra, &nvml)) {
+		if (rc != LEDGER_COLLISION)
+			past_limit(a, lc, dev, extra, rc, what, nvml);
+		return 0;
+	}
+	/*
+	 * Where NVML cannot say, its limits bound its word: within them, a
+	 * full device is no reason to doubt what it holds.
+	 */
+	if (nvml == UINT64_MAX && rc == LEDGER_COLLISION &&
+	    ledger_holdable(l, lc, dev, extra))
+		return 0;
+	if (nvml == UINT64_MAX)
+		snprintf(why, whylen, "%s of %s past %s", what,
+		    size_format(extra, b1, sizeof(b1)), admit_name(rc));
+	else
+		snprintf(why, whylen, "%s of %s past %s, more than NVML shows "
+		    "it holding (%s)", what,
+		    size_format(extra, b1, sizeof(b1)), admit_name(rc),
+		    size_format(nvml, b2, sizeof(b2)));
+	trust_refuse(a, lc, dev, extra, why);
+	return -1;
+}
+
+void
+trust_refuse(struct arbiter *a, const struct ledger_client *lc, size_t dev,
+    uint64_t bytes, const char *why)
+{
+	arbiter_event(a, GF_EV_REFUSED, lc, (int)dev, bytes, "refused pid %u "
+	    "(uid %u): %s; connection closed", lc->pid, lc->uid, why);
+}

@@ -1,0 +1,45 @@
+/*
+ * A client's word, where it would change what the others get (issue 32):
+ * a COMMIT charged beyond what its RESERVE took (a re-registration after
+ * a daemon restart, a pool's recharge, an allocation reserved on an
+ * earlier connection) and a LEASE_RESTORE are believed within the
+ * client's own and its group's limits, where the device has room too;
+ * beyond them only as far as NVML shows the process holding (said in an
+ * event); otherwise refused, with an event naming the pid and uid, and
+ * the connection is closed. A process swapped out, or a daemon without
+ * NVML's per-process list, is held to its limits alone.
+ */
+#ifndef GF_DAEMON_TRUST_H
+#define GF_DAEMON_TRUST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct arbiter;
+struct gf_commit;
+struct ledger;
+struct ledger_client;
+
+/*
+ * What COMMIT cm would add to lc's charge on dev beyond what it had
+ * reserved there: its size, less the pending reserve it takes (no more
+ * than lc has pending) and the record it replaces on dev.
+ */
+uint64_t trust_commit_extra(const struct ledger *l,
+	    const struct ledger_client *lc, size_t dev,
+	    const struct gf_commit *cm);
+
+/*
+ * Whether extra more bytes may be charged to lc on dev on its word, what
+ * (a message name) says. 0: yes (an event said so if that passes its
+ * limits). -1: no, with why set and the refusal recorded as an event:
+ * the caller closes the connection.
+ */
+int	trust_charge(struct arbiter *a, struct ledger_client *lc, size_t dev,
+	    uint64_t extra, const char *what, char *why, size_t whylen);
+
+/* Record that lc's word (bytes on dev, why) was refused: its event. */
+void	trust_refuse(struct arbiter *a, const struct ledger_client *lc,
+	    size_t dev, uint64_t bytes, const char *why);
+
+#endif

@@ -1,0 +1,97 @@
+# The daemon believes no client's word that it could check (issue 32): a
+# charge asked for without a RESERVE (a forged re-registration, a COMMIT
+# that says it was reserved, a LEASE_RESTORE after the registration) is
+# refused past the client's limits unless NVML shows the process holding
+# it, with an event naming pid and uid, and the connection closed; an
+# honest re-registration past a limit lowered meanwhile is believed, said
+# in an event; and a process the daemon refuses (its uid's connections at
+# their cap) has every allocation refused until it is let in.
+. "$(dirname "$0")/lib.sh"
+H=$TOP/tests/clients/hostile.py
+C=$CLIENTS/cuclient_linked
+nobody_setup
+printf '[daemon]\ndefault_limit = 25%%\nmax_connections_per_uid = 256\n' \
+	>"$TMP/gpufrac.conf"
+daemon_start
+uuid=$(ctl status --json | json 'j["devices"][0]["uuid"]')
+# events_of KIND: the reasons of the events of that kind, a line each.
+events_of() {
+	ctl events --json | "$PYTHON" -c 'import json, sys
+for e in map(json.loads, sys.stdin):
+    if e["event"] == sys.argv[1]:
+        print(e["reason"])' "$1"
+}
+
+# --- a forged charge, from uid 65534: refused, the device left alone ------
+n=0
+for how in rereg unreserved late-lease; do
+	n=$((n + 1))
+	# What a RESERVE of its own was granted stays until it exits.
+	own=0
+	[ $how = late-lease ] && own=$((1 << 20))
+	exec 3> >("$PYTHON" "$H" forge "$GPUFRAC_SOCKET" "$uuid" $how \
+	    $((4 << 30)) nobody >"$TMP/forge.$how" 2>&1)
+	wait_for "a $how of 4 GiB by uid 65534 is answered" 10 \
+		grep -q . "$TMP/forge.$how"
+	check_eq "a $how of 4 GiB past its 1 GiB limit is refused" \
+		"$(cat "$TMP/forge.$how")" CLOSED
+	check_eq "an event names its pid and uid ($how)" \
+		"$(events_of refused | grep -c 'uid 65534')" $n
+	check "nothing of it is charged ($how)" device_used_is $own
+	check_eq "root's program is granted 256 MiB meanwhile ($how)" \
+		"$(preload "$C" alloc 256Mi 2>&1)" "alloc ok"
+	exec 3>&-
+	wait_for "its charge goes as it exits ($how)" 10 device_used_is 0
+done
+check "the event says why" eval 'events_of refused | grep -q "COMMIT of 4.0GiB past its limit, more than NVML shows it holding (0B)"'
+check "a lease restored after a RESERVE is refused as such" \
+	eval 'events_of refused | grep -q "LEASE_RESTORE of 4294967296 bytes after its registration"'
+check_eq "within its limit, its word is taken" \
+	"$("$PYTHON" "$H" overcharge "$GPUFRAC_SOCKET" "$uuid" commit \
+	$((512 << 20)))" DEVICE_INFO
+
+# --- an honest re-registration past a limit lowered meanwhile --------------
+printf '[daemon]\ndefault_limit = 100%%\nmax_connections_per_uid = 256\n' \
+	>"$TMP/gpufrac.conf"
+check "reload: default_limit 100%" ctl reload
+client_start a preload "$C" alloc 2Gi hold alloc 64Mi
+check "it holds 2 GiB" device_used_is $((2 << 30))
+daemon_stop
+printf '[daemon]\ndefault_limit = 25%%\nmax_connections_per_uid = 256\n' \
+	>"$TMP/gpufrac.conf"
+daemon_start
+wait_for "it re-registers its 2 GiB with a daemon that allows it 1 GiB" 10 \
+	device_used_is $((2 << 30))
+check "an event says it was believed past its limit, as NVML shows" \
+	eval 'events_of past-limit | grep -q "COMMIT past its limit believed: NVML shows uid 0 holding 2.0GiB"'
+client_release a
+check_eq "and it is held to its limit from then on" \
+	"$(sed -n 3p "$TMP/a.out")" "alloc err=2"
+
+# --- a refused connection fails closed ------------------------------------
+mkfifo "$TMP/conns.in"
+"$PYTHON" "$H" conns "$GPUFRAC_SOCKET" 256 <"$TMP/conns.in" >"$TMP/conns.out" &
+conns=$!
+exec 4>"$TMP/conns.in"
+wait_for "uid 65534 opens its 256 connections" 30 grep -q '^ok' "$TMP/conns.out"
+check_eq "all 256 are served" "$(cat "$TMP/conns.out")" "ok 256 refused 0"
+"${NOBODY_ENV[@]}" "${AS_NOBODY[@]}" env \
+	"LD_PRELOAD=${SAN_RT:+$SAN_RT }$SHIM" "$C" alloc 3Gi hold alloc 512Mi \
+	</dev/null >"$TMP/b.out" 2>"$TMP/b.err" &
+PID_b=$!
+wait_for "its next program is refused a connection" 20 \
+	grep -q '^holding' "$TMP/b.out"
+check_eq "and its 3 GiB under a 1 GiB limit is refused, not granted" \
+	"$(head -n 1 "$TMP/b.out")" "alloc err=2"
+check_eq "one line on its stderr says why" "$(cat "$TMP/b.err")" \
+	"gpufrac: daemon at '$GPUFRAC_SOCKET' refused this process: uid 65534 has 256 connections to gpufracd, its max_connections_per_uid; allocations fail until it lets this process in"
+echo >&4
+exec 4>&-
+wait "$conns"
+wait_for "once its uid has room, the program is let in" 10 \
+	eval 'ctl ps --json | grep -q "\"pid\":$PID_b,"'
+client_release b
+check_eq "and its next allocation is asked for, and granted" \
+	"$(sed -n 3p "$TMP/b.out")" "alloc ok"
+check "saying so" grep -q "lets this process in: allocations are asked for again" "$TMP/b.err"
+finish
