@@ -126,6 +126,9 @@ real_resolve(void)
 static int
 real_setup(void)
 {
+	/* The client carries the daemon's MOVE up to the copy engine. */
+	static const struct client_mover mover = { vback_request,
+	    vback_restore };
 	int e;
 
 	env_load();
@@ -145,6 +148,7 @@ real_setup(void)
 		log_errx("cannot install fork handlers: %s", strerror(e));
 	vback_init();
 	client_init();
+	client_mover_set(&mover);
 	return REAL_ACTIVE;
 }
 

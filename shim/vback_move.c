@@ -15,7 +15,6 @@
 #include "activity.h"
 #include "alloc_table.h"
 #include "client.h"
-#include "client_int.h"
 #include "gpufrac/proto.h"
 #include "log.h"
 #include "real.h"
@@ -199,6 +198,39 @@ vback_commit(uint32_t id)
 	    id | GF_SWAPPED_COMMITTED, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
 
+/*
+ * Whether the daemon still waits for move in id (activity.h): the mark
+ * turned from id | COMMITTED to id | COMMITTED | IN. Once it has, device
+ * memory may be mapped again; if the daemon gave up first, the memory
+ * stays out, as the daemon takes it. id 0 (no daemon: vback_restore)
+ * commits whatever out mark is there.
+ */
+static int
+vback_commit_in(uint32_t id, uint32_t *mark)
+{
+	struct gf_activity *p = __atomic_load_n(&activity_page,
+	    __ATOMIC_ACQUIRE);
+	uint32_t want = id | GF_SWAPPED_COMMITTED;
+
+	if (id == 0 && ((want = __atomic_load_n(&p->swapped,
+	    __ATOMIC_SEQ_CST)) & (GF_SWAPPED_COMMITTED | GF_SWAPPED_IN)) !=
+	    GF_SWAPPED_COMMITTED)
+		return 0;
+	*mark = want;
+	return __atomic_compare_exchange_n(&p->swapped, &want,
+	    want | GF_SWAPPED_IN, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+
+/* The move in committed as mark ended: in (0), or out still (mark). */
+static void
+vback_in_settle(uint32_t mark, int in)
+{
+	struct gf_activity *p = __atomic_load_n(&activity_page,
+	    __ATOMIC_ACQUIRE);
+
+	__atomic_store_n(&p->swapped, in ? 0 : mark, __ATOMIC_SEQ_CST);
+}
+
 /* Out: every backed allocation to pinned host memory, then unmapped. */
 static void
 vback_move_out(struct gf_moved *m, struct vback **all, size_t n)
@@ -243,8 +275,14 @@ vback_move_in(struct gf_moved *m, struct vback **all, size_t n)
 {
 	const char *stage = "cuMemCreate";
 	CUresult r = CUDA_SUCCESS;
+	uint32_t mark;
 	size_t i;
 
+	if (!vback_commit_in(m->id, &mark)) {
+		m->result = CUDA_ERROR_TIMEOUT;
+		snprintf(m->what, sizeof(m->what), "gpufracd gave up waiting");
+		return;
+	}
 	for (i = 0; i < n && r == CUDA_SUCCESS; i++)
 		if (all[i]->h == 0)
 			r = all[i]->prog != NULL ? vmm_virt_map_new(all[i]) :
@@ -262,11 +300,13 @@ vback_move_in(struct gf_moved *m, struct vback **all, size_t n)
 			}
 		m->result = (uint32_t)r;
 		snprintf(m->what, sizeof(m->what), "%s", stage);
+		vback_in_settle(mark, 0);
 		return;
 	}
 	for (i = 0; i < n; i++)
 		m->moved += all[i]->held;
 	__atomic_store_n(&vback_is_out, 0, __ATOMIC_RELEASE);
+	vback_in_settle(mark, 1);
 }
 
 /*
@@ -303,6 +343,7 @@ vback_move(uint32_t dir, uint32_t id, struct gf_moved *m)
 int
 vback_restore(void)
 {
+	static int said;
 	struct gf_moved m;
 
 	pthread_mutex_lock(&vback_lock);
@@ -312,23 +353,17 @@ vback_restore(void)
 		vback_move(GF_SWAP_DROP, 0, &m);
 	pthread_mutex_unlock(&vback_lock);
 	if (m.result != CUDA_SUCCESS) {
-		log_errx("cannot bring this process's memory back from the "
-		    "host: %s failed (%d)", m.what, (int)m.result);
+		/* Tried at every gated call: said once, then at debug level. */
+		if (shim_once(&said))
+			log_errx("cannot bring this process's memory back from "
+			    "the host: %s failed (%d)", m.what, (int)m.result);
+		else
+			log_debug("cannot bring this process's memory back "
+			    "from the host: %s failed (%d)", m.what,
+			    (int)m.result);
 		return -1;
 	}
 	return 0;
-}
-
-static void
-vback_tell(const struct gf_moved *m)
-{
-	char why[CLIENT_WHY_LEN];
-
-	pthread_mutex_lock(&client_lock);
-	if (client_up && client_send(client_fd, GF_MSG_MOVED, m, NULL, why,
-	    sizeof(why)) < 0)
-		client_lost(why);
-	pthread_mutex_unlock(&client_lock);
 }
 
 /* The next request, waited for (vback_qlock held): a drop first. */
@@ -369,7 +404,7 @@ vback_main(void *arg)
 		    (unsigned long long)m.moved, names[dir & 3],
 		    (unsigned long long)m.duration_us,
 		    (unsigned long long)m.kept);
-		vback_tell(&m);
+		client_moved(&m, 0);
 	}
 	return NULL;
 }
@@ -415,7 +450,6 @@ vback_move_fork_child(void)
 void
 vback_request(uint32_t direction, uint32_t id)
 {
-	char why[CLIENT_WHY_LEN];
 	struct gf_moved m;
 
 	if (direction != GF_SWAP_OUT && direction != GF_SWAP_IN &&
@@ -429,10 +463,7 @@ vback_request(uint32_t direction, uint32_t id)
 		m.id = id;
 		m.result = CUDA_ERROR_OPERATING_SYSTEM;
 		snprintf(m.what, sizeof(m.what), "pthread_create");
-		/* The client lock is the caller's: send as it would. */
-		if (client_up)
-			(void)client_send(client_fd, GF_MSG_MOVED, &m, NULL,
-			    why, sizeof(why));
+		client_moved(&m, 1);	/* the client lock is the caller's */
 		return;
 	}
 	if (direction == GF_SWAP_DROP) {
