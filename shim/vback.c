@@ -334,10 +334,45 @@ vback_ctx_list(CUcontext ctx, uint64_t **keys, size_t *n, size_t *cap)
 }
 
 void
-vback_ctx_gone(CUcontext ctx)
+vback_ctx_ending(void)
 {
 	pthread_mutex_lock(&vback_lock);
-	vback_host_ctx_gone(ctx);
+}
+
+/*
+ * The program's own VMM memory outlives the context current at its
+ * cuMemMap (it is the process's): it moves by its device's primary
+ * context from now on, retained once and kept (issue 33). NULL, and its
+ * moves fail, if that cannot be had.
+ */
+static void
+vback_ctx_reassign(CUcontext ctx)
+{
+	static CUcontext primary[VBACK_DEVICES];
+	struct vback *v;
+	size_t pos = 0;
+	uint64_t key;
+
+	while ((v = ptrmap_next(&vback_map, &pos, &key)) != NULL) {
+		if (v->ctx != ctx || v->prog == NULL)
+			continue;
+		if (v->dev >= 0 && v->dev < VBACK_DEVICES &&
+		    primary[v->dev] == NULL &&
+		    REAL_CALL(cuDevicePrimaryCtxRetain, &primary[v->dev],
+		    v->dev) != CUDA_SUCCESS)
+			primary[v->dev] = NULL;
+		v->ctx = v->dev >= 0 && v->dev < VBACK_DEVICES ?
+		    primary[v->dev] : NULL;
+	}
+}
+
+void
+vback_ctx_gone(CUcontext ctx, int gone)
+{
+	if (gone) {
+		vback_host_ctx_gone(ctx);
+		vback_ctx_reassign(ctx);
+	}
 	pthread_mutex_unlock(&vback_lock);
 }
 

@@ -113,10 +113,15 @@ int	vback_ctx_list(CUcontext ctx, uint64_t **keys, size_t *n,
 	    size_t *cap);
 
 /*
- * ctx has ended, and the driver freed the pinned host memory had in it:
- * the copy engine forgets what it kept there (vback_host.c).
+ * A context is about to end (vback_ctx_ending), then has (gone) or not:
+ * the engine's lock is held from before the driver's call until after,
+ * so that no move, nor a GF_SWAP_DROP, frees pinned memory the driver
+ * freed with the context (a double free, issue 33). Gone, the engine
+ * forgets what it kept there (vback_host.c) and moves the program's own
+ * VMM memory made in it by its device's primary context.
  */
-void	vback_ctx_gone(CUcontext ctx);
+void	vback_ctx_ending(void);
+void	vback_ctx_gone(CUcontext ctx, int gone);
 
 /*
  * Whether backed memory has legacy IPC (vback_ipc.h): its memory is made
