@@ -150,9 +150,15 @@ swap_ended_out_copy(struct arbiter *a, struct swap_op *op)
 	if ((keep = calloc(a->ledger.ndevices + 1, sizeof(*keep))) == NULL)
 		op->nstayed = 0;
 	for (d = 0; keep != NULL && d < a->ledger.ndevices; d++) {
-		if (lc->usage[d].opened &&
-		    lc->usage[d].ordinal < GF_MOVED_DEVICES)
-			keep[d] = op->stayed[lc->usage[d].ordinal];
+		if (!lc->usage[d].opened)
+			continue;
+		/*
+		 * MOVED tells of ordinals below GF_MOVED_DEVICES only: on
+		 * another, what stayed is not known, so all of it is taken
+		 * as still there, never less than the driver holds.
+		 */
+		keep[d] = lc->usage[d].ordinal < GF_MOVED_DEVICES ?
+		    op->stayed[lc->usage[d].ordinal] : lc->usage[d].used;
 		stayed += keep[d];
 	}
 	if (keep != NULL)
