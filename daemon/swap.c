@@ -770,6 +770,21 @@ swap_free(struct arbiter *a)
 	s->keep_timer = 0;
 	/* Nobody would bring them back: the driver decides if they fit. */
 	TAILQ_FOREACH(lc, &a->ledger.clients, entry) {
+		/*
+		 * By copy, the page says where the memory is (activity.h): a
+		 * mark not committed is taken back, one committed stays, and
+		 * the shim brings it back when a thread needs it, or the next
+		 * daemon does.
+		 */
+		if (lc->swap != SWAP_NONE && lc->act != NULL &&
+		    engine_of(a, lc) == GF_ENGINE_COPY) {
+			if (adopt_copy_out(lc))
+				log_info("pid %u stays swapped out by copy; its "
+				    "shim or the next gpufracd brings it back",
+				    lc->pid);
+			lc->swap = SWAP_NONE;
+			continue;
+		}
 		if (lc->swap == SWAP_NONE || !s->ckpt_ok ||
 		    s->engine.api.get_state((int)lc->pid, &st) != CUDA_SUCCESS)
 			continue;

@@ -3,7 +3,8 @@
 # daemon takes a process whose move out committed while none ran as out,
 # charging its memory to host, not to a device that no longer holds it;
 # and a process left out rejoins at once, restoring nothing on its own,
-# to come back when it fits.
+# to come back when it fits. A daemon that stops leaves it out, and the
+# process restores itself when it needs its memory.
 # shellcheck disable=SC2154	# PID_* are client_start's
 . "$(dirname "$0")/lib.sh"
 export SIMCUDA_DEVICES=512Mi
@@ -58,4 +59,17 @@ kill -USR1 "$PID_b"
 wait "$PID_b"
 check_eq "b came back once f left room, intact" \
 	"$(tail -1 "$TMP/b.out")" "check ok"
+
+# --- a daemon that stops leaves a process out by copy out --------------
+# (it cannot move it back without the event loop); with no daemon, the
+# process brings its memory back itself when a thread calls the driver.
+client_start c preload "$C" alloc 64Mi fill hold check
+check "c is swapped out" ctl swap out "$PID_c"
+daemon_stop
+check "the daemon said it stays out" grep -q \
+	"pid $PID_c stays swapped out by copy" "$TMP/gpufracd.log"
+kill -USR1 "$PID_c"
+wait "$PID_c"
+check_eq "c brought its memory back itself, intact" \
+	"$(tail -1 "$TMP/c.out")" "check ok"
 finish
