@@ -101,8 +101,10 @@ static void *
 stall_main(void *arg)
 {
 	struct gf_activity *p = arg;
-	struct stall s;
+	/* Static: a fork child's own thread frees what its parent's had. */
+	static struct stall s;
 
+	stall_free(&s);
 	if (stall_init(&s, stall_driver_fn()) < 0) {
 		log_info("cannot find the driver's code: threads that wait in "
 		    "it unseen will not be noticed while swapped out");

@@ -1467,6 +1467,8 @@ cmd_fork(char **argv)
 	waitpid(pid, &status, 0);
 }
 
+static int in_child;	/* cmd_child's: leave as cmd_fork's child does */
+
 /* child: the commands that follow run in a forked child. */
 static void
 cmd_child(void)
@@ -1482,6 +1484,7 @@ cmd_child(void)
 			die("cuInit failed in the child");
 		use_device(0);
 		nmems = nvmms = 0;	/* the parent's, not ours */
+		in_child = 1;
 		printf("child %d\n", (int)getpid());
 		return;
 	}
@@ -1624,5 +1627,9 @@ main(int argc, char **argv)
 	use_device(0);
 	while (i < argc)
 		i += run(argv + i);
+	if (in_child) {
+		fflush(stdout);
+		_exit(0);
+	}
 	return 0;
 }
