@@ -333,6 +333,57 @@ vback_ctx_list(CUcontext ctx, uint64_t **keys, size_t *n, size_t *cap)
 	return r;
 }
 
+/* The contexts the program made (vback_ctx_made), vback_lock held. */
+static CUcontext *vback_ctxs;
+static size_t vback_nctxs, vback_ctxs_cap;
+
+void
+vback_ctx_made(CUcontext ctx)
+{
+	CUcontext *n;
+	size_t i;
+
+	pthread_mutex_lock(&vback_lock);
+	for (i = 0; i < vback_nctxs && vback_ctxs[i] != ctx; i++)
+		;
+	if (i == vback_nctxs && ctx != NULL) {
+		if (vback_nctxs == vback_ctxs_cap && (n = realloc(vback_ctxs,
+		    (vback_ctxs_cap * 2 + 4) * sizeof(*n))) != NULL) {
+			vback_ctxs = n;
+			vback_ctxs_cap = vback_ctxs_cap * 2 + 4;
+		}
+		if (vback_nctxs < vback_ctxs_cap)
+			vback_ctxs[vback_nctxs++] = ctx;
+	}
+	pthread_mutex_unlock(&vback_lock);
+}
+
+void
+vback_ctxs_sync(void)
+{
+	CUcontext cur = NULL;
+	size_t i;
+
+	(void)REAL_CALL(cuCtxGetCurrent, &cur);
+	for (i = 0; i < vback_nctxs; i++)
+		if (REAL_CALL(cuCtxSetCurrent, vback_ctxs[i]) == CUDA_SUCCESS)
+			(void)REAL_CALL(cuCtxSynchronize);
+	(void)REAL_CALL(cuCtxSetCurrent, cur);
+}
+
+/* ctx has ended: not to be synchronised again (lock held). */
+static void
+vback_ctx_forget(CUcontext ctx)
+{
+	size_t i;
+
+	for (i = 0; i < vback_nctxs; i++)
+		if (vback_ctxs[i] == ctx) {
+			vback_ctxs[i] = vback_ctxs[--vback_nctxs];
+			return;
+		}
+}
+
 void
 vback_ctx_ending(void)
 {
@@ -372,6 +423,7 @@ vback_ctx_gone(CUcontext ctx, int gone)
 	if (gone) {
 		vback_host_ctx_gone(ctx);
 		vback_ctx_reassign(ctx);
+		vback_ctx_forget(ctx);
 	}
 	pthread_mutex_unlock(&vback_lock);
 }
@@ -410,6 +462,7 @@ vback_fork_child(void)
 	ptrmap_init(&vback_map);
 	vback_count = 0;
 	vback_is_out = 0;
+	vback_nctxs = 0;	/* the parent's contexts */
 	vback_host_fork_child();
 	vback_move_fork_child();
 	vback_ipc_fork_child();

@@ -124,6 +124,13 @@ void	vback_ctx_ending(void);
 void	vback_ctx_gone(CUcontext ctx, int gone);
 
 /*
+ * The program made (or retained) ctx: a move out synchronises it, with
+ * every other context the program made, before it copies, for work
+ * queued there may write backed memory (a peer copy, issue 33).
+ */
+void	vback_ctx_made(CUcontext ctx);
+
+/*
  * Whether backed memory has legacy IPC (vback_ipc.h): its memory is made
  * exportable as a POSIX descriptor, unless the driver refused that.
  */

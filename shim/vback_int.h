@@ -65,6 +65,13 @@ void	vback_host_drop(struct vback **all, size_t n);	/* free all */
 uint64_t vback_host_kept(struct vback **all, size_t n);	/* held now */
 void	vback_host_ctx_gone(CUcontext ctx);	/* its memory is gone */
 
+/*
+ * Synchronise every context the program made (vback_ctx_made), whatever
+ * it owns; one that fails (gone, or faulted) is not the move's to fail
+ * for (lock held).
+ */
+void	vback_ctxs_sync(void);
+
 /* fork(2), in the child: each file's state forgotten (vback_init). */
 void	vback_move_fork_child(void);
 void	vback_host_fork_child(void);

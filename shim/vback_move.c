@@ -241,6 +241,8 @@ vback_move_out(struct gf_moved *m, struct vback **all, size_t n)
 
 	for (i = 0; i < n && r == CUDA_SUCCESS; i++)
 		r = vback_host_get(all[i], &m->pinned);
+	/* What any context queued runs to its end before anything moves. */
+	vback_ctxs_sync();
 	if (r == CUDA_SUCCESS)
 		r = vback_copy_all(all, n, 1, &stage);
 	if (r == CUDA_SUCCESS && !vback_commit(m->id)) {

@@ -116,6 +116,11 @@
  *   repeat N SIZE    N pairs of cuMemAlloc SIZE and its cuMemFree:
  *                    "repeat ok" | "repeat err=CODE"
  *   fork CMD         run one command in a forked child, then wait for it
+ *   asyncfill N      on a stream of the current context's own, N copies
+ *                    of 1 MiB from pinned host memory to a device buffer
+ *                    of their own, then the first allocation's pattern
+ *                    (fill's, its first 4 KiB), never synchronised:
+ *                    "asyncfill ok" | "asyncfill err=CODE"
  *   child            fork: the child prints "child PID" and runs the
  *                    commands that follow; this one waits for it, then
  *                    exits
@@ -1007,6 +1012,33 @@ cmd_seed(char **argv)
 	seed = (unsigned)size_arg(argv[1]);
 }
 
+/* asyncfill N: work queued ahead of a write, left running (issue 33). */
+static void
+cmd_asyncfill(char **argv)
+{
+	size_t n = size_arg(argv[1]), i, len;
+	void *bulk = NULL, *pat = NULL;
+	CUdeviceptr buf;
+	CUstream s;
+	CUresult r;
+
+	if (nmems == 0)
+		die("asyncfill needs an allocation");
+	len = mems[0].size < 4096 ? mems[0].size : 4096;
+	if ((r = cuStreamCreate(&s, CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS ||
+	    (r = cuMemAlloc_v2(&buf, 1 << 20)) != CUDA_SUCCESS ||
+	    (r = cuMemHostAlloc(&bulk, 1 << 20, 0)) != CUDA_SUCCESS ||
+	    (r = cuMemHostAlloc(&pat, 4096, 0)) != CUDA_SUCCESS)
+		goto out;
+	pattern(0, pat, len);
+	for (i = 0; i < n && r == CUDA_SUCCESS; i++)
+		r = cuMemcpyHtoDAsync_v2(buf, bulk, 1 << 20, s);
+	if (r == CUDA_SUCCESS)
+		r = cuMemcpyHtoDAsync_v2(mems[0].ptr, pat, len, s);
+out:
+	report("asyncfill", r);
+}
+
 /* ipcget FILE: the handle in hex, whole once FILE exists. */
 static void
 cmd_ipcget(char **argv)
@@ -1561,6 +1593,7 @@ static const struct command {
 	{ "ctxdestroy",		1, 0, NULL, cmd_ctxdestroy },
 	{ "fork",		1, 1, cmd_fork, NULL },
 	{ "child",		1, 0, NULL, cmd_child },
+	{ "asyncfill",		2, 1, cmd_asyncfill, NULL },
 };
 
 static const struct command *
