@@ -1477,11 +1477,11 @@ cmd_unhooked(void)
 static int	run(char **);
 
 /* fork CMD: the command CMD in a forked child, which this one waits for. */
-static void
-cmd_fork(char **argv)
+/* fork: 0 in the child, ready for CUDA; in the parent, the child's pid. */
+static pid_t
+fork_cuda(void)
 {
 	pid_t pid;
-	int status;
 
 	fflush(stdout);
 	if ((pid = fork()) < 0)
@@ -1492,6 +1492,17 @@ cmd_fork(char **argv)
 		if (cuInit(0) != CUDA_SUCCESS)
 			die("cuInit failed in the child");
 		use_device(0);
+	}
+	return pid;
+}
+
+static void
+cmd_fork(char **argv)
+{
+	pid_t pid;
+	int status;
+
+	if ((pid = fork_cuda()) == 0) {
 		run(argv + 1);
 		fflush(stdout);
 		_exit(0);
@@ -1508,13 +1519,7 @@ cmd_child(void)
 	pid_t pid;
 	int status;
 
-	fflush(stdout);
-	if ((pid = fork()) < 0)
-		die("fork failed");
-	if (pid == 0) {
-		if (cuInit(0) != CUDA_SUCCESS)
-			die("cuInit failed in the child");
-		use_device(0);
+	if ((pid = fork_cuda()) == 0) {
 		nmems = nvmms = 0;	/* the parent's, not ours */
 		in_child = 1;
 		printf("child %d\n", (int)getpid());

@@ -13,7 +13,7 @@ MiB=$((1 << 20))
 
 printf '[daemon]\nswap_engine = copy\n' >"$TMP/gpufrac.conf"
 daemon_start
-restart() { kill -9 "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; daemon_start; }
+daemon_kill() { kill -9 "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; }
 # backlog N: the stopped daemon's socket holds N connections not accepted.
 backlog() {
 	[ "$(ss -xlnH | awk -v s="$GPUFRAC_SOCKET" '$5 == s { print $3 }')" = "$1" ]
@@ -25,7 +25,8 @@ SIMCUDA_COPY_GBPS=0.1 GPUFRAC_LOG=debug client_start a preload "$C" \
 	alloc 256Mi fill hold check
 ctl swap out "$PID_a" >/dev/null 2>&1 &
 wait_for "a's move out has begun" 10 state_is "$PID_a" swapped
-restart
+daemon_kill
+daemon_start
 kill -STOP "$DAEMON_PID"
 wait_for "a's shim connects to the new daemon, stopped" 10 backlog 1
 wait_for "a's move out commits meanwhile" 20 grep -q \
@@ -46,7 +47,7 @@ check_eq "a comes back when it calls the driver, intact" \
 # --- 4: left out, no room: it rejoins, and comes back when it fits ------
 client_start b preload "$C" alloc 256Mi fill hold check
 check "b is swapped out" ctl swap out "$PID_b"
-kill -9 "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null
+daemon_kill
 # No daemon: the device filled by a process that knows no limit.
 client_start f preload "$C" alloc 384Mi hold
 daemon_start
