@@ -353,6 +353,9 @@ vback_restore(void)
 	/* No daemon counts the host memory kept: give it back. */
 	if (m.result == CUDA_SUCCESS)
 		vback_move(GF_SWAP_DROP, 0, &m);
+	/* Nothing was out (the move went first): the mark is stale. */
+	if (m.result == CUDA_SUCCESS && !vback_out())
+		vback_in_settle(0, 1);
 	pthread_mutex_unlock(&vback_lock);
 	if (m.result != CUDA_SUCCESS) {
 		/* Tried at every gated call: said once, then at debug level. */
