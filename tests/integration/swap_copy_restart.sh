@@ -14,9 +14,10 @@ MiB=$((1 << 20))
 printf '[daemon]\nswap_engine = copy\n' >"$TMP/gpufrac.conf"
 daemon_start
 daemon_kill() { kill -9 "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; }
-# backlog N: the stopped daemon's socket holds N connections not accepted.
+# backlog N: the stopped daemon's socket, bound as $TMP/new.sock, holds N
+# connections not accepted.
 backlog() {
-	[ "$(ss -xlnH | awk -v s="$GPUFRAC_SOCKET" '$5 == s { print $3 }')" = "$1" ]
+	[ "$(ss -xlnH | awk -v s="$TMP/new.sock" '$5 == s { print $3 }')" = "$1" ]
 }
 
 # --- 1: killed mid-move, the move commits before the new one's HELLO -----
@@ -26,8 +27,10 @@ SIMCUDA_COPY_GBPS=0.1 GPUFRAC_LOG=debug client_start a preload "$C" \
 ctl swap out "$PID_a" >/dev/null 2>&1 &
 wait_for "a's move out has begun" 10 state_is "$PID_a" swapped
 daemon_kill
-daemon_start
+# Started on another path and stopped before the shim may reach it there.
+GPUFRAC_SOCKET=$TMP/new.sock daemon_start
 kill -STOP "$DAEMON_PID"
+mv "$TMP/new.sock" "$GPUFRAC_SOCKET"
 wait_for "a's shim connects to the new daemon, stopped" 10 backlog 1
 wait_for "a's move out commits meanwhile" 20 grep -q \
 	"moved $((256 * MiB)) bytes out" "$TMP/a.err"
