@@ -110,7 +110,7 @@ CTL_LIBS    =
 # Debian packages: BUILD_DEPS to build (make, make install, make demo),
 # DEPS for the rest too (tests, benchmarks, engines tested); `make deps`
 # installs DEPS.
-BUILD_DEPS  = gcc make libc6-dev libinih-dev libjansson-dev
+BUILD_DEPS  = gcc make libc6-dev libinih-dev libjansson-dev nettle-dev
 DEPS        = $(BUILD_DEPS) libcmocka-dev python3 python3-numba strace \
 	      valgrind crun slurm-wlm munge libslurm-dev
 BINS        = $(SHIM) $(DAEMON) $(CTL) $(SIM) $(NVML) $(OCI_HOOK) $(SPANK)
@@ -153,13 +153,15 @@ $(DAEMON): $(DAEMON_MAIN) $(DAEMON_OBJ) $(COMMON_LIB)
 $(CTL): $(CTL_OBJ) $(COMMON_LIB)
 	$(CC) -o $@ $^ $(ALL_LDFLAGS) $(CTL_LIBS)
 
-# The OCI hook reads the runtime's state JSON with jansson.
+# The OCI hook reads the runtime's state JSON with jansson, and hashes
+# long container ids with nettle's SHA-256.
+OCI_LIBS    = -ljansson -lnettle
 $(OCI_HOOK): $(OCI_OBJ) $(COMMON_LIB)
-	$(CC) -o $@ $^ $(ALL_LDFLAGS) -ljansson
+	$(CC) -o $@ $^ $(ALL_LDFLAGS) $(OCI_LIBS)
 # Its unit tests link its modules, all but its main (oci/hook.o).
 $(O)/tests/unit/test_oci_%: $(O)/tests/unit/test_oci_%.o \
     $(filter-out $(O)/oci/hook.o,$(OCI_OBJ)) $(COMMON_LIB)
-	$(CC) -o $@ $^ $(ALL_LDFLAGS) -lcmocka -ljansson
+	$(CC) -o $@ $^ $(ALL_LDFLAGS) -lcmocka $(OCI_LIBS)
 
 # The SPANK plugin is loaded by srun, sbatch, slurmd and slurmstepd: it
 # exports only the slurm_spank_* entry points and the plugin's identity.

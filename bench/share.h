@@ -66,6 +66,8 @@ struct share_device {
 	char		 uuid[48];	/* "GPU-...", for its [device] section */
 	uint64_t	 total;		/* as the driver says */
 	uint64_t	 kept;		/* held outside gpufrac before the run */
+	uint64_t	 kept_used;	/* of it, by programs without the shim,
+					   which the daemons charge as used */
 	uint64_t	 reserve;	/* [device] reserve; 0: none written */
 	uint64_t	 capacity;	/* shareable, as the first status said */
 };
@@ -156,6 +158,7 @@ struct watch {
 	int		 fd;		/* the events, followed */
 	uint64_t	 capacity;	/* device 0's, from its status */
 	uint64_t	 kept;		/* of it, not shared (share_device's) */
+	uint64_t	 kept_used;	/* of that, charged as used */
 	char		 name[SHARE_NAME_LEN];	/* device 0's */
 	double		 idle_sum;
 	size_t		 samples;

@@ -2,13 +2,15 @@
  * -r: the share of a real device. A gpufracd with no configuration says
  * what device 0 is (its name, UUID and total, as the driver reports them)
  * and what is held on it outside gpufrac before any tenant starts: the
- * driver's own memory and other programs', its foreign memory. The ways'
- * daemons then keep back
+ * driver's own memory and other programs', its foreign memory and what
+ * its processes without the shim hold (it has no other clients). The
+ * ways' daemons then keep back
  *
  *	reserve = total - kept - SHARE_DEVICE_BYTES
  *
- * since a daemon counts foreign memory besides its reserve: what their
- * clients may be given is SHARE_DEVICE_BYTES, as on the simulated device.
+ * since a daemon counts foreign and unshimmed memory besides its reserve:
+ * what their clients may be given is SHARE_DEVICE_BYTES, as on the
+ * simulated device.
  */
 #include <stdio.h>
 #include <string.h>
@@ -31,6 +33,13 @@
 #define KEPT_MAX_MS	5000
 #define KEPT_POLL_MS	250
 #define KEPT_SLACK	(64ull << 20)
+
+/* What the probe's daemon sees held outside gpufrac on device d. */
+static uint64_t
+outside(const struct gf_device_status *d)
+{
+	return d->foreign + d->used;
+}
 
 /* Device 0's status into *d; 0 or -1 (said). */
 static int
@@ -61,15 +70,15 @@ device_settled(const struct share_run *r, struct gf_device_status *d)
 
 	if (device_status(r, d) < 0)
 		return -1;
-	was = d->foreign;
+	was = outside(d);
 	for (;;) {
 		harness_sleep_us(KEPT_POLL_MS * 1000);
 		if (device_status(r, d) < 0)
 			return -1;
 		now = harness_now_ns();
-		if (d->foreign > was + KEPT_SLACK ||
-		    d->foreign + KEPT_SLACK < was) {
-			was = d->foreign;
+		if (outside(d) > was + KEPT_SLACK ||
+		    outside(d) + KEPT_SLACK < was) {
+			was = outside(d);
 			since = now;
 		} else if (now - since >= KEPT_STEADY_MS * 1000000ull)
 			return 0;
@@ -98,16 +107,17 @@ device_probe(struct share_run *r)
 	    d.name);
 	uuid_format(d.uuid, dev->uuid, sizeof(dev->uuid));
 	dev->total = d.total;
-	dev->kept = d.foreign;
-	if (d.total < d.foreign || d.total - d.foreign < SHARE_DEVICE_BYTES) {
+	dev->kept = outside(&d);
+	dev->kept_used = d.used;
+	if (d.total < dev->kept || d.total - dev->kept < SHARE_DEVICE_BYTES) {
 		log_warnx("%s has %s, %s of it held outside gpufrac: too "
 		    "small to share %s of it", dev->name,
 		    size_format(d.total, total, sizeof(total)),
-		    size_format(d.foreign, kept, sizeof(kept)),
+		    size_format(dev->kept, kept, sizeof(kept)),
 		    size_format(SHARE_DEVICE_BYTES, want, sizeof(want)));
 		goto out;
 	}
-	dev->reserve = d.total - d.foreign - SHARE_DEVICE_BYTES;
+	dev->reserve = d.total - dev->kept - SHARE_DEVICE_BYTES;
 	rc = 0;
 out:
 	if (daemon_stop(r) != 0) {

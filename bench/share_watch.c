@@ -45,7 +45,7 @@ watch_free(struct watch *w)
 
 /*
  * Idle is the capacity (less what w->kept says is not shared) less what
- * allocations hold: a lease (memory charged ahead of a process's next
+ * allocations hold, programs without the shim that held it aside: a lease (memory charged ahead of a process's next
  * allocations) is not in use, and a process swapped out holds nothing on
  * the device.
  */
@@ -64,6 +64,7 @@ watch_sample(struct watch *w)
 	d = &st.devices[0];
 	cap = d->capacity - w->kept;
 	held = d->used > d->leased ? d->used - d->leased : 0;
+	held = held > w->kept_used ? held - w->kept_used : 0;
 	if (held > cap)
 		held = cap;
 	w->capacity = d->capacity;

@@ -393,6 +393,7 @@ way_run(struct share_run *r, int way)
 	}
 	watch_init(&wy.w, r->sock);
 	wy.w.kept = r->dev.kept;
+	wy.w.kept_used = r->dev.kept_used;
 	if (watch_follow(&wy.w) < 0) {
 		way_note(&wy, "cannot follow the daemon's events");
 		goto out_end;

@@ -120,11 +120,10 @@ cgroup2_mount(char *mnt, size_t mntlen, char *root, size_t rootlen)
 }
 
 int
-cgroup_exists(const char *path)
+cgroup_dir(const char *path, char *dir, size_t size, size_t *mntlen)
 {
-	char mnt[PATH_MAX], root[PATH_MAX], dir[PATH_MAX];
+	char mnt[PATH_MAX], root[PATH_MAX];
 	size_t n;
-	struct stat st;
 
 	if (cgroup2_mount(mnt, sizeof(mnt), root, sizeof(root)) < 0)
 		return -1;
@@ -132,8 +131,20 @@ cgroup_exists(const char *path)
 	n = strcmp(root, "/") == 0 ? 0 : strlen(root);
 	if (strncmp(path, root, n) != 0 || (path[n] != '/' && path[n] != '\0'))
 		return -1;
-	if ((size_t)snprintf(dir, sizeof(dir), "%s%s", mnt, path + n) >=
-	    sizeof(dir))
+	if ((size_t)snprintf(dir, size, "%s%s", mnt, path + n) >= size)
+		return -1;
+	if (mntlen != NULL)
+		*mntlen = strlen(mnt);
+	return 0;
+}
+
+int
+cgroup_exists(const char *path)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+
+	if (cgroup_dir(path, dir, sizeof(dir), NULL) < 0)
 		return -1;
 	if (stat(dir, &st) == 0)
 		return S_ISDIR(st.st_mode);

@@ -24,6 +24,15 @@ char	*cgroup_of_pid(uint32_t pid);
 int	cgroup2_mount(char *mnt, size_t mntlen, char *root, size_t rootlen);
 
 /*
+ * The directory of the cgroup at path (as cgroup_of_pid gives it) where
+ * this process sees the cgroup v2 hierarchy mounted, into dir (size
+ * bytes), and how long the mount point's own part of it is in *mntlen
+ * (may be NULL). Returns 0, or -1 when it cannot be told (no cgroup2
+ * mount, one that does not show path, too long).
+ */
+int	cgroup_dir(const char *path, char *dir, size_t size, size_t *mntlen);
+
+/*
  * Whether the cgroup at path (as cgroup_of_pid gives it) exists: 1 or 0;
  * -1 when that cannot be told (no cgroup2 mount, or one that does not
  * show path).

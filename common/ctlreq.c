@@ -113,6 +113,13 @@ ctlreq_group_option(struct ctlreq_group *g, const char *key,
 			return value_bad(key, v, "swap, kill or none", err,
 			    errlen);
 		s->on_preempt = (uint32_t)r;
+	} else if (strcmp(key, "unshimmed") == 0) {
+		if (strcmp(v, "kill") == 0)
+			s->flags |= GF_GROUP_UNSHIMMED_KILL;
+		else if (strcmp(v, "count") == 0)
+			s->flags &= ~GF_GROUP_UNSHIMMED_KILL;
+		else
+			return value_bad(key, v, "count or kill", err, errlen);
 	} else if (strcmp(key, "wait_timeout") == 0) {
 		if (timeout_parse(v, &s->wait_timeout_ms) < 0)
 			return value_bad(key, v, "a duration such as 30s",

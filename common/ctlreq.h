@@ -43,7 +43,8 @@ int	ctlreq_group_init(struct ctlreq_group *g, const char *name, char *err,
  * Set one of the group's keys from its text: "match" (one rule word,
  * added to the others), "cgroup" (a cgroup path, as ctlreq_group_cgroup),
  * "limit", "guarantee" (a size or N%), "priority" (an integer),
- * "resolver", "on_preempt", "wait_timeout" (a duration).
+ * "resolver", "on_preempt", "wait_timeout" (a duration), "unshimmed"
+ * (count or kill: GF_GROUP_UNSHIMMED_KILL).
  * Returns 0, or -1 with err naming the key and the value.
  */
 int	ctlreq_group_option(struct ctlreq_group *g, const char *key,

@@ -13,6 +13,7 @@ static const char *const states[] = {
 	[GF_STATE_WAITING] = "waiting",
 	[GF_STATE_SWAPPED] = "swapped",
 	[GF_STATE_RELEASING] = "releasing",
+	[GF_STATE_UNSHIMMED] = "unshimmed",
 };
 
 static const char *const kinds[] = {
@@ -59,6 +60,9 @@ static const char *const events[] = {
 	[GF_EV_CONN_LIMIT] = "conn-limit",
 	[GF_EV_REFUSED] = "refused",
 	[GF_EV_PAST_LIMIT] = "past-limit",
+	[GF_EV_DRIVER_LIMIT] = "driver-limit",
+	[GF_EV_UNSHIMMED] = "unshimmed",
+	[GF_EV_UNSHIMMED_KILL] = "unshimmed-kill",
 };
 
 static const char *

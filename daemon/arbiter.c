@@ -25,6 +25,7 @@
 #include "resolve.h"
 #include "rtgroups.h"
 #include "units.h"
+#include "unshimmed.h"
 #include "uuid.h"
 #include "view.h"
 
@@ -487,8 +488,11 @@ arbiter_start(struct arbiter *a, struct config *conf, const char *lib)
 		log_errx("the configuration does not fit this machine");
 		return -1;
 	}
+	memlimits_apply(a);
 	reap_arm(a);
 	arbiter_conn_limits(a);
+	/* Processes without the shim, now that their groups are known. */
+	driver_look_soon(a);
 	if (control_listen(&a->control, a->conf.socket,
 	    a->conf.socket_mode) < 0)
 		return -1;
@@ -530,6 +534,7 @@ arbiter_reload(struct arbiter *a, struct conn *self, char *err,
 		control_chmod(&a->control, a->conf.socket_mode);
 	arbiter_conn_limits(a);
 	metrics_reload(a);
+	memlimits_apply(a);
 	log_info("configuration reloaded from '%s': %zu group%s besides "
 	    "'default'", a->conf_path, a->groups.n,
 	    a->groups.n == 1 ? "" : "s");
@@ -554,6 +559,7 @@ arbiter_rt_change(struct arbiter *a, struct conn *self, struct config *rt,
 	}
 	if (candidate_commit(a, &cd, &r) < 0)
 		return -1;
+	memlimits_apply(a);
 	arbiter_settle(a, self);
 	reap_arm(a);
 	return 0;
@@ -707,7 +713,9 @@ arbiter_stop(struct arbiter *a)
 	metrics_stop(a);
 	reap_free(a);
 	swap_free(a);
+	unshimmed_free(a);
 	driver_free(a);
+	memlimits_free(a);	/* before NVML closes */
 	overhead_free(a);
 	lease_free(a);
 	view_free(a);

@@ -16,6 +16,7 @@
 #include "events.h"
 #include "groups.h"
 #include "ledger.h"
+#include "memlimits.h"
 #include "metrics.h"
 #include "swap.h"
 #include "waitq.h"
@@ -63,6 +64,10 @@ struct arbiter {
 	int64_t		 reap_timer;	/* the next look for transient groups
 					   whose cgroups are gone (reap.h) */
 	struct metrics	 metrics;	/* counters, HTTP server (metrics.h) */
+	struct memlimits memlimits;	/* the driver's walls (memlimits.h) */
+	struct unshim_wait *unshim_wait; /* processes with the shim that have
+					   not connected yet (unshimmed.c) */
+	size_t		 nunshim_wait;
 };
 
 /*

@@ -101,6 +101,9 @@ caps_hold(const struct config *conf, const uint64_t *capacity, size_t n,
 		s->priority_set = 1;
 		s->priority = 0;
 	}
+	/* Not a cap to refuse over: the site's word, which nobody's lowers. */
+	if (j->unshimmed == POLICY_UNSHIMMED_KILL)
+		s->flags |= GF_GROUP_UNSHIMMED_KILL;
 	if (s->priority > j->max_priority) {
 		snprintf(a, sizeof(a), "%" PRId32, s->priority);
 		snprintf(c, sizeof(c), "%" PRId32, j->max_priority);

@@ -39,6 +39,7 @@ config_default_policy(const struct config *c, struct group_policy *p)
 	p->kill_grace_ms = POLICY_KILL_GRACE_MS;
 	p->swap_engine = c->swap_engine;
 	p->client_may_raise = c->client_may_raise;
+	p->unshimmed = c->unshimmed;
 }
 
 void
@@ -434,6 +435,22 @@ parse_swap_engine(struct parse *p, const char *key, const char *v,
 	return 0;
 }
 
+int
+parse_unshimmed(struct parse *p, const char *key, const char *v,
+    uint32_t *out)
+{
+	if (strcmp(v, "count") == 0)
+		*out = POLICY_UNSHIMMED_COUNT;
+	else if (strcmp(v, "kill") == 0)
+		*out = POLICY_UNSHIMMED_KILL;
+	else {
+		parse_error(p, "bad value for '%s': '%s' (expected count or "
+		    "kill)", key, v);
+		return -1;
+	}
+	return 0;
+}
+
 struct key {
 	int		 section;
 	const char	*name;
@@ -461,11 +478,13 @@ static const struct key keys[] = {
 	{ SEC_DAEMON, "max_connections_per_uid", key_max_conns },
 	{ SEC_DAEMON, "output_queue_limit", key_outq_limit },
 	{ SEC_DAEMON, "metrics_listen", key_metrics_listen },
+	{ SEC_DAEMON, "unshimmed", key_unshimmed },
 	{ SEC_JOBS, "max_priority", key_max_priority },
 	{ SEC_JOBS, "max_guarantee", key_max_guarantee },
 	{ SEC_JOBS, "max_limit", key_max_limit },
 	{ SEC_JOBS, "resolvers", key_resolvers },
 	{ SEC_JOBS, "over_cap", key_over_cap },
+	{ SEC_JOBS, "unshimmed", key_jobs_unshimmed },
 	{ SEC_DEVICE, "reserve", key_reserve },
 	{ SEC_GROUP, "match", key_match },
 	{ SEC_GROUP, "limit", key_limit },
@@ -478,6 +497,7 @@ static const struct key keys[] = {
 	{ SEC_GROUP, "swap_engine", key_group_swap_engine },
 	{ SEC_GROUP, "client_may_raise", key_group_may_raise },
 	{ SEC_GROUP, "transient", key_transient },
+	{ SEC_GROUP, "unshimmed", key_group_unshimmed },
 };
 
 /*

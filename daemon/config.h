@@ -50,6 +50,7 @@ struct config_group {
 	int		resolver_set;	/* else [daemon] default_resolver */
 	int		wait_timeout_set; /* else [daemon] wait_timeout */
 	int		swap_engine_set; /* else [daemon] swap_engine */
+	int		unshimmed_set;	/* else [daemon] unshimmed */
 	int		transient;	/* a run-time group that goes with its
 					   cgroups (GF_GROUP_TRANSIENT) */
 	uint64_t	gone_since_ms;	/* reap.c's: its cgroups missing since */
@@ -71,6 +72,8 @@ struct config_jobs {
 						   default fail and wait */
 	int		cap;			/* over a cap: 1 capped, 0
 						   refused (the default) */
+	uint32_t	unshimmed;		/* POLICY_UNSHIMMED_*: at least
+						   this for every job's group */
 };
 #define CONFIG_CONNS_PER_UID	256		/* max_connections_per_uid */
 #define CONFIG_CONNS_MAX	1000000
@@ -96,6 +99,8 @@ struct config {
 						   been idle this long */
 	uint32_t	swap_engine;		/* GF_ENGINE_*, of groups that
 						   do not say */
+	uint32_t	unshimmed;		/* POLICY_UNSHIMMED_*, of groups
+						   that do not say */
 	uint64_t	swap_host_limit;	/* host memory swapped-out
 						   processes may hold; 0: any */
 	uint64_t	swap_move_timeout_ms;	/* the copy engine's shim answers

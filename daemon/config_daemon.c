@@ -217,6 +217,12 @@ key_swap_engine(struct parse *p, const char *key, const char *v)
 }
 
 void
+key_unshimmed(struct parse *p, const char *key, const char *v)
+{
+	(void)parse_unshimmed(p, key, v, &p->conf->unshimmed);
+}
+
+void
 key_swap_move_timeout(struct parse *p, const char *key, const char *v)
 {
 	(void)parse_duration(p, key, v, &p->conf->swap_move_timeout_ms);

@@ -73,6 +73,7 @@ config_group_reset(struct config_group *g)
 	g->pol.kill_grace_ms = POLICY_KILL_GRACE_MS;
 	g->limit_set = g->resolver_set = g->wait_timeout_set = 0;
 	g->swap_engine_set = 0;
+	g->unshimmed_set = 0;
 	g->transient = 0;
 }
 
@@ -203,6 +204,9 @@ config_group_write(FILE *fp, const struct config_group *g)
 	if (g->swap_engine_set)
 		fprintf(fp, "swap_engine = %s\n",
 		    pol->swap_engine == GF_ENGINE_COPY ? "copy" : "checkpoint");
+	if (g->unshimmed_set)
+		fprintf(fp, "unshimmed = %s\n", pol->unshimmed ==
+		    POLICY_UNSHIMMED_KILL ? "kill" : "count");
 	if (g->transient)
 		fputs("transient = yes\n", fp);
 	fprintf(fp, "on_preempt = %s\nkill_grace = %llums\n\n",
@@ -345,6 +349,15 @@ key_group_swap_engine(struct parse *p, const char *key, const char *v)
 }
 
 void
+key_group_unshimmed(struct parse *p, const char *key, const char *v)
+{
+	struct config_group *g = current(p);
+
+	if (parse_unshimmed(p, key, v, &g->pol.unshimmed) == 0)
+		g->unshimmed_set = 1;
+}
+
+void
 key_kill_grace(struct parse *p, const char *key, const char *v)
 {
 	(void)parse_duration(p, key, v, &current(p)->pol.kill_grace_ms);
@@ -414,6 +427,8 @@ config_group_policy(const struct config *c, const struct config_group *g,
 		out->wait_timeout_ms = c->wait_timeout_ms;
 	if (!g->swap_engine_set)
 		out->swap_engine = c->swap_engine;
+	if (!g->unshimmed_set)
+		out->unshimmed = c->unshimmed;
 }
 
 /*

@@ -80,6 +80,13 @@ key_resolvers(struct parse *p, const char *key, const char *v)
 	p->conf->jobs.resolvers = set;
 }
 
+/* A site's word over every job's: kill, whatever the job asked. */
+void
+key_jobs_unshimmed(struct parse *p, const char *key, const char *v)
+{
+	(void)parse_unshimmed(p, key, v, &p->conf->jobs.unshimmed);
+}
+
 void
 key_over_cap(struct parse *p, const char *key, const char *v)
 {

@@ -67,6 +67,9 @@ int	parse_preempt(struct parse *p, const char *key, const char *v,
 	    uint32_t *out);
 int	parse_duration(struct parse *p, const char *key, const char *v,
 	    uint64_t *out);
+/* "count" or "kill" (unshimmed = ...): POLICY_UNSHIMMED_*. */
+int	parse_unshimmed(struct parse *p, const char *key, const char *v,
+	    uint32_t *out);
 int	parse_swap_engine(struct parse *p, const char *key, const char *v,
 	    uint32_t *out);
 /* A limit (limit_parse): a zero however written is refused too. */
@@ -101,6 +104,7 @@ void	key_metrics_listen(struct parse *, const char *, const char *);
 void	key_max_conns(struct parse *, const char *, const char *);
 void	key_outq_limit(struct parse *, const char *, const char *);
 void	key_reserve(struct parse *, const char *, const char *);
+void	key_unshimmed(struct parse *, const char *, const char *);
 
 /* config_group.c: [group NAME] and its keys. */
 int	section_group(struct parse *p, const char *arg);	/* SEC_* */
@@ -115,6 +119,7 @@ void	key_kill_grace(struct parse *, const char *, const char *);
 void	key_group_swap_engine(struct parse *, const char *, const char *);
 void	key_group_may_raise(struct parse *, const char *, const char *);
 void	key_transient(struct parse *, const char *, const char *);
+void	key_group_unshimmed(struct parse *, const char *, const char *);
 
 /* config_jobs.c: [jobs]'s keys, and their defaults. */
 void	config_jobs_init(struct config_jobs *j);
@@ -123,6 +128,7 @@ void	key_max_guarantee(struct parse *, const char *, const char *);
 void	key_max_limit(struct parse *, const char *, const char *);
 void	key_resolvers(struct parse *, const char *, const char *);
 void	key_over_cap(struct parse *, const char *, const char *);
+void	key_jobs_unshimmed(struct parse *, const char *, const char *);
 
 /*
  * After every file was read without an error: fill in the groups' unset

@@ -25,6 +25,7 @@
 #include "resolve.h"
 #include "swap.h"
 #include "trust.h"
+#include "unshimmed.h"
 #include "uuid.h"
 #include "view.h"
 
@@ -107,7 +108,7 @@ on_hello(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	 * The same process again, its old connection closed: it re-registers
 	 * every live allocation, so its old charge goes now, not at its exit.
 	 */
-	if (depart_cancel(a, c->pid) > 0)
+	if (depart_cancel(a, c->pid) + unshimmed_hello(a, c->pid) > 0)
 		resolve_serve(a);
 	/* What NVML showed it holding was foreign until now: no longer. */
 	driver_client_new(a, c->pid);

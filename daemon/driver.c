@@ -17,8 +17,10 @@
 #include "log.h"
 #include "nvml.h"
 #include "overhead.h"
+#include "pidfd.h"
 #include "resolve.h"
 #include "units.h"
+#include "unshimmed.h"
 
 static void	driver_arm(struct arbiter *a, uint64_t ms);
 
@@ -69,7 +71,7 @@ listed_bytes(const struct nvml_proc *procs, long n)
 
 /*
  * Keep in dd->strangers what NVML lists on dev for processes that are
- * neither clients nor the daemon itself (procs is taken over), and return
+ * neither clients (unshimmed ones are, unshimmed.h) nor the daemon itself (procs is taken over), and return
  * how much that is.
  */
 static uint64_t
@@ -158,6 +160,7 @@ look_dev(struct arbiter *a, size_t dev, int *serve, int *changed)
 	struct driver_dev *dd = &a->driver[dev];
 	struct nvml_proc *procs;
 	uint64_t used, again, all, foreign, unlisted, excess;
+	uint64_t at = pidfd_boot_ms();
 	long n;
 	int any;
 
@@ -173,6 +176,7 @@ look_dev(struct arbiter *a, size_t dev, int *serve, int *changed)
 		free(procs);
 		return 0;
 	}
+	unshimmed_see(a, dev, procs, n, at);
 	*changed |= overhead_reconcile(a, dev, procs, n, serve);
 	all = listed_bytes(procs, n);
 	unlisted = used > all ? used - all : 0;
@@ -274,6 +278,7 @@ look(struct arbiter *a)
 			serve = 1;
 		}
 	}
+	serve |= unshimmed_settle(a);
 	serve |= departs_settle(a, looked) > 0;
 	if (changed)
 		a->tell_limits(a, NULL);

@@ -156,6 +156,9 @@ struct ledger_client {
 	/* conversation.c's */
 	int		reserved_once;	/* a RESERVE came: its registration
 					   (LEASE_RESTORE) is over */
+	/* unshimmed.c's: NULL but for a process without the shim (state
+	   GF_STATE_UNSHIMMED, no connection) */
+	struct unshim	*unshim;
 };
 
 TAILQ_HEAD(ledger_clients, ledger_client);

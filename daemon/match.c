@@ -286,3 +286,24 @@ match_rule_test(const struct match_rule *r, const struct match_subject *s)
 		return 0;
 	}
 }
+
+int
+match_rule_path(const struct match_rule *r, char *buf, size_t size)
+{
+	const char *s;
+	size_t n = 0;
+
+	if (r->kind != MATCH_CGROUP)
+		return -1;
+	for (s = r->arg; *s != '\0'; s++) {
+		if (*s == '*' || *s == '?' || *s == '[')
+			return -1;
+		if (*s == '\\' && s[1] != '\0')
+			s++;
+		if (n + 1 >= size)
+			return -1;
+		buf[n++] = *s;
+	}
+	buf[n] = '\0';
+	return 0;
+}

@@ -60,6 +60,13 @@ int	match_rule_test(const struct match_rule *r,
 	    const struct match_subject *s);
 
 /*
+ * The literal cgroup path of a "cgroup:" rule, its escapes undone, into
+ * buf (size bytes). Returns 0, or -1 when the rule is a pattern (or not a
+ * cgroup rule) or the path does not fit.
+ */
+int	match_rule_path(const struct match_rule *r, char *buf, size_t size);
+
+/*
  * The container id in a cgroup path: the 64-hex-digit id of the last path
  * segment that has one (Docker "/docker/ID" and "docker-ID.scope",
  * containerd "cri-containerd-ID.scope" and kubepods ".../ID", CRI-O

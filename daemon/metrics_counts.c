@@ -184,8 +184,9 @@ metrics_counts_event(struct metrics_counts *mc, const struct gf_event *e,
 	struct metrics_group_counts *g;
 
 	mc->events++;
-	/* Of no group: the daemon's own counters count them (control.c). */
-	if (e->kind == GF_EV_CONN_LIMIT)
+	/* Of no group: the daemon's own counters count them (control.c);
+	 * a driver-limit event names its group in its reason only. */
+	if (e->kind == GF_EV_CONN_LIMIT || e->kind == GF_EV_DRIVER_LIMIT)
 		return;
 	g = group_row(mc, e->group);
 	if (g != NULL && e->kind < METRICS_EV_KINDS) {

@@ -168,6 +168,19 @@ grp_clients(const struct render *r, size_t g, size_t d)
 	return r->l->groups[g].share[d].nclients;
 }
 
+/* Of the group's used bytes, its processes' without the shim. */
+static uint64_t
+grp_unshimmed(const struct render *r, size_t g, size_t d)
+{
+	const struct ledger_client *lc;
+	uint64_t n = 0;
+
+	TAILQ_FOREACH(lc, &r->l->clients, entry)
+		if (lc->group == g && lc->state == GF_STATE_UNSHIMMED)
+			n += lc->usage[d].used;
+	return n;
+}
+
 /* A ledger_share's own figure: its offset, and no get. */
 #define GRP_FIELD(f)	offsetof(struct ledger_share, f), NULL
 #define GRP_GET(fn)	0, fn
@@ -193,6 +206,9 @@ static const struct {
 	{ "gpufrac_group_clients",
 	  "The group's processes that opened the device.",
 	  GRP_GET(grp_clients) },
+	{ "gpufrac_group_unshimmed_bytes",
+	  "Of the group's used bytes, those of its processes without the "
+	  "shim (NVML's figure).", GRP_GET(grp_unshimmed) },
 };
 
 static uint64_t
@@ -298,7 +314,7 @@ render_client_devices(struct render *r)
 
 static const uint32_t states[] = {
 	GF_STATE_RUNNING, GF_STATE_WAITING, GF_STATE_SWAPPED,
-	GF_STATE_RELEASING,
+	GF_STATE_RELEASING, GF_STATE_UNSHIMMED,
 };
 
 /* Per process, whatever it opened: its state (1 for the one it is in). */
@@ -312,7 +328,8 @@ render_client_states(struct render *r)
 	size_t i;
 
 	metrics_text_family(&r->t, "gpufrac_process_state", "gauge",
-	    "1 for the state the process is in (running, waiting, swapped).");
+	    "1 for the state the process is in (running, waiting, swapped, "
+	    "releasing, unshimmed).");
 	TAILQ_FOREACH(lc, &r->l->clients, entry) {
 		snprintf(pid, sizeof(pid), "%" PRIu32, lc->pid);
 		lb[0] = (struct metrics_label){ "pid", pid };

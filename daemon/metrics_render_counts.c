@@ -76,6 +76,13 @@ static const struct {
 	  "Charges believed past a client's limits because NVML shows it "
 	  "holding them (a re-registration after a limit was lowered).",
 	  NULL, NULL },
+	{ GF_EV_UNSHIMMED, "gpufrac_unshimmed_total",
+	  "Processes first seen holding device memory without the shim.",
+	  "gpufrac_unshimmed_seen_bytes_total",
+	  "Bytes they held when first seen." },
+	{ GF_EV_UNSHIMMED_KILL, "gpufrac_unshimmed_kills_total",
+	  "Processes without the shim killed for passing their limits.",
+	  "gpufrac_unshimmed_kill_bytes_total", "Bytes they held." },
 };
 
 /* What a counter of a row reads. */

@@ -158,6 +158,18 @@ nvml_used(size_t i, uint64_t *used)
 	return 0;
 }
 
+void *
+nvml_symbol(const char *name)
+{
+	return nvml_ready() ? dlsym(nv.handle, name) : NULL;
+}
+
+void *
+nvml_device(size_t i)
+{
+	return nvml_ready() && i < nv.ndevs ? (void *)nv.devs[i] : NULL;
+}
+
 void
 nvml_close(void)
 {

@@ -41,6 +41,14 @@ long	nvml_procs(size_t i, struct nvml_proc **procs);
  */
 int	nvml_used(size_t i, uint64_t *used);
 
+/*
+ * For the other NVML calls (nvml_limits.c): a function of the library by
+ * name, and device i's handle (an nvmlDevice_t). NULL when there is none;
+ * valid until nvml_close.
+ */
+void	*nvml_symbol(const char *name);
+void	*nvml_device(size_t i);
+
 /* Shut it down (at exit). */
 void	nvml_close(void);
 

@@ -77,12 +77,12 @@ pidfd_exited(int pidfd)
 	return poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLIN | POLLHUP));
 }
 
-/* Before SO_PEERPIDFD: the pid's process, if it is not a newcomer. */
-static int
+int
 pidfd_by_pid(uint32_t pid, uint64_t at_ms, int *exited)
 {
 	int fd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
 
+	*exited = 0;
 	if (fd < 0) {
 		if (errno == ESRCH)
 			*exited = 1;
@@ -92,8 +92,8 @@ pidfd_by_pid(uint32_t pid, uint64_t at_ms, int *exited)
 		return -1;
 	}
 	/*
-	 * Its process started after we accepted: the peer died in the
-	 * backlog and another has its pid. Checked with the pidfd held, so
+	 * Its process started after we accepted (or NVML listed it): the
+	 * one meant died and another has its pid. Checked with the pidfd held, so
 	 * the pid cannot change hands again meanwhile; a process that has
 	 * exited is no one's to watch either.
 	 */

@@ -21,6 +21,15 @@
  */
 int	pidfd_of_peer(int sock, uint32_t pid, uint64_t at_ms, int *exited);
 
+/*
+ * A pidfd of pid's process, refused (-1, *exited set) when that process
+ * started after at_ms (CLOCK_BOOTTIME: it is not the one seen then) or
+ * has exited; -1 with *exited 0 when none can be had (logged at debug
+ * level). What pidfd_of_peer does before SO_PEERPIDFD, and how a
+ * process NVML lists is held (unshimmed.h).
+ */
+int	pidfd_by_pid(uint32_t pid, uint64_t at_ms, int *exited);
+
 /* Milliseconds since boot (CLOCK_BOOTTIME), what pidfd_of_peer compares. */
 uint64_t pidfd_boot_ms(void);
 

@@ -13,6 +13,13 @@
 #define POLICY_DEFAULT_GROUP	GF_GROUP_DEFAULT
 #define POLICY_KILL_GRACE_MS	10000
 
+/* What a group does with its processes that hold memory without the shim
+   (unshimmed.h): count them in its use, or also kill those past limits. */
+enum {
+	POLICY_UNSHIMMED_COUNT = 0,
+	POLICY_UNSHIMMED_KILL,
+};
+
 struct group_policy {
 	char		name[GF_GROUP_LEN];
 	/*
@@ -34,6 +41,7 @@ struct group_policy {
 	 * the group's, and the group's limit does not hold it back. */
 	int		client_may_raise;
 	int		runtime;	/* a run-time group (rtgroups.h) */
+	uint32_t	unshimmed;	/* POLICY_UNSHIMMED_* */
 };
 
 #endif

@@ -158,6 +158,7 @@ on_status_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		ds.lent = ledger_lent(l, i);
 		ds.foreign = d->foreign;
 		ds.releasing = driver_releasing(l, i);
+		memlimits_status(a, i, &ds);
 		if (conn_reply(c, GF_MSG_DEVICE_STATUS, m->hdr.seq, &ds, why,
 		    whylen) < 0)
 			return -1;

@@ -13,31 +13,6 @@
 #include "proto.h"
 #include "reap.h"
 
-/*
- * The literal cgroup path of a "cgroup:" rule, its escapes undone, into
- * buf; -1 when the rule is a pattern (or not a cgroup rule).
- */
-static int
-rule_path(const struct match_rule *r, char *buf, size_t size)
-{
-	const char *s;
-	size_t n = 0;
-
-	if (r->kind != MATCH_CGROUP)
-		return -1;
-	for (s = r->arg; *s != '\0'; s++) {
-		if (*s == '*' || *s == '?' || *s == '[')
-			return -1;
-		if (*s == '\\' && s[1] != '\0')
-			s++;
-		if (n + 1 >= size)
-			return -1;
-		buf[n++] = *s;
-	}
-	buf[n] = '\0';
-	return 0;
-}
-
 /* 1 when g names cgroups and none of them exists now, else 0. */
 static int
 cgroups_gone(const struct config_group *g)
@@ -47,7 +22,7 @@ cgroups_gone(const struct config_group *g)
 	size_t i;
 
 	for (i = 0; i < g->nrules; i++) {
-		if (rule_path(&g->rules[i], path, sizeof(path)) < 0)
+		if (match_rule_path(&g->rules[i], path, sizeof(path)) < 0)
 			continue;
 		if (cgroup_exists(path) != 0)
 			return 0;	/* there, or cannot be told */

@@ -190,7 +190,8 @@ values_check(const struct gf_group_set *s, char *err, size_t errlen)
 		bad = "on_preempt";
 	else if (s->priority_set > 1)
 		bad = "priority_set";
-	else if (s->flags & ~(GF_GROUP_TRANSIENT | GF_GROUP_JOB))
+	else if (s->flags & ~(GF_GROUP_TRANSIENT | GF_GROUP_JOB |
+	    GF_GROUP_UNSHIMMED_KILL))
 		bad = "flags";
 	else
 		return 0;
@@ -258,6 +259,10 @@ group_apply(struct config_group *g, const struct gf_group_set *s)
 	}
 	if (s->flags & GF_GROUP_TRANSIENT)
 		g->transient = 1;
+	if (s->flags & GF_GROUP_UNSHIMMED_KILL) {
+		pol->unshimmed = POLICY_UNSHIMMED_KILL;
+		g->unshimmed_set = 1;
+	}
 }
 
 /* Are the n rules of new those of g, in order? */

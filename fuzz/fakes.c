@@ -29,6 +29,7 @@
 #include "../daemon/ckpt.h"
 #include "../daemon/devices.h"
 #include "../daemon/nvml.h"
+#include "../daemon/procid.h"
 #include "fuzz.h"
 
 int	__real_clock_gettime(clockid_t, struct timespec *);
@@ -42,6 +43,7 @@ int	__wrap_nvml_ready(void);
 long	__wrap_nvml_procs(size_t, struct nvml_proc **);
 int	__wrap_nvml_used(size_t, uint64_t *);
 void	__wrap_nvml_close(void);
+int	__wrap_procid_read(uint32_t, uint64_t, const char *, struct procid *);
 void	__wrap_log_errx(const char *, ...)
 	    __attribute__((format(printf, 1, 2)));
 
@@ -292,6 +294,22 @@ __wrap_nvml_used(size_t dev, uint64_t *used)
 	for (i = 0; i < FZ_NPROCS; i++)
 		*used += fz.procs[i].nvml[dev];
 	return 0;
+}
+
+/*
+ * Who a process NVML lists is: the simulated ones all have connections
+ * or none, and a pid of theirs may be a real process's here, never to be
+ * taken in: every one is gone.
+ */
+int
+__wrap_procid_read(uint32_t pid, uint64_t at_ms, const char *socket,
+    struct procid *p)
+{
+	(void)pid;
+	(void)at_ms;
+	(void)socket;
+	(void)p;
+	return -1;
 }
 
 void

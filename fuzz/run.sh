@@ -19,7 +19,7 @@ MAX_CRASHES=10
 rm -rf "$work"
 mkdir -p "$work/corpus" "$work/artifacts" || exit 1
 # FUZZ_CORPORA: where the seeds are (the decoder's inputs are another
-# format: it starts from none).
+# format: make fuzz gives it fuzz/corpus-decoder).
 for dir in ${FUZZ_CORPORA-fuzz/corpus fuzz/regress}; do
 	[ -d "$dir" ] && find "$dir" -maxdepth 1 -type f ! -name '.*' \
 	    -exec cp {} "$work/corpus/" \;

@@ -587,6 +587,39 @@ seed_gone(struct seed *s)
 	finish(s, "gone");
 }
 
+/*
+ * The two kinds no other seed sends: a context's end gives its memory
+ * back (CTX_END), and MOVEDs no move waits for, one giving back kept
+ * host memory (GF_SWAP_DROP).
+ */
+static void
+seed_ctx_moved(struct seed *s)
+{
+	struct gf_ctx_end e;
+	struct gf_moved m;
+
+	begin(s, 0, 0, FZ_WORLD_CKPT);
+	client(s, A, 0);
+	alloc(s, A, 0, PTR(1), GiB);
+	alloc(s, A, 0, PTR(2), 64 * MiB);
+	memset(&e, 0, sizeof(e));
+	memset(e.uuid, FZ_UUID_BYTE(0), GF_UUID_LEN);
+	e.bytes = 64 * MiB;
+	e.count = 1;
+	msg(s, A, GF_MSG_CTX_END, 0, &e);
+	memset(&m, 0, sizeof(m));
+	m.direction = GF_SWAP_OUT;
+	m.id = 1;
+	m.moved = GiB;
+	m.kept = GiB;
+	msg(s, A, GF_MSG_MOVED, 0, &m);
+	m.direction = GF_SWAP_DROP;
+	m.kept = 0;
+	msg(s, A, GF_MSG_MOVED, 0, &m);
+	query(s, CTL, GF_MSG_PS_REQ, 0, 0);
+	finish(s, "ctx-moved");
+}
+
 /* A swap-in the driver refuses, tried again a second later. */
 static void
 seed_swap_retry(struct seed *s)
@@ -663,5 +696,6 @@ main(int argc, char *argv[])
 	seed_reap(&s);
 	seed_gone(&s);
 	seed_swap_retry(&s);
+	seed_ctx_moved(&s);
 	return 0;
 }

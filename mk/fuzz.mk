@@ -3,13 +3,17 @@
 #             [FUZZ_LIAR_SECONDS=20]
 #                                 build it with clang and libFuzzer, run the
 #                                 stateful target on a scratch copy of
-#                                 fuzz/corpus, then the decoder target, then
-#                                 the liar target (fuzz/liars.c); the last
-#                                 line is {"stateful":{"execs":N,
-#                                 "crashes":M},"decoder":{...},"liar":{...}}
-#   make fuzz-seeds               write fuzz/corpus again (fuzz/seeds.c)
-# make check replays fuzz/corpus and fuzz/regress with $(FUZZ_REPLAY): the
-# same harness built with $(CC), the build's sanitizer, and no libFuzzer.
+#                                 fuzz/corpus, then the decoder target
+#                                 (from fuzz/corpus-decoder), then the liar
+#                                 target (fuzz/liars.c); the last line is
+#                                 {"stateful":{"execs":N,"crashes":M},
+#                                 "decoder":{...},"liar":{...}}
+#   make fuzz-seeds               write fuzz/corpus again (fuzz/seeds.c), and
+#                                 the decoder target's fuzz/corpus-decoder
+#                                 (fuzz/seeds_decoder.c)
+# make check replays fuzz/corpus and fuzz/regress, and fuzz/corpus-decoder
+# through the decoder target, with $(FUZZ_REPLAY): the same harness built
+# with $(CC), the build's sanitizer, and no libFuzzer.
 
 FUZZ_SECONDS ?= 60
 FUZZ_DECODER_SECONDS ?= 20
@@ -23,7 +27,7 @@ FUZZ_SRC      = fuzz/harness.c fuzz/peers.c fuzz/fakes.c fuzz/configs.c \
 # The machine under the daemon: what fuzz/fakes.c stands in for.
 FUZZ_WRAP     = $(addprefix -Wl$(FUZZ_COMMA)--wrap=,clock_gettime pidfd_signal \
 		devices_discover devices_checkpoint_api nvml_open nvml_ready \
-		nvml_procs nvml_used nvml_close log_errx)
+		nvml_procs nvml_used nvml_close procid_read log_errx)
 FUZZ_COMMA   := ,
 
 # libFuzzer's build: the daemon and common/ again with clang, coverage
@@ -37,6 +41,7 @@ FUZZER        = $(O)/fuzz/gpufracd-fuzz
 FUZZ_REPLAY   = $(O)/fuzz/replay
 FUZZ_REPLAY_OBJ = $(patsubst %.c,$(O)/%.o,$(FUZZ_SRC) fuzz/replay.c)
 FUZZ_SEEDS    = $(O)/fuzz/seeds
+FUZZ_DSEEDS   = $(O)/fuzz/seeds-decoder
 
 # clang's libFuzzer and sanitizer runtimes are libclang-rt-14-dev, only
 # recommended by clang's own packages; llvm-14 has llvm-symbolizer.
@@ -62,12 +67,15 @@ $(FUZZ_REPLAY): $(FUZZ_REPLAY_OBJ) $(DAEMON_OBJ) $(COMMON_LIB)
 $(FUZZ_SEEDS): $(O)/fuzz/seeds.o $(COMMON_LIB)
 	$(CC) -o $@ $^ $(ALL_LDFLAGS)
 
+$(FUZZ_DSEEDS): $(O)/fuzz/seeds_decoder.o $(COMMON_LIB)
+	$(CC) -o $@ $^ $(ALL_LDFLAGS)
+
 # Both targets run whatever the first found; the status says if either
 # found something.
 fuzz: $(FUZZER)
 	@FUZZ_TARGET=stateful fuzz/run.sh $(FUZZER) $(FUZZ_SECONDS) \
 	    $(O)/fuzz/run >$(O)/fuzz/stateful.out; s=$$?; \
-	FUZZ_TARGET=decoder FUZZ_CORPORA= fuzz/run.sh $(FUZZER) \
+	FUZZ_TARGET=decoder FUZZ_CORPORA=fuzz/corpus-decoder fuzz/run.sh $(FUZZER) \
 	    $(FUZZ_DECODER_SECONDS) $(O)/fuzz/run-decoder \
 	    >$(O)/fuzz/decoder.out; d=$$?; \
 	FUZZ_TARGET=liar FUZZ_CORPORA= fuzz/run.sh $(FUZZER) \
@@ -81,7 +89,9 @@ fuzz: $(FUZZER)
 	    "$$(tail -n 1 $(O)/fuzz/liar.out)"; \
 	[ $$s -eq 0 ] && [ $$d -eq 0 ] && [ $$l -eq 0 ]
 
-fuzz-seeds: $(FUZZ_SEEDS)
+fuzz-seeds: $(FUZZ_SEEDS) $(FUZZ_DSEEDS)
 	$(FUZZ_SEEDS) fuzz/corpus
+	mkdir -p fuzz/corpus-decoder
+	$(FUZZ_DSEEDS) fuzz/corpus-decoder
 
 -include $(wildcard $(FUZZ_LF)/*/*.d)

@@ -3,12 +3,12 @@
  * settings from the container's annotations, its rules from the
  * container's cgroup.
  */
+#include <nettle/sha2.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "group.h"
-#include "sha256.h"
 #include "sock.h"
 
 #define NITEMS(a)	(sizeof(a) / sizeof((a)[0]))
@@ -27,6 +27,7 @@ static const struct {
 	{ "guarantee",	"guarantee" },
 	{ "priority",	"priority" },
 	{ "resolver",	"resolver" },
+	{ "unshimmed",	"unshimmed" },
 };
 
 static int
@@ -39,7 +40,8 @@ name_char(char c)
 void
 oci_group_name(const char *id, char name[GF_GROUP_LEN])
 {
-	uint8_t h[SHA256_LEN];
+	uint8_t h[SHA256_DIGEST_SIZE];
+	struct sha256_ctx ctx;
 	size_t len = strlen(id), i, n;
 
 	n = strlen(OCI_GROUP_PREFIX);
@@ -58,7 +60,9 @@ oci_group_name(const char *id, char name[GF_GROUP_LEN])
 	for (i = 0; i < NAME_ID_KEPT && id[i] != '\0'; i++)
 		name[n++] = name_char(id[i]) ? id[i] : '_';
 	name[n++] = OCI_GROUP_DERIVED;
-	sha256(id, len, h);
+	sha256_init(&ctx);
+	sha256_update(&ctx, len, (const uint8_t *)id);
+	sha256_digest(&ctx, sizeof(h), h);
 	for (i = 0; i < NAME_HASH_LEN / 2; i++)
 		n += (size_t)snprintf(name + n, GF_GROUP_LEN - n, "%02x", h[i]);
 }
@@ -105,7 +109,8 @@ oci_group_build(const struct oci_state *st, struct ctlreq_group *g,
 		if ((key = annot_key(a->name)) == NULL) {
 			snprintf(err, errlen, "container '%s': unknown "
 			    "annotation '%s%s' (expected memory, guarantee, "
-			    "priority or resolver)", st->id, OCI_ANNOT_PREFIX,
+			    "priority, resolver or unshimmed)", st->id,
+			    OCI_ANNOT_PREFIX,
 			    a->name);
 			return -1;
 		}

@@ -36,6 +36,7 @@ int	oci_group_wanted(const struct oci_state *st);
  *   gpufrac.io/guarantee  guarantee
  *   gpufrac.io/priority   priority
  *   gpufrac.io/resolver   resolver
+ *   gpufrac.io/unshimmed  unshimmed (count or kill)
  * The group is flagged GF_GROUP_JOB: the daemon holds it to its [jobs]
  * caps and replaces only the container's own group of the same name.
  * Returns 0, or -1 with err naming the annotation: an unknown one, a bad

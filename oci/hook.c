@@ -6,6 +6,13 @@
  * stage when the arguments do not; a failure at createRuntime exits
  * non-zero so that the runtime does not start a container without the
  * quota it asked for.
+ *
+ * A container id too long for a group name, or with other characters,
+ * gives a derived name with a hash of the whole id (group.c): SHA-256,
+ * so that no one finds a second id for a name by trying, taken from
+ * nettle (Debian's nettle-dev; libnettle8 is on every system that has
+ * GnuTLS) rather than written here: a well-kept, reviewed implementation
+ * for one digest per container, where speed does not matter.
  */
 #include <getopt.h>
 #include <stdio.h>

@@ -263,6 +263,8 @@ group_register(char *err, size_t errlen)
 	    r->priority, err, errlen) < 0) ||
 	    (r->resolver[0] != '\0' && ctlreq_group_option(&g, "resolver",
 	    r->resolver, err, errlen) < 0) ||
+	    (r->unshimmed[0] != '\0' && ctlreq_group_option(&g, "unshimmed",
+	    r->unshimmed, err, errlen) < 0) ||
 	    ctlreq_group_cgroup(&g, step.cg.path, err, errlen) < 0)
 		return -1;
 	if (ctlreq_group_set(opts_conf()->socket, &g, e, sizeof(e)) < 0) {

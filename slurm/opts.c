@@ -15,6 +15,7 @@ enum {
 	OPT_MEM,
 	OPT_PRIORITY,
 	OPT_RESOLVER,
+	OPT_UNSHIMMED,
 	OPT_COUNT
 };
 
@@ -31,11 +32,14 @@ static struct spank_option options[OPT_COUNT] = {
 	    "jobs' (with --gpu-mem)", 1, OPT_PRIORITY, opt_given },
 	{ "gpu-resolver", "R", "when it does not fit: fail, wait, preempt "
 	    "or swap (with --gpu-mem)", 1, OPT_RESOLVER, opt_given },
+	{ "gpu-unshimmed", "A", "a task that holds GPU memory without "
+	    "gpufrac's shim: count or kill it when past the limit (with "
+	    "--gpu-mem)", 1, OPT_UNSHIMMED, opt_given },
 };
 
 /* The daemon's key for each option. */
 static const char *const opt_keys[OPT_COUNT] = {
-	"limit", "priority", "resolver"
+	"limit", "priority", "resolver", "unshimmed"
 };
 
 /* Check value as the daemon's request would carry it: 0 or -1 with err. */
@@ -150,7 +154,8 @@ opts_args(int ac, char **av, char *err, size_t errlen)
 static int
 opt_given(int val, const char *optarg, int remote)
 {
-	char *dst[OPT_COUNT] = { req.mem, req.priority, req.resolver };
+	char *dst[OPT_COUNT] = { req.mem, req.priority, req.resolver,
+	    req.unshimmed };
 	char err[SOCK_ERR_LEN];
 	struct ctlreq_group g;
 

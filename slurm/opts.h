@@ -40,11 +40,13 @@ struct opts_conf {
 	char	gres_conf[PATH_MAX];	/* the node's; "": slurmd's */
 };
 
-/* The user's --gpu-mem, --gpu-priority, --gpu-resolver; "" if not given. */
+/* The user's --gpu-mem, --gpu-priority, --gpu-resolver, --gpu-unshimmed;
+   "" if not given. */
 struct opts_req {
 	char	mem[OPTS_VALUE_LEN];
 	char	priority[OPTS_VALUE_LEN];
 	char	resolver[OPTS_VALUE_LEN];
+	char	unshimmed[OPTS_VALUE_LEN];
 };
 
 /* Read the plugin's arguments. Returns 0, or -1 with err naming one. */

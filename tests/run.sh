@@ -34,7 +34,7 @@ for t in "$BUILD"/tests/unit/test_*; do
 	[ -x "$t" ] && selected "$@" && run_one "tests/unit/${t##*/}" "$t"
 done
 for t in tests/integration/*.sh; do
-	case $t in */lib.sh) continue;; esac
+	case $t in */lib.sh|*_lib.sh) continue;; esac
 	selected "$@" && run_one "$t" bash "$t"
 done
 

@@ -20,7 +20,8 @@ enum { EXIT_OK = 0, EXIT_NO = 1, EXIT_USAGE = 2 };
 
 #define GROUP_SET_USAGE	"gpufracctl group set name --match rule... | " \
 	"--cgroup path [--limit size] [--guarantee size] [--priority n] " \
-	"[--resolver r] [--on-preempt a] [--wait-timeout d]"
+	"[--resolver r] [--on-preempt a] [--wait-timeout d] " \
+	"[--unshimmed count|kill]"
 #define GROUP_RM_USAGE	"gpufracctl group rm name"
 #define LIMIT_USAGE	"gpufracctl limit pid size [--device uuid|index]"
 

@@ -102,9 +102,15 @@ json_device(FILE *fp, const struct ctl_status *st,
 	    st->daemon.swap_available ? "true" : "false");
 	fprintf(fp, ",\"guaranteed_bytes\":%" PRIu64 ",\"free_bytes\":%"
 	    PRIu64 ",\"lent_bytes\":%" PRIu64 ",\"foreign_bytes\":%" PRIu64
-	    ",\"releasing_bytes\":%" PRIu64 "}",
+	    ",\"releasing_bytes\":%" PRIu64,
 	    ctl_status_guaranteed(st, dev->uuid), ctl_device_free(dev),
 	    dev->lent, dev->foreign, dev->releasing);
+	/* A daemon too old to say (0) says they are not available. */
+	fprintf(fp, ",\"driver_limits\":{\"available\":%s,\"groups\":%"
+	    PRIu32 ",\"reason\":", dev->driver_limits == GF_DLIM_ON ?
+	    "true" : "false", dev->driver_groups);
+	ctl_json_string(fp, dev->driver_reason, sizeof(dev->driver_reason));
+	fputs("}}", fp);
 }
 
 static void

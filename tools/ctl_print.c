@@ -229,10 +229,34 @@ ctl_print_daemon(FILE *fp, const struct ctl_status *st)
 		    sizeof(reason)));
 }
 
+/* Each device's own limits per cgroup (driver r615), as the daemon says:
+ * one too old to say, nothing. */
+static void
+status_driver_limits(FILE *fp, const struct ctl_status *st)
+{
+	char reason[GF_DLIM_REASON_LEN];
+	size_t i;
+
+	for (i = 0; i < st->ndevices; i++) {
+		const struct gf_device_status *dev = &st->devices[i];
+
+		if (dev->driver_limits == GF_DLIM_ON)
+			fprintf(fp, "device %" PRIu32 ": driver limits: on (%"
+			    PRIu32 " group%s)\n", dev->index,
+			    dev->driver_groups,
+			    dev->driver_groups == 1 ? "" : "s");
+		else if (dev->driver_limits == GF_DLIM_OFF)
+			fprintf(fp, "device %" PRIu32 ": driver limits: off: "
+			    "%s\n", dev->index, ctl_printable(dev->driver_reason,
+			    sizeof(dev->driver_reason), reason, sizeof(reason)));
+	}
+}
+
 void
 ctl_print_status(FILE *fp, const struct ctl_status *st)
 {
 	ctl_print_daemon(fp, st);
+	status_driver_limits(fp, st);
 	fputc('\n', fp);
 	status_devices(fp, st);
 	fputc('\n', fp);

@@ -91,7 +91,7 @@ static const struct cmd cmds[] = {
 	  cmd_swap },
 	{ "group", "set name --match rule... | --cgroup path [--limit size] "
 	  "[--guarantee size] [--priority n] [--resolver r] [--on-preempt a] "
-	  "[--wait-timeout d]", CMD_REST,
+	  "[--wait-timeout d] [--unshimmed count|kill]", CMD_REST,
 	  "create or change a run-time group", cmd_group },
 	{ "group", "rm name", CMD_REST, "remove a run-time group", cmd_group },
 	{ "limit", "pid size [--device uuid|index]", CMD_REST,

@@ -81,7 +81,8 @@
  * from 160 bytes by kept and pinned, whose 0s say no host memory is kept;
  * STATUS grew by swap_host_kept; EVENT from 176 bytes by reason_more,
  * where a longer reason goes on; GROUP_STATUS from 104 bytes by
- * swap_engine, whose 0 is the checkpoint engine, the only one before.)
+ * swap_engine, whose 0 is the checkpoint engine, the only one before;
+ * DEVICE_STATUS from 168 bytes by driver_limits, whose 0 says nothing.)
  * Across protocol versions, three things never change, so that any two
  * ends can tell each other that they cannot talk: the header, the numbers
  * of HELLO and ERROR, and ERROR's payload. A daemon answers a HELLO of a
@@ -265,10 +266,16 @@ enum {
 				   holding): its connection closed */
 	GF_EV_PAST_LIMIT,	/* ... or believed past its limits, as
 				   NVML shows it holding */
+	GF_EV_DRIVER_LIMIT,	/* the driver's memory limit of a group's
+				   cgroup could not be set or cleared */
+	GF_EV_UNSHIMMED,	/* a process NVML shows holding memory,
+				   without the shim, first seen */
+	GF_EV_UNSHIMMED_KILL,	/* ... killed for passing its limits */
 };
 
 #define GF_REASON_LEN		96
 #define GF_REASON_MORE_LEN	64	/* an event's reason: 95 + 63 chars */
+#define GF_DLIM_REASON_LEN	48	/* why the driver's limits are off */
 
 enum {
 	GF_STATE_RUNNING = 0,
@@ -276,6 +283,8 @@ enum {
 	GF_STATE_SWAPPED,
 	GF_STATE_RELEASING,	/* exited; the driver has not given its
 				   memory back yet */
+	GF_STATE_UNSHIMMED,	/* holds device memory without the shim:
+				   NVML's figure, charged, never swapped */
 };
 
 struct gf_hello {
@@ -423,9 +432,22 @@ struct gf_device_status {
 	uint32_t	zero2;
 	uint64_t	lent;		/* of the groups' unused guarantees,
 					   what others hold (borrowed) */
-	uint64_t	foreign;	/* held by no client (other programs) */
+	uint64_t	foreign;	/* held by no client (other programs:
+					   those without the shim are clients,
+					   GF_STATE_UNSHIMMED, where /proc
+					   shows who they are) */
 	uint64_t	releasing;	/* of used, departed processes' memory
 					   the driver has not given back */
+	/* grown (a compatible change): the driver's own memory limits per
+	   cgroup (r615), which the daemon sets for cgroup groups */
+	uint32_t	driver_limits;	/* GF_DLIM_*; 0: not said (older) */
+	uint32_t	driver_groups;	/* groups whose limits it holds */
+	char		driver_reason[GF_DLIM_REASON_LEN]; /* why off, or "" */
+};
+
+enum {
+	GF_DLIM_OFF = 1,
+	GF_DLIM_ON,
 };
 
 struct gf_client {
@@ -571,6 +593,13 @@ struct gf_group_set {
  */
 #define GF_GROUP_JOB		0x2u
 
+/*
+ * The group's processes that hold device memory without the shim are
+ * killed when past its limits (gpufrac.conf's unshimmed = kill). A
+ * daemon without this flag refuses it ("bad flags").
+ */
+#define GF_GROUP_UNSHIMMED_KILL	0x4u
+
 /* gf_group_status.runtime of a run-time group that did not fit at start. */
 #define GF_GROUP_ASIDE		2u
 
@@ -690,7 +719,7 @@ _Static_assert(sizeof(struct gf_ctx_end) == 32, "gf_ctx_end layout");
 _Static_assert(sizeof(struct gf_status) == 168, "gf_status layout");
 _Static_assert(sizeof(struct gf_move) == 8, "gf_move layout");
 _Static_assert(sizeof(struct gf_moved) == 176, "gf_moved layout");
-_Static_assert(sizeof(struct gf_device_status) == 168, "gf_device_status layout");
+_Static_assert(sizeof(struct gf_device_status) == 224, "gf_device_status layout");
 _Static_assert(sizeof(struct gf_client) == 136, "gf_client layout");
 _Static_assert(sizeof(struct gf_group_status) == 112, "gf_group_status layout");
 _Static_assert(sizeof(struct gf_event) == 240, "gf_event layout");

@@ -18,6 +18,12 @@
  *                  against the _v2 and v1 calls
  *   uuid UUID      "uuid N", the index of the device, or "uuid err=CODE"
  *   pid            "pid N": this process
+ *   limset N DIR SOFT HARD   nvmlDeviceSetMemoryLimits_v1 on NVML index N
+ *                  for the cgroup directory DIR (HARD "max": ULLONG_MAX),
+ *                  looked up by dlsym as a daemon would: "limset ok",
+ *                  "limset err=CODE", or "limset absent" (no such function)
+ *   limget N DIR   nvmlDeviceGetMemoryLimits_v1: "limget soft=S hard=H
+ *                  used=U", "limget err=CODE" or "limget absent"
  *   cuda ORD SIZE  in this process, through a dlopen'ed libcuda.so.1:
  *                  cuMemAlloc SIZE on CUDA ordinal ORD ("cuda ok" or
  *                  "cuda err=CODE")
@@ -461,6 +467,46 @@ cmd_cuda(int ordinal, size_t size)
 	/* The memory stays until exit; so does the library. */
 }
 
+/* The driver's memory limits of a cgroup (r615): by dlsym, for a driver
+ * without them has neither function. */
+static void
+cmd_limits(char **argv)
+{
+	nvmlReturn_t (*set)(nvmlDevice_t, nvmlSetMemoryLimits_v1_t *);
+	nvmlReturn_t (*get)(nvmlDevice_t, nvmlGetMemoryLimits_v1_t *);
+	nvmlDevice_t h = handle(index_arg(argv[1]));
+	const char *cmd = argv[0];
+	nvmlReturn_t r;
+
+	*(void **)&set = dlsym(RTLD_DEFAULT, "nvmlDeviceSetMemoryLimits_v1");
+	*(void **)&get = dlsym(RTLD_DEFAULT, "nvmlDeviceGetMemoryLimits_v1");
+	if (argv[2] == NULL || (cmd[3] == 's' && argv[3] == NULL))
+		die("limset needs N DIR SOFT HARD, limget N DIR");
+	if ((cmd[3] == 's' ? (void *)set : (void *)get) == NULL) {
+		printf("%s absent\n", cmd);
+		return;
+	}
+	if (cmd[3] == 's') {
+		nvmlSetMemoryLimits_v1_t l = { .nameSpace = argv[2] };
+
+		l.softLimit = size_arg(argv[3]);
+		l.hardLimit = argv[4] != NULL && strcmp(argv[4], "max") == 0 ?
+		    ~0ull : size_arg(argv[4]);
+		if ((r = set(h, &l)) == NVML_SUCCESS)
+			printf("limset ok\n");
+		else
+			printf("limset err=%d\n", (int)r);
+	} else {
+		nvmlGetMemoryLimits_v1_t l = { .nameSpace = argv[2] };
+
+		if ((r = get(h, &l)) == NVML_SUCCESS)
+			printf("limget soft=%llu hard=%llu used=%llu\n",
+			    l.softLimit, l.hardLimit, l.currentUsed);
+		else
+			printf("limget err=%d\n", (int)r);
+	}
+}
+
 static int initialised;
 
 static void
@@ -524,6 +570,10 @@ run(char **argv)
 		else
 			cmd_procs(i);
 		return 2;
+	}
+	if (strcmp(cmd, "limset") == 0 || strcmp(cmd, "limget") == 0) {
+		cmd_limits((char **)argv);
+		return cmd[3] == 's' ? 5 : 3;
 	}
 	die("unknown command");
 	return 0;

@@ -1,7 +1,8 @@
 """Memory held outside gpufrac (issue 20, 1 and B): a process NOT under the
 shim (PyTorch without LD_PRELOAD) holds FOREIGN, half the device. The
-daemon must count it: gpufracctl status --json devices[0].foreign_bytes
-at least FOREIGN within 5 s (refreshed every second). Then a process
+daemon must count it within 5 s (refreshed every second): as the used
+bytes of a process gpufracctl ps --json lists as "unshimmed" (issue 31),
+or, by a daemon before that, in status's devices[0].foreign_bytes. Then a process
 under the shim (resolver = wait) asks for 70 % of the device, which fits
 the daemon only if the foreign memory were ignored: it must be queued
 (or refused by the daemon, a deny event), not granted into a driver
@@ -11,7 +12,7 @@ the foreign memory, and from the foreign process's exit to the grant. Run
 by multi.sh (multi.sh foreign [--sim])."""
 from gpucheck import check, done
 from gpuproc import (GIB, MIB, Events, Sampler, StepError, Worker,
-                     chunk_bytes, client, device0, diagnose, figure, first,
+                     chunk_bytes, client, ctl_json, device0, diagnose, figure, first,
                      granted, main, now_ms, say, show_events, size, skip,
                      wait_for, worker_env)
 
@@ -32,8 +33,16 @@ def conf(nv, backend):
 
 
 def foreign_bytes():
+    """What the daemon counts outside the shim: FOREIGN, and what ps lists
+    as unshimmed; None where it reports neither."""
     dev = device0() or {}
-    return dev.get("foreign_bytes")
+    ps = ctl_json("ps") or {}
+    unshimmed = sum(d.get("used_bytes", 0) for c in ps.get("clients", [])
+                    if c.get("state") == "unshimmed"
+                    for d in c.get("devices", []))
+    if dev.get("foreign_bytes") is None and not unshimmed:
+        return None
+    return (dev.get("foreign_bytes") or 0) + unshimmed
 
 
 def run(args, plan):
@@ -100,8 +109,8 @@ def run(args, plan):
         grant = granted(evs, inside.pid, t_gone)
         figure("foreign_gone_to_grant_ms",
                grant["time_ms"] - t_gone if grant else None)
-    check("gpufracctl status counts the %s held outside the shim as "
-          "foreign within 5 s" % size(held), bool(seen),
+    check("gpufracctl counts the %s held outside the shim (unshimmed or "
+          "foreign) within 5 s" % size(held), bool(seen),
           "foreign_bytes %s" % ("not reported" if fb is None else size(fb)))
     check("a request that fits only if foreign memory were ignored is "
           "queued or refused by the daemon", queued or refused, error)

@@ -8,9 +8,14 @@
 #             groups match gids)
 #   waiter    a waiter (resolver = wait) whose holder is SIGKILLed gets its
 #             memory; the time from the kill to the grant printed
-#   foreign   memory held by a process not under the shim is counted as
-#             foreign (gpufracctl status --json foreign_bytes) and a request
-#             that fits only if it were ignored waits until it is freed
+#   foreign   memory held by a process not under the shim is counted (as
+#             unshimmed, or as foreign by a daemon before issue 31) and a
+#             request that fits only if it were ignored waits until it is
+#             freed
+#   unshimmed a PyTorch process without the shim in a group of 8 GiB takes
+#             20 GiB: listed and counted within 1.5 s; under unshimmed =
+#             kill, killed (issue 31); the driver's version and whether the
+#             daemon has the driver's limits said
 #   release   the driver's own release of a SIGKILLed process's memory:
 #             reaped, gone from NVML's process list, free again (measured,
 #             never asserted; no shim)
@@ -31,14 +36,14 @@ unset GPUFRAC_MEMORY_LIMIT GPUFRAC_DISABLE GPUFRAC_PRIORITY GPUFRAC_RESOLVER \
     GPUFRAC_WAIT_TIMEOUT
 
 usage() {
-	echo "usage: multi.sh preempt|waiter|foreign|release [--sim]" >&2
+	echo "usage: multi.sh preempt|waiter|foreign|unshimmed|release [--sim]" >&2
 	exit 2
 }
 [ $# -ge 1 ] || usage
 name=$1
 shift
 case $name in
-preempt|waiter|foreign|release) ;;
+preempt|waiter|foreign|unshimmed|release) ;;
 *)	usage;;
 esac
 case $# in

@@ -25,12 +25,20 @@
 #    record (reported, never asserted) and check that allocating past the
 #    limit less it fails. A check whose framework is not installed is
 #    skipped; one that exits 77 said why.
+#    First driver_limits.sh: the driver's version and whether the daemon
+#    found its memory limits per cgroup (r615, issue 31 C), as FIGURE
+#    driver_version and driver_limits, and where they are on whether a
+#    group's wall held a program without the shim (driver_wall); reported,
+#    never asserted.
 # 2. multi.sh's checks of several PyTorch processes (issue 20), each
 #    against a daemon configured for it (see multi.sh): preempt (the
 #    preemptor gets the memory of the process it preempts, at least 40 GiB:
 #    GPU_PREEMPT_GIB; root), waiter (a waiter gets the memory of a holder
-#    SIGKILLed), foreign (memory outside the shim counted), release (the
-#    driver's release of a killed process's memory, measured only).
+#    SIGKILLed), foreign (memory outside the shim counted), unshimmed (a
+#    process without the shim listed in its group within 1.5 s, and killed
+#    under unshimmed = kill; the driver's version, and whether the daemon
+#    has the driver's limits), release (the driver's release of a killed
+#    process's memory, measured only).
 # 3. swap.sh: host swap between two PyTorch workers of GPU_SWAP_GIB (12
 #    GiB) each, with each engine (GPU_SWAP_ENGINE, both): copy for
 #    GPU_SWAP_ROUNDS (2) rounds, then checkpoint for GPU_SWAP_ROUNDS2 (1);
@@ -214,6 +222,11 @@ if [ ${#sim[@]} -eq 0 ]; then
 	# shellcheck disable=SC2119	# no configuration: the built-in defaults
 	daemon_start || exit 1
 fi
+# The driver's version, and whether it has memory limits per cgroup.
+if [ ${#sim[@]} -eq 0 ]; then
+	run_step driver_limits 20 bash "$here/driver_limits.sh"
+	judge driver_limits $?
+fi
 # NAME:MODULE: check_NAME.py, where python can import MODULE (-: always).
 for spec in torch:torch cupy:cupy numba:numba torch_vmm:torch \
     torch_async:torch jax:jax nvml:- nvidia_smi:-; do
@@ -241,7 +254,7 @@ if [ -n "$daemon" ]; then
 fi
 
 # 2. Several processes, each check with a daemon of its own.
-for spec in preempt:90 waiter:75 foreign:75 release:60; do
+for spec in preempt:90 waiter:75 foreign:75 unshimmed:60 release:60; do
 	check=${spec%%:*}
 	run_step "$check" "${spec#*:}" bash "$here/multi.sh" "$check" \
 	    ${sim[@]+"${sim[@]}"}

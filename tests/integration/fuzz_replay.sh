@@ -1,5 +1,7 @@
 # The fuzzer's seeds and every reproducer of a bug it found (fuzz/corpus,
-# fuzz/regress) replayed through the fuzz target (fuzz/harness.c) built
+# fuzz/regress; the decoder target's fuzz/corpus-decoder, with one valid
+# message of each kind a peer sends, through that target) replayed
+# through the fuzz target (fuzz/harness.c) built
 # without libFuzzer: each input runs a daemon on a simulated machine and
 # must keep the ledger's invariants after every step, answer with valid
 # messages only, leave nothing charged once every process has exited, and
@@ -17,5 +19,26 @@ check_eq "every input replays without a finding" "$rc" 0
 [ "$rc" -eq 0 ] || cat "$TMP/replay.err"
 n=$(find $dirs -maxdepth 1 -type f ! -name '.*' | wc -l)
 check_eq "all $n of them" "$(cat "$TMP/replay.out")" "replayed $n inputs"
+
+# The decoder target's seeds: one of each kind proto.h has a peer send
+# (between its "shim -> daemon" and "daemon -> peer"), a conversation,
+# the regressions.
+D=$TOP/fuzz/corpus-decoder
+kinds=$(sed -n '/shim -> daemon/,/daemon -> peer/s/^[[:space:]]*GF_MSG_\([A-Z_]*\).*/\1/p' \
+    "$TOP/include/gpufrac/proto.h" | tr 'A-Z_' 'a-z-')
+missing=
+for k in $kinds; do
+	[ -f "$D/msg-$k" ] || missing="$missing $k"
+done
+check_eq "a decoder seed for each of the $(echo "$kinds" | wc -w) kinds of message a peer sends" \
+	"${missing:-none missing}" "none missing"
+check "a conversation and the regressions" test -f "$D/conversation" -a \
+	-f "$D/regress-commit-saturates"
+FUZZ_TARGET=decoder "$REPLAY" "$D" >"$TMP/decoder.out" 2>"$TMP/decoder.err"
+rc=$?
+check_eq "each replays through the decoder target without a finding" "$rc" 0
+[ "$rc" -eq 0 ] || cat "$TMP/decoder.err"
+n=$(find "$D" -maxdepth 1 -type f ! -name '.*' 2>/dev/null | wc -l)
+check_eq "all $n of them" "$(cat "$TMP/decoder.out")" "replayed $n inputs"
 
 finish

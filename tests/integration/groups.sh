@@ -40,11 +40,6 @@ else
 	    CG_WHY="cannot create a cgroup under '$CG': $(cat "$TMP/cg.err")"
 fi
 
-# The script that runs "$@" inside cgroup $0 (its own pid moves in, then
-# it becomes the program, so that $! is the program's pid).
-# shellcheck disable=SC2016
-IN_CG='echo $$ > "$0/cgroup.procs" && exec "$@"'
-
 if [ -n "$CG" ] && [ -z "$CG_WHY" ]; then
 	line=$(sh -c "$IN_CG" "$CG/a" grep '^0::' /proc/self/cgroup 2>"$TMP/cg.err")
 	case $line in

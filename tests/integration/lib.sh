@@ -198,6 +198,11 @@ has_event() {
 	    grep -q -- "${3:-}"
 }
 
+# sh -c "$IN_CG" DIR CMD...: run CMD inside cgroup DIR (its own pid moves
+# in, then it becomes the program, so that $! is the program's pid).
+# shellcheck disable=SC2016
+IN_CG='echo $$ > "$0/cgroup.procs" && exec "$@"'
+
 # cgroup_remove DIR: rmdir a cgroup once its processes have left (killed
 # ones take a moment); says so when it cannot.
 cgroup_remove() {

@@ -11,12 +11,19 @@
 # which crun runs no poststop, goes once its cgroup is gone. What an
 # annotation may ask is capped by gpufrac.conf's [jobs] (issue 27): over a
 # cap the container is refused, or capped; a container whose id spells
-# another's derived group name gets a group of its own; a group made for
+# another's derived group name gets a group of its own (its hash nettle's); a group made for
 # another cgroup is not replaced, and one replaced is replaced whole.
+# Where the driver has memory limits per cgroup, a container's group has
+# the driver's wall, which holds a program without the shim in it.
 . "$(dirname "$0")/lib.sh"
 HOOK=$BUILD/oci/gpufrac-oci-hook
 C=$CLIENTS/cuclient_linked
 MiB=$((1 << 20))
+
+# Derived names' SHA-256 is nettle's, not one written here (oci/hook.c);
+# test_oci_group checks its digests.
+check "the hook takes SHA-256 from nettle" \
+	sh -c "ldd '$HOOK' | grep -q 'libnettle\.so'"
 
 # The daemon's socket in a directory of its own: the CDI spec mounts that
 # directory, read-only, into containers; $TMP itself is mounted writable
@@ -24,166 +31,12 @@ MiB=$((1 << 20))
 mkdir "$TMP/run"
 export GPUFRAC_SOCKET=$TMP/run/gpufrac.sock
 
-[ "$(id -u)" = 0 ] || skip "not root: crun needs root to make namespaces, cgroups and mounts here"
-command -v crun >/dev/null || skip "crun is not installed (apt-get install crun)"
-command -v unshare >/dev/null || skip "unshare is not installed (util-linux)"
-grep -qw cgroup2 /proc/filesystems || skip "the kernel has no cgroup2 file system"
-CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-[ -n "$CG2" ] || skip "no cgroup2 file system is mounted"
-
-# Every container made here: removed at exit with its cgroup, whatever
-# state it was left in (extends lib.sh's cleanup).
-RUNROOT=$TMP/crun
-CONTAINERS=''
-oci_cleanup() {
-	local name
-	# shellcheck disable=SC2046
-	kill -9 $(jobs -p) 2>/dev/null
-	for name in $CONTAINERS; do
-		in_cgroup2 crun --root "$RUNROOT" delete -f "$name" >/dev/null 2>&1
-		rmdir "$CG2/gpufrac-test-$$-$name" 2>/dev/null
-	done
-	cleanup
-}
-trap oci_cleanup EXIT
-
-# in_cgroup2 CMD...: crun tells cgroup v2 from what is mounted at
-# /sys/fs/cgroup; where that is the v1 layout (a hybrid host), CMD runs
-# in a mount namespace of its own with the cgroup2 hierarchy mounted there.
-# The hierarchy is the one the host has elsewhere: the same cgroups, the
-# same paths in /proc/PID/cgroup.
-# shellcheck disable=SC2016
-in_cgroup2() {
-	unshare -m sh -c 'mount --make-rprivate / &&
-	    if [ "$(stat -f -c %T /sys/fs/cgroup)" != cgroup2fs ]; then
-		umount -l /sys/fs/cgroup &&
-		mount -t cgroup2 none /sys/fs/cgroup || {
-		    echo "cannot mount cgroup2 at /sys/fs/cgroup" >&2
-		    exit 125; }
-	    fi && exec "$@"' sh "$@"
-}
-
-# bundle NAME SPEC ANNOTATIONS CMD...: the bundle $TMP/NAME of container
-# NAME running CMD, in cgroup /gpufrac-test-$$-NAME, with the JSON object
-# ANNOTATIONS and the container edits of the CDI spec file SPEC ('' for
-# none). Its root is read-only: the host's /usr and /etc, the checkout, the
-# build tree and $TMP at their own paths, the host's /dev/shm (the simulated GPU's shared
-# state). Hook messages go to $TMP/NAME.hook (crun's run.oci.hooks.stderr).
-# HOOK_ARGS=none: the hooks are given no arguments, only their path, as
-# hand-written hook configurations often are.
-bundle() {
-	CONTAINERS="$CONTAINERS $1"
-	"$PYTHON" - "$TMP" "$TOP" "$BUILD" "$1" "/gpufrac-test-$$-$1" "$2" "$3" \
-	    "${SAN_RT:+$SAN_RT $SHIM}" "${@:4}" <<'EOF'
-import json, os, sys
-
-tmp, top, build, name, cgpath, spec, annots, san_preload = sys.argv[1:9]
-args = sys.argv[9:]
-bundle = os.path.join(tmp, name)
-rootfs = os.path.join(bundle, "rootfs")
-os.makedirs(rootfs)
-ro = ["rbind", "ro", "nosuid", "nodev"]
-mounts = [
-    {"destination": "/proc", "type": "proc", "source": "proc"},
-    {"destination": "/dev", "type": "tmpfs", "source": "tmpfs",
-     "options": ["nosuid", "strictatime", "mode=755", "size=65536k"]},
-    {"destination": "/usr", "type": "bind", "source": "/usr", "options": ro},
-    {"destination": "/etc", "type": "bind", "source": "/etc", "options": ro},
-    {"destination": "/dev/shm", "type": "bind", "source": "/dev/shm",
-     "options": ["rbind", "rw", "nosuid", "nodev"]},
-    {"destination": top, "type": "bind", "source": top, "options": ro},
-    {"destination": build, "type": "bind", "source": build, "options": ro},
-    {"destination": tmp, "type": "bind", "source": tmp,
-     "options": ["rbind", "rw", "nosuid", "nodev"]},
-]
-# /bin, /lib...: the host's links into /usr (merged /usr), or its own
-for d in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
-    host = "/" + d
-    if os.path.islink(host):
-        os.symlink(os.readlink(host), os.path.join(rootfs, d))
-    elif os.path.isdir(host):
-        mounts.append({"destination": host, "type": "bind", "source": host,
-                       "options": ro})
-keep = ("SIMCUDA_STATE", "SIMCUDA_DEVICES", "LD_LIBRARY_PATH",
-        "ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS")
-env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
-env.update((k, os.environ[k]) for k in keep if k in os.environ)
-hooks = {}
-if spec:
-    # what a CDI-aware engine does with the device's container edits
-    with open(spec) as f:
-        dev = [d for d in json.load(f)["devices"] if d["name"] == "all"][0]
-    edits = dev["containerEdits"]
-    env.update(e.split("=", 1) for e in edits.get("env", []))
-    for m in edits.get("mounts", []):
-        mounts.append({"destination": m["containerPath"], "type": "bind",
-                       "source": m["hostPath"],
-                       "options": m.get("options", [])})
-    for h in edits.get("hooks", []):
-        # the sanitizers' reports where lib.sh's finish looks
-        henv = h.get("env", []) + ["%s=%s" % (k, os.environ[k])
-                                   for k in keep[3:] if k in os.environ]
-        hook = {"path": h["path"], "args": h.get("args", []), "env": henv}
-        if os.environ.get("HOOK_ARGS") == "none":
-            del hook["args"]
-        hooks.setdefault(h["hookName"], []).append(hook)
-    if san_preload:
-        env["LD_PRELOAD"] = san_preload
-annotations = json.loads(annots)
-annotations["run.oci.hooks.stderr"] = os.path.join(tmp, name + ".hook")
-config = {
-    "ociVersion": "1.0.2",
-    "process": {"terminal": False, "user": {"uid": 0, "gid": 0},
-                "args": args, "cwd": "/", "noNewPrivileges": True,
-                "env": ["%s=%s" % kv for kv in sorted(env.items())]},
-    "root": {"path": "rootfs", "readonly": True},
-    "hostname": name,
-    "mounts": mounts,
-    "annotations": annotations,
-    "hooks": hooks,
-    "linux": {"cgroupsPath": cgpath,
-              "namespaces": [{"type": t} for t in
-                             ("pid", "mount", "ipc", "uts", "network",
-                              "cgroup")]},
-}
-with open(os.path.join(bundle, "config.json"), "w") as f:
-    json.dump(config, f, indent=1)
-EOF
-}
-
-# crun_run NAME: run container NAME in the foreground; output in
-# $TMP/NAME.out and .err, and its exit status.
-crun_run() {
-	in_cgroup2 crun --root "$RUNROOT" run -b "$TMP/$1" "$1" \
-	    </dev/null >"$TMP/$1.out" 2>"$TMP/$1.err"
-}
-
-# crun_start NAME: the same in the background, its pid in CRUN_PID.
-crun_start() {
-	in_cgroup2 crun --root "$RUNROOT" run -b "$TMP/$1" "$1" \
-	    </dev/null >"$TMP/$1.out" 2>"$TMP/$1.err" &
-	CRUN_PID=$!
-}
-
-# holding NAME DESC: wait until the client of container NAME holds; if it
-# does not, kill the container so that crun_start's crun returns.
-holding() {
-	wait_for "$2" 15 grep -q '^holding' "$TMP/$1.out" && return 0
-	in_cgroup2 crun --root "$RUNROOT" kill "$1" KILL >/dev/null 2>&1
-	return 1
-}
+. "$(dirname "$0")/oci_lib.sh"
 
 # release: let the only client go on past "hold".
 # (A process that has exited may still be listed, releasing, until the
 # driver has its memory back.)
 release() { kill -USR1 "$(ps_json '[c["pid"] for c in j["clients"] if c["state"] != "releasing"][0]')"; }
-
-# --- can crun run a container here at all? -------------------------------
-bundle probe '' '{}' true
-crun_run probe
-rc=$?
-[ "$rc" -eq 0 ] ||
-	skip "crun cannot run a container here (exit $rc): $(tail -n 1 "$TMP/probe.err")"
 
 # What annotations may ask for: a little above the defaults.
 jobs_conf() {
@@ -347,7 +200,7 @@ refused "$B" '{"gpufrac.io/memory": "1Gi", "gpufrac.io/resolver": "bogus"}' "$SP
 	"gpufrac-oci-hook: container '$B': annotation 'gpufrac.io/resolver': bad resolver 'bogus' (expected fail, wait, preempt or swap)"
 B=gf-$$-typo
 refused "$B" '{"gpufrac.io/memory": "1Gi", "gpufrac.io/memroy": "1Gi"}' "$SPEC" \
-	"gpufrac-oci-hook: container '$B': unknown annotation 'gpufrac.io/memroy' (expected memory, guarantee, priority or resolver)"
+	"gpufrac-oci-hook: container '$B': unknown annotation 'gpufrac.io/memroy' (expected memory, guarantee, priority, resolver or unshimmed)"
 # the daemon's refusal: a guarantee beyond the 4Gi device
 B=gf-$$-big
 refused "$B" '{"gpufrac.io/memory": "5Gi", "gpufrac.io/guarantee": "5Gi"}' "$SPEC" \
@@ -436,5 +289,30 @@ fi
 wait "$CRUN_PID"
 check_eq "it exits 0" $? 0
 check "its group is gone" no_oci_group
+
+# --- the driver's walls (issue 31 C) ----------------------------------------
+# Where the driver has memory limits per cgroup (SIMCUDA_MEMLIMITS=1 for
+# the daemon), a container's group has the driver's wall: a process in it
+# without the shim is held to the annotation by the driver itself.
+daemon_stop
+SIMCUDA_MEMLIMITS=1 daemon_start
+W=gf-$$-wall
+bundle "$W" "$SPEC" '{"gpufrac.io/memory": "64Mi"}' \
+	env -u LD_PRELOAD "$C" info alloc 48Mi alloc 32Mi alloc 16Mi hold
+crun_start "$W"
+if holding "$W" "a container's program without the shim runs"; then
+	check_eq "the driver holds it to the annotation: it sees 64Mi, 32Mi more than 48Mi is refused, 16Mi is not" \
+		"$(head -n 4 "$TMP/$W.out" | tr '\n' ' ')" \
+		"info free=$((64 * MiB)) total=$((64 * MiB)) alloc ok alloc err=2 alloc ok "
+	check_eq "status says the driver holds one group" \
+		"$(ctl status | grep 'driver limits')" \
+		"device 0: driver limits: on (1 group)"
+	in_cgroup2 crun --root "$RUNROOT" kill "$W" USR1
+fi
+wait "$CRUN_PID"
+check_eq "it exits 0" $? 0
+check "its group is gone" no_oci_group
+check_eq "and with it the wall" "$(ctl status | grep 'driver limits')" \
+	"device 0: driver limits: on (0 groups)"
 
 finish

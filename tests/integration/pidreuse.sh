@@ -5,12 +5,7 @@
 # for it, and a root job of higher priority under resolver = preempt must
 # be granted without any signal reaching the unrelated process. Run in a
 # pid namespace of its own, where root may choose the next pid.
-if [ -z "${GF_PIDNS:-}" ]; then
-	[ "$(id -u)" = 0 ] || { echo "needs root for a pid namespace"; exit 77; }
-	unshare --pid --fork --mount-proc true 2>/dev/null ||
-	    { echo "cannot make a pid namespace (unshare --pid)"; exit 77; }
-	GF_PIDNS=1 exec unshare --pid --fork --mount-proc bash "$0" "$@"
-fi
+. "$(dirname "$0")/pidns_lib.sh"
 . "$(dirname "$0")/lib.sh"
 H=$TOP/tests/clients/hostile.py
 GiB=$((1 << 30))

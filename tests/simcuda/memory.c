@@ -144,7 +144,7 @@ cuMemGetInfo_v2(size_t *free, size_t *total)
 		return r;
 	if (free == NULL || total == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
-	state_meminfo(ctx->phys, &used, &cap);
+	state_meminfo_self(ctx->phys, &used, &cap);
 	*total = (size_t)cap;
 	*free = (size_t)(used < cap ? cap - used : 0);
 	return CUDA_SUCCESS;

@@ -5,11 +5,13 @@
  * real NVML it numbers every device in PCI order whatever
  * CUDA_VISIBLE_DEVICES says. The ABI is in nvml_abi.h.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "nvml_abi.h"
@@ -566,3 +568,133 @@ nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t device,
 {
 	return procs_get(device, infoCount, infos, PROCS_GRAPHICS);
 }
+
+/*
+ * Memory partitioning by cgroup (driver r615): only with
+ * SIMCUDA_MEMLIMITS=1, as in a driver that has it; otherwise dlsym finds
+ * neither function, as in a driver before r615. The symbols are GNU
+ * indirect functions whose resolvers, run when they are looked up, give
+ * NULL without it. Setting needs root, reading does not (NVIDIA's MPS
+ * memory partitioning guide); the limits are memlimits.c's.
+ */
+static nvmlReturn_t
+limits_error(int r)
+{
+	switch (r) {
+	case 0:
+		return NVML_SUCCESS;
+	case -ENOENT:
+		return NVML_ERROR_NOT_FOUND;
+	case -EINVAL:
+		return NVML_ERROR_INVALID_ARGUMENT;
+	case -ENOSPC:
+		return NVML_ERROR_INSUFFICIENT_RESOURCES;
+	default:
+		return NVML_ERROR_UNKNOWN;
+	}
+}
+
+/* SIMCUDA_MIG=1: NVML says every device is in MIG mode, and nothing
+ * else of MIG is simulated. */
+static int
+mig_on(void)
+{
+	const char *s = getenv("SIMCUDA_MIG");
+
+	return s != NULL && strcmp(s, "1") == 0;
+}
+
+/* An H100 can be partitioned: NVML_SUCCESS, disabled unless SIMCUDA_MIG. */
+nvmlReturn_t
+nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode,
+    unsigned int *pendingMode)
+{
+	int phys;
+	nvmlReturn_t r = device_get(device, currentMode, &phys);
+
+	if (r != NVML_SUCCESS)
+		return r;
+	if (pendingMode == NULL)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*currentMode = *pendingMode = mig_on() ? NVML_DEVICE_MIG_ENABLE :
+	    NVML_DEVICE_MIG_DISABLE;
+	return NVML_SUCCESS;
+}
+
+/* The prologue of both: device_get(), then the cgroup named. */
+static nvmlReturn_t
+limits_prologue(nvmlDevice_t device, const void *limits,
+    const char *const *nameSpace, int *phys)
+{
+	nvmlReturn_t r = device_get(device, limits, phys);
+
+	if (r == NVML_SUCCESS && *nameSpace == NULL)
+		r = NVML_ERROR_INVALID_ARGUMENT;
+	return r;
+}
+
+static nvmlReturn_t
+limits_set_v1(nvmlDevice_t device, nvmlSetMemoryLimits_v1_t *limits)
+{
+	int phys;
+	nvmlReturn_t r = limits_prologue(device, limits,
+	    limits != NULL ? &limits->nameSpace : NULL, &phys);
+
+	if (r != NVML_SUCCESS)
+		return r;
+	if (mig_on())		/* MIG is refused */
+		return NVML_ERROR_NOT_SUPPORTED;
+	if (geteuid() != 0)
+		return NVML_ERROR_NO_PERMISSION;
+	return limits_error(limits_set(phys, limits->nameSpace,
+	    limits->softLimit, limits->hardLimit));
+}
+
+static nvmlReturn_t
+limits_get_v1(nvmlDevice_t device, nvmlGetMemoryLimits_v1_t *limits)
+{
+	uint64_t soft, hard, used;
+	int phys;
+	nvmlReturn_t r = limits_prologue(device, limits,
+	    limits != NULL ? &limits->nameSpace : NULL, &phys);
+
+	if (r != NVML_SUCCESS)
+		return r;
+	if ((r = limits_error(limits_get(phys, limits->nameSpace, &soft,
+	    &hard, &used))) == NVML_SUCCESS) {
+		limits->softLimit = soft;
+		limits->hardLimit = hard;
+		limits->currentUsed = used;
+	}
+	return r;
+}
+
+typedef nvmlReturn_t (*limits_set_fn)(nvmlDevice_t,
+    nvmlSetMemoryLimits_v1_t *);
+typedef nvmlReturn_t (*limits_get_fn)(nvmlDevice_t,
+    nvmlGetMemoryLimits_v1_t *);
+
+static int
+limits_present(void)
+{
+	const char *s = getenv("SIMCUDA_MEMLIMITS");
+
+	return s != NULL && strcmp(s, "1") == 0;
+}
+
+static limits_set_fn
+limits_set_resolve(void)
+{
+	return limits_present() ? limits_set_v1 : NULL;
+}
+
+static limits_get_fn
+limits_get_resolve(void)
+{
+	return limits_present() ? limits_get_v1 : NULL;
+}
+
+nvmlReturn_t nvmlDeviceSetMemoryLimits_v1(nvmlDevice_t,
+    nvmlSetMemoryLimits_v1_t *) __attribute__((ifunc("limits_set_resolve")));
+nvmlReturn_t nvmlDeviceGetMemoryLimits_v1(nvmlDevice_t,
+    nvmlGetMemoryLimits_v1_t *) __attribute__((ifunc("limits_get_resolve")));

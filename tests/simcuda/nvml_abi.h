@@ -149,6 +149,36 @@ nvmlReturn_t	nvmlDeviceGetMemoryInfo(nvmlDevice_t device,
 nvmlReturn_t	nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device,
 		    nvmlMemory_v2_t *memory);
 
+/* nvmlDeviceGetMigMode */
+#define NVML_DEVICE_MIG_DISABLE		0
+#define NVML_DEVICE_MIG_ENABLE		1
+
+nvmlReturn_t	nvmlDeviceGetMigMode(nvmlDevice_t device,
+		    unsigned int *currentMode, unsigned int *pendingMode);
+
+/*
+ * Memory partitioning by cgroup (driver r615, CUDA 13.4's nvml.h):
+ * nameSpace is the full path of a cgroup v2 directory; soft 0 and hard
+ * ULLONG_MAX clear a limit. 24 and 32 bytes on x86-64.
+ */
+typedef struct {
+	const char		*nameSpace;
+	unsigned long long	softLimit;
+	unsigned long long	hardLimit;
+} nvmlSetMemoryLimits_v1_t;
+
+typedef struct {
+	const char		*nameSpace;
+	unsigned long long	softLimit;
+	unsigned long long	hardLimit;
+	unsigned long long	currentUsed;
+} nvmlGetMemoryLimits_v1_t;
+
+nvmlReturn_t	nvmlDeviceSetMemoryLimits_v1(nvmlDevice_t device,
+		    nvmlSetMemoryLimits_v1_t *limits);
+nvmlReturn_t	nvmlDeviceGetMemoryLimits_v1(nvmlDevice_t device,
+		    nvmlGetMemoryLimits_v1_t *limits);
+
 nvmlReturn_t	nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device,
 		    unsigned int *infoCount, nvmlProcessInfo_t *infos);
 nvmlReturn_t	nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device,

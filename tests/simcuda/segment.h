@@ -18,6 +18,7 @@
 #include "sim.h"
 
 #define STATE_PROCS	4096		/* processes holding memory at once */
+#define STATE_CG_DEPTH	16		/* a process's cgroup and ancestors */
 
 struct state_proc {
 	int32_t		pid;		/* 0: free slot, or releasing; as its
@@ -40,6 +41,10 @@ struct state_proc {
 	int32_t		locker;		/* pid of the Lock in progress */
 	uint64_t	locker_start;
 	uint64_t	parked[SIM_MAX_DEVICES];	/* what Checkpoint released */
+	/* Its cgroup v2 directory's inode, then each ancestor's as far as
+	 * the process sees them, 0 after the last (memlimits.c): what
+	 * driver memory limits it is under. Set at cuInit. */
+	uint64_t	cg[STATE_CG_DEPTH];
 };
 
 #define STATE_SHARES	256		/* exported VMM allocations at once */
@@ -59,6 +64,22 @@ struct state_share {
 	int32_t		phys;
 	int32_t		owner;		/* slot + 1 charged, or 0: orphaned */
 	int32_t		holder[SHARE_HOLDERS];	/* slot + 1, or 0 */
+};
+
+#define STATE_LIMITS	256		/* cgroups limited at once, all devices */
+#define STATE_LIMIT_PATH 1024
+
+/*
+ * A driver memory limit (nvmlDeviceSetMemoryLimits_v1, memlimits.c): on
+ * device phys, for the cgroup whose directory is path (as the setter
+ * named it) and inode ino. ino 0: a free record.
+ */
+struct state_limit {
+	uint64_t	ino;
+	int32_t		phys;
+	int32_t		pad;
+	uint64_t	soft, hard;
+	char		path[STATE_LIMIT_PATH];
 };
 
 /* LOCKING: a Lock is waiting for the calls in flight; reads as RUNNING. */
@@ -82,6 +103,7 @@ struct state_shared {
 	pthread_mutex_t	lock;		/* process-shared and robust */
 	struct state_proc procs[STATE_PROCS];
 	struct state_share shares[STATE_SHARES];
+	struct state_limit limits[STATE_LIMITS];
 };
 
 extern struct state_shared *state_shm;	/* NULL before state_attach */
@@ -106,6 +128,15 @@ void		slot_die(struct state_proc *sp);
 /* slot_die() every dead process, slot_clear() every release that is due. */
 void		state_reap(void);
 int		state_fits(int phys, uint64_t bytes);	/* room on phys now */
+
+/*
+ * memlimits.c: whether bytes more on phys keep the process of slot sp
+ * within the hard limit of every limited cgroup it is in (the lock is
+ * held), and its cgroup chain, read at cuInit (takes no lock).
+ */
+int		limits_fit(int phys, const struct state_proc *sp,
+		    uint64_t bytes);
+void		limits_chain(uint64_t *cg);
 
 /* share.c: for slot_clear and the repair after a holder died. */
 void		share_drop_slot(int slot);	/* lets go of all it holds */

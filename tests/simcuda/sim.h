@@ -46,6 +46,20 @@ uint64_t	state_capacity(int phys);
 int		state_charge(int phys, uint64_t bytes);	/* 0, or -1: no room */
 void		state_uncharge(int phys, uint64_t bytes);
 void		state_meminfo(int phys, uint64_t *used, uint64_t *total);
+/*
+ * memlimits.c: the driver's memory limits per cgroup (r615), for the
+ * simulated NVML. meminfo_self: state_meminfo as this process sees it,
+ * under its nearest limited cgroup's hard limit (cuMemGetInfo). set:
+ * soft and hard on phys for the cgroup directory path (soft 0 and hard
+ * UINT64_MAX clear it); get: them and what the cgroup's processes hold.
+ * 0, or -ENOENT (no such directory; get: never limited), -EINVAL, -ENOSPC
+ * (too many limited cgroups), -EIO. Each takes the lock itself.
+ */
+void		state_meminfo_self(int phys, uint64_t *used, uint64_t *total);
+int		limits_set(int phys, const char *path, uint64_t soft,
+		    uint64_t hard);
+int		limits_get(int phys, const char *path, uint64_t *soft,
+		    uint64_t *hard, uint64_t *used);
 void		state_forget(void);
 void		state_join(void);	/* at cuInit: take this process's slot */
 /*

@@ -199,6 +199,7 @@ slot_clear(struct state_proc *sp)
 	sp->release_ms = 0;
 	sp->release_at = 0;
 	memset(sp->used, 0, sizeof(sp->used));
+	memset(sp->cg, 0, sizeof(sp->cg));
 }
 
 /*
@@ -489,9 +490,12 @@ state_charge(int phys, uint64_t bytes)
 		return -1;
 	if ((slot = state_self_get()) < 0)
 		goto out;
-	if (!state_fits(phys, bytes))
+	/* The device's room, and the driver's walls (memlimits.c). */
+	if (!state_fits(phys, bytes) ||
+	    !limits_fit(phys, &state_shm->procs[slot], bytes))
 		state_reap();
-	if (!state_fits(phys, bytes))
+	if (!state_fits(phys, bytes) ||
+	    !limits_fit(phys, &state_shm->procs[slot], bytes))
 		goto out;
 	state_shm->used[phys] += bytes;
 	state_shm->procs[slot].used[phys] += bytes;
@@ -592,18 +596,23 @@ release_parse(void)
 
 /*
  * Join the table at cuInit, so that the checkpoint operations find every
- * initialised process, even one that holds no memory yet.
+ * initialised process, even one that holds no memory yet, with the cgroups
+ * it is in, for the driver's memory limits (memlimits.c).
  */
 void
 state_join(void)
 {
+	uint64_t cg[STATE_CG_DEPTH];
 	int slot;
 
 	release_parse();
+	limits_chain(cg);
 	if (state_shm == NULL || state_lock() < 0)
 		return;
-	if ((slot = state_self_get()) >= 0)
+	if ((slot = state_self_get()) >= 0) {
+		memcpy(state_shm->procs[slot].cg, cg, sizeof(cg));
 		__atomic_store_n(&state_self_proc, &state_shm->procs[slot],
 		    __ATOMIC_RELEASE);
+	}
 	state_unlock();
 }

@@ -93,7 +93,7 @@ static const struct type_case types[] = {
 	T(DENY, gf_deny),
 	TS(ERROR, gf_error, msg),
 	TG2(STATUS, gf_status, 136, version, swap_reason),
-	TS(DEVICE_STATUS, gf_device_status, name),
+	TG2(DEVICE_STATUS, gf_device_status, 168, name, driver_reason),
 	T(DEVICE_END, gf_end),
 	TG2(CLIENT, gf_client, 120, group, version),
 	T(CLIENT_END, gf_end),

@@ -364,6 +364,7 @@ static const struct good_value {
 	{ "max_connections_per_uid = 16", F(max_conns_per_uid), 16 },
 	{ "max_connections_per_uid = 0", F(max_conns_per_uid), 0 },
 	{ "output_queue_limit = 64Mi", F(outq_limit), 64ull << 20 },
+	{ "unshimmed = kill", F(unshimmed), POLICY_UNSHIMMED_KILL },
 #undef F
 };
 
@@ -461,6 +462,9 @@ static const struct bad_value {
 	{ "daemon", "max_connections_per_uid", "lots", "bad value" },
 	{ "daemon", "output_queue_limit", "512Ki", "expected 1Mi or more" },
 	{ "daemon", "output_queue_limit", "big", "bad size" },
+	{ "daemon", "unshimmed", "yes", "(expected count or kill)" },
+	{ "group g", "unshimmed", "KILL", "bad value for 'unshimmed'" },
+	{ "jobs", "unshimmed", "", "bad value for 'unshimmed': ''" },
 };
 
 static void

@@ -187,9 +187,9 @@ test_first_sizes(void **state)
 	}
 	/*
 	 * HELLO, SWAP_IN, CLIENT, STATUS, DEVICE_INFO, MOVED, EVENT,
-	 * GROUP_STATUS
+	 * GROUP_STATUS, DEVICE_STATUS
 	 */
-	assert_int_equal(grown, 8);
+	assert_int_equal(grown, 9);
 }
 
 static void
@@ -322,11 +322,11 @@ test_unterminated_strings(void **state)
 	}
 	/*
 	 * HELLO version, ERROR msg, STATUS version and swap_reason,
-	 * DEVICE_STATUS name, CLIENT group and version, GROUP_STATUS name,
-	 * EVENT group, reason and reason_more, GROUP_RULE rule, GROUP_SET
-	 * and GROUP_RM name, MOVED what
+	 * DEVICE_STATUS name and driver_reason, CLIENT group and version,
+	 * GROUP_STATUS name, EVENT group, reason and reason_more, GROUP_RULE
+	 * rule, GROUP_SET and GROUP_RM name, MOVED what
 	 */
-	assert_int_equal(nstr, 15);
+	assert_int_equal(nstr, 16);
 }
 
 /* Both strings of EVENT unterminated, and each alone at full length. */

@@ -1,0 +1,270 @@
+/*
+ * The driver's walls (issue 31 C): where the driver has memory limits per
+ * cgroup (r615), each group that names a cgroup gets, on each device, the
+ * driver's hard limit = its limit and soft limit = its guarantee, on that
+ * cgroup's directory, so that every process in it is held there, shim or
+ * not. Which group gets which wall is decided here, after each start,
+ * reload and run-time group change; nvml_limits.c sets them.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "arbiter.h"
+#include "cgroup.h"
+#include "log.h"
+#include "match.h"
+#include "memlimits.h"
+#include "nvml_limits.h"
+#include "proto.h"
+#include "units.h"
+
+/* One wall, wanted or in force. */
+struct memlimit_wall {
+	size_t		dev;
+	char		*dir;		/* the cgroup's directory, full path */
+	char		group[GF_GROUP_LEN];
+	uint64_t	soft, hard;
+};
+
+/* Whether the walls of group g may stand for its limit: a limit each
+ * process may raise, or one per process, is no limit for a cgroup. */
+static int
+group_walled(const struct ledger_group *g)
+{
+	return !g->pol.per_process && !g->pol.client_may_raise;
+}
+
+static struct memlimit_wall *
+wall_find(struct memlimit_wall *w, size_t n, size_t dev, const char *dir)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (w[i].dev == dev && strcmp(w[i].dir, dir) == 0)
+			return &w[i];
+	return NULL;
+}
+
+/* Add the walls of group gi (an index into a->groups.sections) on the
+ * usable devices to *w (*n of them, room for *room). 0, or -1 (ENOMEM). */
+static int
+group_walls(struct arbiter *a, size_t gi, struct memlimit_wall **w,
+    size_t *n, size_t *room)
+{
+	const struct config_group *sec = a->groups.sections[gi];
+	const struct ledger_group *lg = &a->ledger.groups[gi + 1];
+	char path[PATH_MAX], dir[PATH_MAX];
+	struct memlimit_wall *more;
+	size_t r, d;
+
+	if (!group_walled(lg))
+		return 0;
+	for (r = 0; r < sec->nrules; r++) {
+		if (match_rule_path(&sec->rules[r], path, sizeof(path)) < 0)
+			continue;
+		if (cgroup_dir(path, dir, sizeof(dir), NULL) < 0) {
+			log_warnx("group '%s': cannot tell the directory of "
+			    "cgroup '%s': no driver limit", lg->pol.name, path);
+			continue;
+		}
+		for (d = 0; d < a->ledger.ndevices; d++) {
+			/* The first group that names a cgroup has it. */
+			if (!a->memlimits.usable[d] ||
+			    wall_find(*w, *n, d, dir) != NULL)
+				continue;
+			if (*n == *room) {
+				*room = *room ? *room * 2 : 8;
+				if ((more = reallocarray(*w, *room,
+				    sizeof(**w))) == NULL)
+					return -1;
+				*w = more;
+			}
+			if (((*w)[*n].dir = strdup(dir)) == NULL)
+				return -1;
+			(*w)[*n].dev = d;
+			proto_strlcpy((*w)[*n].group, lg->pol.name,
+			    sizeof((*w)[*n].group));
+			(*w)[*n].soft = lg->share[d].guarantee;
+			(*w)[*n].hard = lg->share[d].limit;
+			(*n)++;
+		}
+	}
+	return 0;
+}
+
+static void
+walls_free(struct memlimit_wall *w, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(w[i].dir);
+	free(w);
+}
+
+/* A failed set or clear: an event, never more. */
+static void
+wall_failed(struct arbiter *a, const struct memlimit_wall *w,
+    const char *what, const char *why)
+{
+	arbiter_event(a, GF_EV_DRIVER_LIMIT, NULL, (int)w->dev, w->hard,
+	    "group '%s': cannot %s the driver's limit of '%s': %s", w->group,
+	    what, w->dir, why);
+}
+
+/* Clear the walls in force that are not wanted (cleared before they
+ * go, so that the driver's ancestors are decremented), unless their
+ * cgroup is gone already. */
+static void
+walls_clear(struct arbiter *a, const struct memlimit_wall *want,
+    size_t nwant)
+{
+	struct memlimits *m = &a->memlimits;
+	char why[GF_REASON_LEN];
+	size_t i, k = 0;
+
+	for (i = 0; i < m->nwalls; i++) {
+		struct memlimit_wall *w = &m->walls[i];
+
+		if (wall_find((struct memlimit_wall *)want, nwant, w->dev,
+		    w->dir) != NULL) {
+			m->walls[k++] = *w;
+			continue;
+		}
+		if (access(w->dir, F_OK) < 0)
+			log_info("group '%s': cgroup '%s' is gone with its "
+			    "driver limit", w->group, w->dir);
+		else if (nvml_limits_set(w->dev, w->dir, 0, NVML_LIMITS_CLEAR,
+		    why, sizeof(why)) < 0)
+			wall_failed(a, w, "clear", why);
+		else
+			log_info("group '%s': driver limit of '%s' on device "
+			    "%zu cleared", w->group, w->dir, w->dev);
+		free(w->dir);
+	}
+	m->nwalls = k;
+}
+
+/* Set the wanted walls that are new or changed; those that fail are not
+ * in force (a changed one keeps its old limits). */
+static int
+walls_set(struct arbiter *a, struct memlimit_wall *want, size_t nwant)
+{
+	struct memlimits *m = &a->memlimits;
+	struct memlimit_wall *w, *more;
+	char why[GF_REASON_LEN], hard[32], soft[32];
+	size_t i;
+
+	for (i = 0; i < nwant; i++) {
+		w = wall_find(m->walls, m->nwalls, want[i].dev, want[i].dir);
+		if (w != NULL && w->soft == want[i].soft &&
+		    w->hard == want[i].hard && strcmp(w->group,
+		    want[i].group) == 0)
+			continue;
+		if (nvml_limits_set(want[i].dev, want[i].dir, want[i].soft,
+		    want[i].hard, why, sizeof(why)) < 0) {
+			wall_failed(a, &want[i], "set", why);
+			continue;
+		}
+		log_info("group '%s': driver limit of '%s' on device %zu: "
+		    "hard %s, soft %s", want[i].group, want[i].dir,
+		    want[i].dev, size_format(want[i].hard, hard, sizeof(hard)),
+		    size_format(want[i].soft, soft, sizeof(soft)));
+		if (w == NULL) {
+			if ((more = reallocarray(m->walls, m->nwalls + 1,
+			    sizeof(*more))) == NULL)
+				return -1;
+			m->walls = more;
+			w = &m->walls[m->nwalls++];
+			w->dev = want[i].dev;
+			w->dir = want[i].dir;
+			want[i].dir = NULL;	/* taken */
+		}
+		memcpy(w->group, want[i].group, sizeof(w->group));
+		w->soft = want[i].soft;
+		w->hard = want[i].hard;
+	}
+	return 0;
+}
+
+/* Look for the functions again, device by device. */
+static int
+memlimits_probe(struct arbiter *a)
+{
+	struct memlimits *m = &a->memlimits;
+	size_t d, n = a->ledger.ndevices;
+
+	if (m->usable == NULL && n > 0 &&
+	    ((m->usable = calloc(n, sizeof(*m->usable))) == NULL ||
+	    (m->why = calloc(n, sizeof(*m->why))) == NULL))
+		return -1;
+	for (d = 0; d < n; d++)
+		m->usable[d] = nvml_limits_usable(d, m->why[d],
+		    sizeof(m->why[d]));
+	return 0;
+}
+
+void
+memlimits_apply(struct arbiter *a)
+{
+	struct memlimit_wall *want = NULL;
+	size_t nwant = 0, room = 0, g;
+
+	if (memlimits_probe(a) < 0)
+		goto out_nomem;
+	for (g = 0; g < a->groups.n; g++)
+		if (group_walls(a, g, &want, &nwant, &room) < 0)
+			goto out_nomem;
+	walls_clear(a, want, nwant);
+	if (walls_set(a, want, nwant) < 0)
+		goto out_nomem;
+	walls_free(want, nwant);
+	return;
+out_nomem:
+	log_warnx("out of memory: the driver's limits are left as they were");
+	walls_free(want, nwant);
+}
+
+void
+memlimits_status(const struct arbiter *a, size_t dev,
+    struct gf_device_status *ds)
+{
+	const struct memlimits *m = &a->memlimits;
+	size_t i, k;
+
+	if (m->usable == NULL || dev >= a->ledger.ndevices)
+		return;
+	if (!m->usable[dev]) {
+		ds->driver_limits = GF_DLIM_OFF;
+		proto_strlcpy(ds->driver_reason, m->why[dev],
+		    sizeof(ds->driver_reason));
+		return;
+	}
+	ds->driver_limits = GF_DLIM_ON;
+	/* Groups, not cgroups: one may name several. */
+	for (i = 0; i < m->nwalls; i++) {
+		if (m->walls[i].dev != dev)
+			continue;
+		for (k = 0; k < i; k++)
+			if (m->walls[k].dev == dev && strcmp(m->walls[k].group,
+			    m->walls[i].group) == 0)
+				break;
+		if (k == i)
+			ds->driver_groups++;
+	}
+}
+
+void
+memlimits_free(struct arbiter *a)
+{
+	struct memlimits *m = &a->memlimits;
+
+	/* The walls are the daemon's: none outlives it. */
+	walls_clear(a, NULL, 0);
+	free(m->walls);
+	free(m->usable);
+	free(m->why);
+	memset(m, 0, sizeof(*m));
+}

@@ -1,0 +1,43 @@
+/*
+ * The driver's walls: its own memory limits per cgroup (r615), set for
+ * each group that names a cgroup (cgroup:PATH, as OCI containers' and
+ * Slurm steps' run-time groups do) to the group's limit (hard) and
+ * guarantee (soft) on each device, so that they hold for every process in
+ * the cgroup, shim or not. A group matched otherwise (uid, gid, patterns)
+ * gets none. Policy over nvml_limits.h.
+ */
+#ifndef GF_DAEMON_MEMLIMITS_H
+#define GF_DAEMON_MEMLIMITS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpufrac/proto.h"
+
+struct arbiter;
+struct memlimit_wall;
+
+struct memlimits {
+	int		*usable;	/* per device: limits can be set */
+	char		(*why)[GF_DLIM_REASON_LEN];	/* per device: why not */
+	struct memlimit_wall *walls;	/* in force */
+	size_t		 nwalls;
+};
+
+/*
+ * After a start, reload or run-time group change: look for the driver's
+ * functions again, and make its walls what the groups in force want:
+ * cleared where a group went or no longer names a cgroup, set where one
+ * is new or its limit or guarantee changed. A wall that cannot be set or
+ * cleared is a driver-limit event, nothing more.
+ */
+void	memlimits_apply(struct arbiter *a);
+
+/* DEVICE_STATUS's driver_limits, driver_groups and driver_reason. */
+void	memlimits_status(const struct arbiter *a, size_t dev,
+	    struct gf_device_status *ds);
+
+/* At stop: clear every wall the daemon set, and free the state. */
+void	memlimits_free(struct arbiter *a);
+
+#endif

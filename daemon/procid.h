@@ -1,0 +1,48 @@
+/*
+ * Who a process is that the daemon did not hear from: one NVML lists
+ * with device memory and no connection (unshimmed.h). The kernel says it
+ * (/proc/PID: status, cgroup, maps, environ), read with a pidfd held so
+ * that what was read is the process the pidfd names, and the pidfd
+ * refused when its process started after NVML listed the pid (another
+ * has the number now, issue 22).
+ */
+#ifndef GF_DAEMON_PROCID_H
+#define GF_DAEMON_PROCID_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Why a process holds device memory without the shim. */
+enum {
+	PROCID_UNKNOWN = 0,	/* maps or environ unreadable */
+	PROCID_NO_SHIM,		/* libgpufrac.so is not loaded */
+	PROCID_DISABLED,	/* loaded, GPUFRAC_DISABLE=1 */
+	PROCID_OTHER_SOCKET,	/* loaded, GPUFRAC_SOCKET is another */
+	PROCID_NOT_CONNECTED,	/* loaded for this daemon, not (yet)
+				   connected: after a daemon restart, or
+				   between its context and its HELLO */
+};
+
+struct procid {
+	int		 pidfd;		/* the process's, the caller's to close */
+	uint32_t	 uid;		/* effective, as SO_PEERCRED has it */
+	uint32_t	 gid;
+	char		*cgroup;	/* malloc'd, the caller's; "" if unknown */
+	int		 why;		/* PROCID_* */
+	char		 socket[108];	/* PROCID_OTHER_SOCKET's, cut to fit */
+};
+
+/*
+ * Read pid's identity into *p, the pid as NVML listed it at at_ms
+ * (CLOCK_BOOTTIME, pidfd_boot_ms), socket the daemon's. Returns 0; or -1
+ * when the process is gone, started after at_ms, is no CUDA program
+ * here (its maps, where readable, show no libcuda: another pid
+ * namespace's number), or cannot be read (nothing to free then).
+ */
+int	procid_read(uint32_t pid, uint64_t at_ms, const char *socket,
+	    struct procid *p);
+
+/* What why says, for an event: "no shim loaded", ... */
+const char *procid_why(const struct procid *p, char *buf, size_t size);
+
+#endif
