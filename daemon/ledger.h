@@ -149,6 +149,10 @@ struct ledger_client {
 					   for moves (MOVED's kept) */
 	int		host_dropping;	/* asked to give it back */
 	uint64_t	host_in_ms;	/* back in with it since (monotonic) */
+	uint32_t	move_late_id;	/* a move given up on, whose MOVED
+					   may still come; 0: none */
+	uint64_t	move_bound;	/* its footprint when last asked to
+					   move: what it may say it keeps */
 	/* conversation.c's */
 	int		reserved_once;	/* a RESERVE came: its registration
 					   (LEASE_RESTORE) is over */

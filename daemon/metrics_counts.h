@@ -67,6 +67,7 @@ struct metrics_counts {
 	uint64_t	conns_refused;		/* max_connections_per_uid */
 	uint64_t	conns_dropped;		/* output_queue_limit */
 	uint64_t	outq_bytes;		/* output queued now */
+	uint64_t	moved_ignored;		/* swap.c's, unasked MOVEDs */
 	/* incremented by their owners */
 	uint64_t	reloads;		/* applied (arbiter.c) */
 	uint64_t	reload_failures;	/* refused, old one kept */

@@ -439,6 +439,7 @@ metrics_render(const struct arbiter *a, size_t *len)
 	counts.conns_refused = a->control.refused;
 	counts.conns_dropped = a->control.dropped;
 	counts.outq_bytes = a->control.outq_total;
+	counts.moved_ignored = a->swap.moved_ignored;
 	metrics_text_init(&r.t);
 	if (render_prepare(&r) == 0) {
 		render_daemon(&r);

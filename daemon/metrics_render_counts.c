@@ -201,6 +201,11 @@ daemon_counts(struct metrics_text *t, const struct metrics_counts *mc)
 	lb = (struct metrics_label){ "limit", "output_queue_limit" };
 	metrics_text_u64(t, "gpufrac_connections_refused_total", &lb, 1,
 	    mc->conns_dropped);
+	metrics_text_family(t, "gpufrac_moved_ignored_total", "counter",
+	    "MOVED messages that answered no move the daemon asked for "
+	    "(issue 32): ignored.");
+	metrics_text_u64(t, "gpufrac_moved_ignored_total", NULL, 0,
+	    mc->moved_ignored);
 	metrics_text_family(t, "gpufrac_output_queued_bytes", "gauge",
 	    "Replies queued for connections that have not read them yet, "
 	    "and long replies under way (output_queue_limit).");

@@ -162,7 +162,7 @@ op_new(struct arbiter *a, struct ledger_client *lc, int dir,
 	op->job.arg = op;
 	op->engine = engine_of(a, lc);
 	/* Nonzero, below the commit bit: the page's mark and MOVE's id. */
-	if (++a->swap.last_id >= GF_SWAPPED_COMMITTED)
+	if (++a->swap.last_id > GF_SWAPPED_ID)
 		a->swap.last_id = 1;
 	op->id = a->swap.last_id;
 	return op;
@@ -591,14 +591,35 @@ swap_on_request(struct arbiter *a, struct conn *c, uint32_t seq,
 
 /* ---- clients come and go ---------------------------------------------- */
 
-/* A previous daemon may have left lc swapped out, or locked. */
+/*
+ * Where the copy engine's memory is, as the page says (activity.h): 1
+ * out (or leaving), 0 in (or coming in, committed to it). A mark not
+ * committed is taken back: the move it asked for then fails.
+ */
+static int
+adopt_copy_out(struct ledger_client *lc)
+{
+	uint32_t m = __atomic_load_n(&lc->act->swapped, __ATOMIC_SEQ_CST);
+
+	while (m != 0 && !(m & GF_SWAPPED_COMMITTED) &&
+	    !__atomic_compare_exchange_n(&lc->act->swapped, &m, 0, 0,
+	    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		;
+	return (m & GF_SWAPPED_COMMITTED) && !(m & GF_SWAPPED_IN);
+}
+
+/*
+ * A previous daemon may have left lc swapped out (by checkpoint, or by
+ * copy: its page says so), or locked.
+ */
 static void
 adopt_state(struct arbiter *a, struct ledger_client *lc)
 {
 	struct ckpt_api *api = &a->swap.engine.api;
 	CUprocessState st = CU_PROCESS_STATE_RUNNING;
+	const char *by = "checkpoint";
 
-	if (api->get_state == NULL ||
+	if (!a->swap.ckpt_ok || api->get_state == NULL ||
 	    api->get_state((int)lc->pid, &st) != CUDA_SUCCESS)
 		st = CU_PROCESS_STATE_RUNNING;
 	if (st == CU_PROCESS_STATE_LOCKED) {
@@ -606,13 +627,19 @@ adopt_state(struct arbiter *a, struct ledger_client *lc)
 		(void)api->unlock((int)lc->pid, NULL);
 		st = CU_PROCESS_STATE_RUNNING;
 	}
-	if (st != CU_PROCESS_STATE_CHECKPOINTED) {
-		swap_mark(lc, 0);
+	if (st == CU_PROCESS_STATE_CHECKPOINTED)
+		swap_mark(lc, 1);
+	else if (adopt_copy_out(lc))
+		by = "copy";
+	else {
+		/* In, or coming in: the shim clears a mark it committed. */
+		if (!(__atomic_load_n(&lc->act->swapped, __ATOMIC_SEQ_CST) &
+		    GF_SWAPPED_IN))
+			swap_mark(lc, 0);
 		return;
 	}
-	log_info("pid %u was left swapped out: it comes back when it fits",
-	    lc->pid);
-	swap_mark(lc, 1);
+	log_info("pid %u was left swapped out by %s: it comes back when it "
+	    "fits", lc->pid, by);
 	ledger_swap_out(&a->ledger, lc);	/* its charges go to host */
 	lc->swap = SWAP_OUT;
 	lc->swapped_ms = event_now_ms();
@@ -628,7 +655,7 @@ swap_hello(struct arbiter *a, struct ledger_client *lc, int actfd)
 	if (lc->act != NULL)
 		__atomic_store_n(&lc->act->engine, engine_of(a, lc),
 		    __ATOMIC_RELAXED);
-	if (lc->act != NULL && a->swap.ckpt_ok)
+	if (lc->act != NULL)
 		adopt_state(a, lc);
 }
 
@@ -743,6 +770,21 @@ swap_free(struct arbiter *a)
 	s->keep_timer = 0;
 	/* Nobody would bring them back: the driver decides if they fit. */
 	TAILQ_FOREACH(lc, &a->ledger.clients, entry) {
+		/*
+		 * By copy, the page says where the memory is (activity.h): a
+		 * mark not committed is taken back, one committed stays, and
+		 * the shim brings it back when a thread needs it, or the next
+		 * daemon does.
+		 */
+		if (lc->swap != SWAP_NONE && lc->act != NULL &&
+		    engine_of(a, lc) == GF_ENGINE_COPY) {
+			if (adopt_copy_out(lc))
+				log_info("pid %u stays swapped out by copy; its "
+				    "shim or the next gpufracd brings it back",
+				    lc->pid);
+			lc->swap = SWAP_NONE;
+			continue;
+		}
 		if (lc->swap == SWAP_NONE || !s->ckpt_ok ||
 		    s->engine.api.get_state((int)lc->pid, &st) != CUDA_SUCCESS)
 			continue;

@@ -70,6 +70,9 @@ struct swap {
 	uint64_t	 keep_due_ms;	/* when it fires */
 	uint64_t	 idle_in_ms;	/* the soonest one does, or 0 */
 	int		 pumping;
+	uint64_t	 moved_ignored;	/* MOVEDs no move asked for */
+	uint64_t	 moved_said_ms;	/* the last of them logged */
+	uint32_t	 moved_unsaid;	/* since, not logged */
 };
 
 /* After the devices are known: start the engine if the driver can swap. */

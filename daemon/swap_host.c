@@ -22,6 +22,13 @@
 #include "swap_op.h"
 #include "units.h"
 
+/* Tallies of what clients say saturate (issue 32). */
+static uint64_t
+sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 /* lc's charges on host: its memory swapped out. */
 static uint64_t
 charged(const struct arbiter *a, const struct ledger_client *lc)
@@ -50,7 +57,7 @@ swap_host_kept(const struct arbiter *a)
 	uint64_t n = 0;
 
 	TAILQ_FOREACH(lc, &a->ledger.clients, entry)
-		n += kept_beyond(a, lc);
+		n = sat_add(n, kept_beyond(a, lc));
 	return n;
 }
 
@@ -61,7 +68,7 @@ swap_host_used(const struct arbiter *a)
 	size_t i;
 
 	for (i = 0; i < a->ledger.ndevices; i++)
-		n += a->ledger.devices[i].host;
+		n = sat_add(n, a->ledger.devices[i].host);
 	return n;
 }
 
@@ -73,7 +80,7 @@ swap_host_after(const struct arbiter *a, const struct ledger_client *lc)
 	/* Its kept memory takes its contents: counted once. */
 	if (lc->host_kept > out)
 		out = lc->host_kept;
-	return swap_host_used(a) - kept_beyond(a, lc) + out;
+	return sat_add(swap_host_used(a) - kept_beyond(a, lc), out);
 }
 
 /* The largest keeper not yet asked, but lc, or NULL. */
@@ -116,19 +123,19 @@ swap_host_reclaim(struct arbiter *a, const struct ledger_client *lc,
 
 	TAILQ_FOREACH(k, &a->ledger.clients, entry)
 		if (k != lc && k->swap == SWAP_NONE && !k->departing)
-			could += k->host_kept;
+			could = sat_add(could, k->host_kept);
 	if (could < need)
 		return 0;
 	TAILQ_FOREACH(k, &a->ledger.clients, entry)
 		if (k != lc && k->host_dropping)
-			coming += k->host_kept;
+			coming = sat_add(coming, k->host_kept);
 	while (coming < need && (k = keeper_next(a, lc)) != NULL) {
 		if (host_ask_back(a, k) < 0)
 			continue;
 		log_info("pid %u: asked for the %s of pinned host memory it "
 		    "keeps, for a swap of pid %u", k->pid, size_format(
 		    k->host_kept, sbuf, sizeof(sbuf)), lc->pid);
-		coming += k->host_kept;
+		coming = sat_add(coming, k->host_kept);
 	}
 	return coming;
 }
@@ -207,9 +214,11 @@ swap_host_dropped(struct arbiter *a, struct ledger_client *lc,
 	struct ledger_client *k;
 	char sbuf[32];
 
+	/* Asked to give back: it can only keep less. */
+	if (m->kept < lc->host_kept)
+		lc->host_kept = m->kept;
 	log_info("pid %u gave back pinned host memory: %s kept now", lc->pid,
-	    size_format(m->kept, sbuf, sizeof(sbuf)));
-	lc->host_kept = m->kept;
+	    size_format(lc->host_kept, sbuf, sizeof(sbuf)));
 	lc->host_dropping = 0;
 	/* Those passed over for want of room may fit now. */
 	TAILQ_FOREACH(k, &a->ledger.clients, entry)

@@ -20,6 +20,8 @@
 #include "swap_op.h"
 #include "units.h"
 
+#define MOVED_SAY_MS	1000	/* unasked MOVEDs logged at most this often */
+
 /*
  * How long the copy engine's shim has to answer MOVE: swap_move_timeout,
  * for what the program has queued (the move waits for it) and the
@@ -58,9 +60,23 @@ move_late(struct event_loop *loop, void *arg)
 		op->job.result = CUDA_SUCCESS;
 		op->moved = swap_footprint(op->a, lc);
 	}
+	/* In: out, no move asked; unless the shim has committed to it. */
+	want = op->id | GF_SWAPPED_COMMITTED;
+	if (op->dir == GF_SWAP_IN && lc != NULL && lc->act != NULL &&
+	    !__atomic_compare_exchange_n(&lc->act->swapped, &want,
+	    GF_SWAPPED_COMMITTED, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) &&
+	    (want == 0 || want == (op->id | GF_SWAPPED_COMMITTED |
+	    GF_SWAPPED_IN))) {
+		op->job.result = CUDA_SUCCESS;
+		op->moved = swap_footprint(op->a, lc);
+	}
+	if (lc != NULL)
+		lc->move_late_id = op->id;	/* its MOVED may still come */
 	log_warnx("pid %u: no MOVED within %llu ms: %s", op->job.pid,
-	    (unsigned long long)op->late_ms, op->job.result == CUDA_SUCCESS ?
-	    "its memory has left: taken as out" : "the move is given up");
+	    (unsigned long long)op->late_ms, op->job.result != CUDA_SUCCESS ?
+	    "the move is given up" : op->dir == GF_SWAP_OUT ?
+	    "its memory has left: taken as out" : "its memory is coming "
+	    "back: taken as in");
 	op->job.duration_us = op->late_ms * 1000;
 	swap_done(op->a, &op->job);
 }
@@ -94,9 +110,14 @@ swap_move_send(struct arbiter *a, struct swap_op *op)
 	struct conn *c;
 
 	op->job.duration_us = event_now_ms() * 1000;	/* when it began */
+	/* Back in only while marked so (activity.h): no wake, it is out. */
+	if (op->dir == GF_SWAP_IN && op->lc->act != NULL)
+		__atomic_store_n(&op->lc->act->swapped, op->id |
+		    GF_SWAPPED_COMMITTED, __ATOMIC_SEQ_CST);
 	memset(&mv, 0, sizeof(mv));
 	mv.direction = (uint32_t)op->dir;
 	mv.id = op->id;
+	op->lc->move_bound = swap_footprint(a, op->lc);
 	if ((c = swap_conn_of(a, op->lc)) != NULL && conn_send(c, GF_MSG_MOVE, 0, &mv) == 0) {
 		op->deadline = event_timer_add(a->loop, move_deadline_ms(a, op),
 		    move_late, op);
@@ -129,9 +150,15 @@ swap_ended_out_copy(struct arbiter *a, struct swap_op *op)
 	if ((keep = calloc(a->ledger.ndevices + 1, sizeof(*keep))) == NULL)
 		op->nstayed = 0;
 	for (d = 0; keep != NULL && d < a->ledger.ndevices; d++) {
-		if (lc->usage[d].opened &&
-		    lc->usage[d].ordinal < GF_MOVED_DEVICES)
-			keep[d] = op->stayed[lc->usage[d].ordinal];
+		if (!lc->usage[d].opened)
+			continue;
+		/*
+		 * MOVED tells of ordinals below GF_MOVED_DEVICES only: on
+		 * another, what stayed is not known, so all of it is taken
+		 * as still there, never less than the driver holds.
+		 */
+		keep[d] = lc->usage[d].ordinal < GF_MOVED_DEVICES ?
+		    op->stayed[lc->usage[d].ordinal] : lc->usage[d].used;
 		stayed += keep[d];
 	}
 	if (keep != NULL)
@@ -174,28 +201,76 @@ swap_ended_out_copy(struct arbiter *a, struct swap_op *op)
 	swap_asks_settle(a, lc, GF_SWAP_OUT, 1, NULL);
 }
 
+/*
+ * A MOVED nobody asked for (a confused shim, or a liar: issue 32): its
+ * figures change nothing; counted, and said a few times a second at most.
+ */
+static void
+moved_ignored(struct arbiter *a, const struct conn *c,
+    const struct gf_moved *m)
+{
+	struct swap *s = &a->swap;
+	uint64_t now = event_now_ms();
+
+	s->moved_ignored++;
+	if (s->moved_said_ms != 0 && now - s->moved_said_ms < MOVED_SAY_MS) {
+		s->moved_unsaid++;
+		return;
+	}
+	log_info("pid %u: a MOVED no move waits for (direction %u, id %u): "
+	    "ignored%s", c->pid, m->direction, m->id, s->moved_unsaid ?
+	    ", as were others since" : "");
+	s->moved_said_ms = now;
+	s->moved_unsaid = 0;
+}
+
+/*
+ * The MOVED of a move given up on (move_late), which was asked: what it
+ * keeps is true, bounded by what it had to move; kept from now on, it
+ * goes back after swap_keep as if back in (issue 33).
+ */
+static void
+moved_late(struct arbiter *a, struct ledger_client *lc,
+    const struct gf_moved *m)
+{
+	char sbuf[32];
+
+	lc->move_late_id = 0;
+	lc->host_kept = m->kept < lc->move_bound ? m->kept : lc->move_bound;
+	log_info("pid %u: the MOVED of a move given up on (id %u) came: "
+	    "%s of pinned host memory kept", lc->pid, m->id, size_format(
+	    lc->host_kept, sbuf, sizeof(sbuf)));
+	if (lc->swap == SWAP_NONE)
+		swap_host_came_in(a, lc);
+}
+
 int
 swap_on_moved(struct arbiter *a, struct conn *c, const struct gf_moved *m,
     char *why, size_t whylen)
 {
 	struct swap_op *op = a->swap.running;
+	struct ledger_client *lc = c->client;
 
 	(void)why;
 	(void)whylen;
 	if (m->direction == GF_SWAP_DROP) {
-		swap_host_dropped(a, c->client, m);
+		if (!lc->host_dropping)
+			moved_ignored(a, c, m);
+		else
+			swap_host_dropped(a, lc, m);
 		return 0;
 	}
-	/* What it keeps is true whatever the move it answers. */
-	c->client->host_kept = m->kept;
-	if (op == NULL || op->lc != c->client || op->engine != GF_ENGINE_COPY ||
+	if (op == NULL || op->lc != lc || op->engine != GF_ENGINE_COPY ||
 	    (uint32_t)op->dir != m->direction || op->id != m->id ||
 	    op->job.stage != NULL) {
-		/* One given up on (move_late), or a confused shim. */
-		log_info("pid %u: a MOVED no swap waits for (id %u): ignored",
-		    c->pid, m->id);
+		if (m->id != 0 && m->id == lc->move_late_id)
+			moved_late(a, lc, m);
+		else
+			moved_ignored(a, c, m);
 		return 0;
 	}
+	/* Asked: what it keeps, within what it had to move. */
+	lc->host_kept = m->kept < lc->move_bound ? m->kept : lc->move_bound;
 	op->job.duration_us = m->duration_us;
 	op->job.result = (CUresult)m->result;
 	op->job.stage = "MOVE";
@@ -211,5 +286,8 @@ swap_on_moved(struct arbiter *a, struct conn *c, const struct gf_moved *m,
 	memcpy(op->stayed, m->stayed, sizeof(op->stayed));
 	op->nstayed = m->nstayed;
 	swap_done(a, &op->job);
+	/* A move out that failed may have pinned: back after swap_keep. */
+	if (lc->swap == SWAP_NONE && lc->host_kept > 0)
+		swap_host_came_in(a, lc);
 	return 0;
 }

@@ -18,11 +18,11 @@
 #include "log.h"
 #include "proto.h"
 #include "real.h"
-#include "vback.h"
 #include "shim.h"
 #include "units.h"
 
 pthread_mutex_t client_free_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t client_rejoin_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void	client_free_failed(CUdeviceptr, const struct alloc_entry *,
 		    unsigned);
@@ -40,6 +40,35 @@ sat_sub(uint64_t a, uint64_t b)
 }
 
 /* ---- swap ------------------------------------------------------------ */
+
+static struct client_mover client_mover;
+
+void
+client_mover_set(const struct client_mover *m)
+{
+	client_mover = *m;
+}
+
+void
+client_move(uint32_t direction, uint32_t id)
+{
+	if (client_mover.move != NULL)
+		client_mover.move(direction, id);
+}
+
+void
+client_moved(const struct gf_moved *m, int locked)
+{
+	char why[CLIENT_WHY_LEN];
+
+	if (!locked)
+		pthread_mutex_lock(&client_lock);
+	if (client_up && client_send(client_fd, GF_MSG_MOVED, m, NULL, why,
+	    sizeof(why)) < 0)
+		client_lost(why);
+	if (!locked)
+		pthread_mutex_unlock(&client_lock);
+}
 
 void
 client_swap_in(uint32_t reason)
@@ -103,27 +132,51 @@ client_locked(void)
 	return st != CU_PROCESS_STATE_RUNNING;
 }
 
+/*
+ * With no daemon: the page's mark says where the memory is (activity.h).
+ * Committed, it is out (or leaving: the restore waits for the move): it
+ * comes back here, if there is room. Not committed, the daemon went away
+ * between marking us and moving or locking us: taken back, as a new
+ * daemon would, unless the move commits first. The rejoin lock keeps a
+ * new daemon's HELLO from reading the page meanwhile. 1: still out.
+ */
+static int
+client_swap_settle(void)
+{
+	static int said;
+	uint32_t m = __atomic_load_n(&activity_page->swapped,
+	    __ATOMIC_SEQ_CST);
+	int r;
+
+	while (m != 0 && !(m & GF_SWAPPED_COMMITTED))
+		if (__atomic_compare_exchange_n(&activity_page->swapped, &m, 0,
+		    0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+			log_info("swapped-out mark left by a departed "
+			    "gpufracd, but the driver has us running: "
+			    "carrying on");
+			return 0;
+		}
+	if (m == 0)
+		return 0;
+	r = client_mover.restore != NULL ? client_mover.restore() : -1;
+	if (r < 0 && shim_once(&said))
+		log_errx("this process's memory stays on the host until "
+		    "gpufracd, or room on the device, comes back");
+	return r < 0;
+}
+
 int
 client_swap_pending(void)
 {
-	int up;
+	int up, r;
 
+	pthread_mutex_lock(&client_rejoin_lock);
 	pthread_mutex_lock(&client_lock);
 	up = client_up;
 	pthread_mutex_unlock(&client_lock);
-	if (up || client_locked())
-		return 1;
-	/* Our memory is on the host (the copy engine): bring it back first. */
-	if (vback_out() && vback_restore() < 0)
-		return 1;
-	/*
-	 * The daemon went away between marking us and locking us: the
-	 * driver is ours. A new daemon sees the same (GetState at HELLO).
-	 */
-	log_info("swapped-out mark left by a departed gpufracd, but the "
-	    "driver has us running: carrying on");
-	__atomic_store_n(&activity_page->swapped, 0, __ATOMIC_SEQ_CST);
-	return 0;
+	r = up || client_locked() ? 1 : client_swap_settle();
+	pthread_mutex_unlock(&client_rejoin_lock);
+	return r;
 }
 
 /* ---- accounting ------------------------------------------------------ */

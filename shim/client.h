@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <cuda.h>
 
@@ -180,5 +181,32 @@ void	client_swap_in(uint32_t reason);
  * stale and is cleared).
  */
 int	client_swap_pending(void);
+
+/*
+ * What the client asks of the layer above it, which moves the process's
+ * memory (the copy engine, shim/vback.h, shim/README): the client only
+ * carries the daemon's word to it, and never calls up otherwise.
+ *   move     MOVE came (client lock held): queue it, answer with MOVED
+ *            (client_moved) later
+ *   restore  no daemon is there and the page says the memory is out
+ *            (activity.h): bring it back here; 0, or -1 (it stays out)
+ */
+struct client_mover {
+	void	(*move)(uint32_t direction, uint32_t id);
+	int	(*restore)(void);
+};
+
+/* Set once at start, before any connection (real.c). */
+void	client_mover_set(const struct client_mover *m);
+
+/* Send MOVED m, if connected; locked, unless the caller holds the lock. */
+void	client_moved(const struct gf_moved *m, int locked);
+
+/*
+ * A thread of the shim's own that waits in the driver on purpose while
+ * the process is out (the copy engine's move thread, tid; 0: none): the
+ * stall thread never takes it for one stuck there.
+ */
+void	client_stall_spare(pid_t tid);
 
 #endif

@@ -17,7 +17,6 @@
 #include "gpufrac/proto.h"
 #include "lease.h"
 #include "log.h"
-#include "vback.h"
 #include "proto.h"
 #include "shim.h"
 #include "sock.h"
@@ -293,22 +292,22 @@ client_reconnect(void)
 	int fd, r;
 
 	/*
-	 * Memory the copy engine left on the host comes back before a new
-	 * daemon, which knows nothing of it, may clear the swapped mark.
-	 */
-	if (vback_out() && vback_restore() < 0)
-		return -1;
-	/*
 	 * connect() (it blocks while the backlog is full) and HELLO outside
-	 * the lock: a daemon that accepts but does not answer must not stall
-	 * the program's allocations every retry.
+	 * the client lock: a daemon that accepts but does not answer must
+	 * not stall the program's allocations every retry. Memory the copy
+	 * engine left on the host stays there: the new daemon reads where
+	 * it is in the page and brings it back when it fits (issue 33).
 	 */
+	pthread_mutex_lock(&client_rejoin_lock);
 	if ((fd = sock_connect_within(shim_env.socket, CLIENT_TIMEOUT_MS, why,
 	    sizeof(why))) < 0) {
+		pthread_mutex_unlock(&client_rejoin_lock);
 		log_debug("%s", why);
 		return -1;
 	}
-	if ((r = client_hello(fd, why, sizeof(why))) < 0) {
+	r = client_hello(fd, why, sizeof(why));
+	pthread_mutex_unlock(&client_rejoin_lock);
+	if (r < 0) {
 		if (r == CLIENT_REFUSED)
 			client_say_refused(why);
 		goto out_close;

@@ -15,7 +15,6 @@
 #include "shim.h"
 #include "units.h"
 #include "uuid.h"
-#include "vback.h"
 
 struct client_device client_devs[SHIM_MAX_DEVICES];
 
@@ -143,7 +142,7 @@ client_unsolicited(const struct gf_msg *m)
 	int dev, known = 0;
 
 	if (m->hdr.type == GF_MSG_MOVE) {
-		vback_request(m->u.move.direction, m->u.move.id);
+		client_move(m->u.move.direction, m->u.move.id);
 		return;
 	}
 	if (m->hdr.type != GF_MSG_DEVICE_INFO) {

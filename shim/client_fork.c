@@ -1,7 +1,8 @@
 /*
  * The daemon client across fork(): the handlers that keep its locks
  * consistent in both processes and make the child a new client, and
- * client_init, which installs them.
+ * client_init, which installs them (after the allocation table's and the
+ * copy engine's, real.c: its locks come first in their order).
  */
 #include <pthread.h>
 #include <string.h>
@@ -9,7 +10,6 @@
 #include <unistd.h>
 
 #include "activity.h"
-#include "alloc_table.h"
 #include "client.h"
 #include "client_int.h"
 #include "ctx_table.h"
@@ -23,13 +23,11 @@ client_fork_prepare(void)
 {
 	pthread_mutex_lock(&client_free_lock);
 	pthread_mutex_lock(&client_lock);
-	alloc_table_fork_prepare();
 }
 
 static void
 client_fork_parent(void)
 {
-	alloc_table_fork_parent();
 	pthread_mutex_unlock(&client_lock);
 	pthread_mutex_unlock(&client_free_lock);
 }
@@ -44,7 +42,6 @@ client_fork_parent(void)
 static void
 client_fork_child(void)
 {
-	alloc_table_fork_child();
 	activity_fork_child();
 	vmm_fork_child();
 	vmm_virt_fork_child();
@@ -57,11 +54,14 @@ client_fork_child(void)
 	client_tried = 0;
 	client_monitor_running = 0;
 	client_stall_running = 0;
+	client_stall_spare(0);
 	client_said_unreachable = 0;
 	client_calls = NULL;
 	client_reading = 0;
 	client_watcher_waits = 0;
 	pthread_cond_init(&client_token_cv, NULL);
+	/* Not taken for fork: a restore under way is the parent's. */
+	pthread_mutex_init(&client_rejoin_lock, NULL);
 	memset(client_devs, 0, sizeof(client_devs));
 	pthread_mutex_unlock(&client_lock);
 	pthread_mutex_unlock(&client_free_lock);

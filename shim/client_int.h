@@ -56,6 +56,13 @@ struct client_call;			/* client_conn.c */
  */
 extern pthread_mutex_t client_lock;
 extern pthread_mutex_t client_free_lock;
+/*
+ * The rejoin lock: held by a reconnection from connect to its HELLO's
+ * answer, and by a restore with no daemon, so that a new daemon never
+ * reads the page's mark (activity.h) while this side changes it alone.
+ * Taken before the client lock.
+ */
+extern pthread_mutex_t client_rejoin_lock;
 extern pthread_condattr_t client_condattr;	/* CLOCK_MONOTONIC */
 extern int client_fd;
 extern int client_up;			/* requests go to the daemon */
@@ -125,6 +132,9 @@ int	client_device_open_new(int fd, unsigned gen, int dev, char *why,
 void	client_device_open_live(int dev);
 int	client_device_prepare(int dev);
 int	client_device_by_uuid(const uint8_t uuid[GF_UUID_LEN]);
+
+/* client.c: the layer above, as client_mover_set gave it. */
+void	client_move(uint32_t direction, uint32_t id);
 
 /* client_connect.c: connecting, registering a new connection. */
 void	client_start(void);

@@ -20,13 +20,19 @@
 #include "log.h"
 #include "real.h"
 #include "stall.h"
-#include "vback.h"
 
 #define STALL_LOOK_MS		100
 #define STALL_STACK_SIZE	(256 * 1024)
 
 int client_stall_running;
 pid_t client_watcher_tid;
+static pid_t stall_spared;		/* client_stall_spare's */
+
+void
+client_stall_spare(pid_t tid)
+{
+	__atomic_store_n(&stall_spared, tid, __ATOMIC_RELEASE);
+}
 
 static int
 stall_out(struct gf_activity *p)
@@ -50,8 +56,12 @@ stall_watch_out(struct stall *s, struct gf_activity *p)
 	int looks = 0, said = 0;
 	pid_t tid;
 
-	/* The copy engine's thread is in the driver on purpose. */
-	s->self[2] = __atomic_load_n(&vback_tid, __ATOMIC_RELAXED);
+	/*
+	 * The copy engine's thread is in the driver on purpose. Read at
+	 * every look: the daemon wakes us before its first MOVE, and the
+	 * thread may start after the snapshot (issue 33).
+	 */
+	s->self[2] = __atomic_load_n(&stall_spared, __ATOMIC_ACQUIRE);
 	stall_snapshot(s);
 	log_debug("swapped out: watching %zu threads for one that waits in "
 	    "the driver unseen", stall_count(s));
@@ -60,6 +70,7 @@ stall_watch_out(struct stall *s, struct gf_activity *p)
 		if (!stall_out(p))
 			break;
 		looks++;
+		s->self[2] = __atomic_load_n(&stall_spared, __ATOMIC_ACQUIRE);
 		if ((tid = stall_look(s)) == 0) {
 			/* A verdict needs two looks: the fifth says enough. */
 			if (looks == 1 || looks == 5)
@@ -90,8 +101,10 @@ static void *
 stall_main(void *arg)
 {
 	struct gf_activity *p = arg;
-	struct stall s;
+	/* Static: a fork child's own thread frees what its parent's had. */
+	static struct stall s;
 
+	stall_free(&s);
 	if (stall_init(&s, stall_driver_fn()) < 0) {
 		log_info("cannot find the driver's code: threads that wait in "
 		    "it unseen will not be noticed while swapped out");

@@ -102,6 +102,8 @@ SHIM_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev);
 
 /* The flag of a gated synchronisation (hooks_list.h): not a GF_ACT_*. */
 #define GATE_SYNC_FLAG	0x80000000u
+/* The flag of a gated call that makes a context, its first argument. */
+#define GATE_CTX_FLAG	0x40000000u
 
 /*
  * Every hook, by (name, CUDA version of its ABI, per-thread variant), sorted

@@ -65,19 +65,20 @@ ctx_end_run(void *arg)
 	int active;
 	size_t i;
 
+	vback_ctx_ending();
 	c->r = c->by_ctx != NULL ? c->by_ctx(c->ctx) : c->by_dev(c->dev);
-	if (c->r != CUDA_SUCCESS)
-		return 0;
-	if (c->release && (real_cu.cuDevicePrimaryCtxGetState == NULL ||
+	if (c->r != CUDA_SUCCESS || (c->release &&
+	    (real_cu.cuDevicePrimaryCtxGetState == NULL ||
 	    real_cu.cuDevicePrimaryCtxGetState(c->dev, &flags, &active) !=
-	    CUDA_SUCCESS || active))
+	    CUDA_SUCCESS || active))) {
+		vback_ctx_gone(c->ctx, 0);
 		return 0;
+	}
 	/*
 	 * Under the free lock, as any free (client_release_keys): the
 	 * address is the driver's again only after the table let go of it.
 	 */
-	if (c->ctx != NULL)
-		vback_ctx_gone(c->ctx);
+	vback_ctx_gone(c->ctx, c->ctx != NULL);
 	for (i = 0; i < c->n; i++)
 		(void)vback_drop(c->keys[i]);
 	return 1;

@@ -7,15 +7,17 @@
 #include "hooks.h"
 #include "pool_table.h"
 #include "real.h"
+#include "vback.h"
 
 #define GATE_ARGS(...)	__VA_ARGS__
+#define GATE_FIRST(a, ...)	a
 
 /*
  * No lock, allocation or system call beyond activity_enter's: these are on
  * every launch and copy. The IPC ones also note memory the checkpoint API
  * cannot move (flag), so that the daemon never swaps the process out.
  */
-#define GATE_REAL(symbol, real, flag, params, args)			\
+#define GATE_BODY(symbol, real, flag, params, args, made)		\
 CUresult								\
 symbol params								\
 {									\
@@ -29,13 +31,21 @@ symbol params								\
 	activity_leave(act);						\
 	if ((flag) == GATE_SYNC_FLAG && res == CUDA_SUCCESS)		\
 		pool_synced();						\
+	else if ((flag) == GATE_CTX_FLAG && res == CUDA_SUCCESS)	\
+		made;							\
 	else if ((flag) != 0 && res == CUDA_SUCCESS)			\
 		activity_flag(flag);					\
 	hook_leave();							\
 	return res;							\
 }
+#define GATE_REAL(symbol, real, flag, params, args)			\
+	GATE_BODY(symbol, real, flag, params, args, (void)0)
 #define GATE_ABI(name, version, ptds, symbol, flag, params, args)	\
 	GATE_REAL(symbol, symbol, flag, params, args)
+/* A context made (its first argument): the copy engine knows it. */
+#define GATE_CTX_ABI(name, version, symbol, params, args)		\
+	GATE_BODY(symbol, symbol, GATE_CTX_FLAG, params, args,		\
+	    vback_ctx_made(*(GATE_FIRST args)))
 #define GATE_OWN_ABI(name, version, symbol, real, params, args)	\
 	GATE_REAL(symbol, real, 0, params, args)
 /* Legacy IPC: hooks_ipc.c's. */

@@ -15,6 +15,10 @@
  *	driver, and on success notes activity flag flag (GF_ACT_*) unless 0;
  *	GATE_SYNC_FLAG instead marks a synchronisation, after which pools
  *	are looked at again (pool_table.h)
+ *   GATE_CTX_ABI(name, version, symbol, params, args)  a gated call that
+ *	makes a context (*pctx, its first argument), which the copy engine
+ *	synchronises before a move (vback_ctx_made); as GATE_ABI with flag
+ *	GATE_CTX_FLAG for every includer but hooks_gate.c
  *   GATE_OWN_ABI(name, version, symbol, real, params, args)  the same for
  *	a function the shim calls itself: its pointer real_cu.real is
  *	declared in real.h by hand, not generated
@@ -68,6 +72,10 @@
 #ifndef NEWER
 #define NEWER(name, version, symbol)
 #endif
+#ifndef GATE_CTX_ABI
+#define GATE_CTX_ABI(name, version, symbol, params, args) \
+	GATE_ABI(name, version, 0, symbol, GATE_CTX_FLAG, params, args)
+#endif
 #ifndef IPC_ABI
 #define IPC_ABI(name, version, symbol, flag, params, args) \
 	GATE_ABI(name, version, 0, symbol, flag, params, args)
@@ -91,6 +99,9 @@
     args) \
 	GATE_ABI(name, version, 0, symbol, GATE_SYNC_FLAG, params, args) \
 	GATE_ABI(name, pt_version, 1, pt_symbol, GATE_SYNC_FLAG, params, args)
+/* A context made: the copy engine knows it (vback_ctx_made). */
+#define GATE_CTX(name, version, symbol, params, args) \
+	GATE_CTX_ABI(name, version, symbol, params, args)
 /* A gated ABI whose real pointer the shim keeps for its own calls. */
 #define GATE_OWN(name, version, symbol, real, params, args) \
 	GATE_OWN_ABI(name, version, symbol, real, params, args)
@@ -131,13 +142,13 @@ GATE_OWN("cuArrayGetMemoryRequirements", 11060, cuArrayGetMemoryRequirements,
     (CUDA_ARRAY_MEMORY_REQUIREMENTS *memoryRequirements, CUarray array,
     CUdevice device), (memoryRequirements, array, device))
 /* cuCtxCreate of CUDA < 3.2 takes 32-bit pointers: not hooked. */
-GATE("cuCtxCreate", 3020, cuCtxCreate_v2,
+GATE_CTX("cuCtxCreate", 3020, cuCtxCreate_v2,
     (CUcontext *pctx, unsigned int flags, CUdevice dev), (pctx, flags, dev))
-GATE("cuCtxCreate", 11040, cuCtxCreate_v3,
+GATE_CTX("cuCtxCreate", 11040, cuCtxCreate_v3,
     (CUcontext *pctx, CUexecAffinityParam *paramsArray, int numParams,
     unsigned int flags, CUdevice dev), (pctx, paramsArray, numParams, flags,
     dev))
-GATE("cuCtxCreate", 12050, cuCtxCreate_v4,
+GATE_CTX("cuCtxCreate", 12050, cuCtxCreate_v4,
     (CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags,
     CUdevice dev), (pctx, ctxCreateParams, flags, dev))
 HOOK("cuCtxDestroy", 2000, cuCtxDestroy)
@@ -190,7 +201,7 @@ HOOK("cuDevicePrimaryCtxRelease", 7000, cuDevicePrimaryCtxRelease)
 HOOK("cuDevicePrimaryCtxRelease", 11000, cuDevicePrimaryCtxRelease_v2)
 HOOK("cuDevicePrimaryCtxReset", 7000, cuDevicePrimaryCtxReset)
 HOOK("cuDevicePrimaryCtxReset", 11000, cuDevicePrimaryCtxReset_v2)
-GATE("cuDevicePrimaryCtxRetain", 7000, cuDevicePrimaryCtxRetain,
+GATE_CTX("cuDevicePrimaryCtxRetain", 7000, cuDevicePrimaryCtxRetain,
     (CUcontext *pctx, CUdevice dev), (pctx, dev))
 GATE("cuDevicePrimaryCtxSetFlags", 7000, cuDevicePrimaryCtxSetFlags,
     (CUdevice dev, unsigned int flags), (dev, flags))
@@ -490,6 +501,8 @@ GATE_PT("cuStreamWaitEvent", 3020, cuStreamWaitEvent, 7000, cuStreamWaitEvent_pt
 #undef GATE_SYNC_PT
 #undef GATE_OWN
 #undef GATE_OWN_ABI
+#undef GATE_CTX
+#undef GATE_CTX_ABI
 #undef HOOK
 #undef HOOK_PT
 #undef HOOK_ABI

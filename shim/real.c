@@ -6,13 +6,16 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <string.h>
 
+#include "alloc_table.h"
 #include "client.h"
 #include "dlsym.h"
 #include "env.h"
 #include "log.h"
 #include "real.h"
 #include "shim.h"
+#include "vback.h"
 
 #define REAL_LIBCUDA	"libcuda.so.1"
 
@@ -123,6 +126,11 @@ real_resolve(void)
 static int
 real_setup(void)
 {
+	/* The client carries the daemon's MOVE up to the copy engine. */
+	static const struct client_mover mover = { vback_request,
+	    vback_restore };
+	int e;
+
 	env_load();
 	if (real_resolve() < 0)
 		return REAL_PASS;
@@ -130,7 +138,17 @@ real_setup(void)
 		log_info("GPUFRAC_DISABLE=1: passing every CUDA call through");
 		return REAL_PASS;
 	}
+	/*
+	 * Fork handlers, lowest first: the prepares run in reverse, so that
+	 * the locks are taken in their order (the client's, the copy
+	 * engine's, the allocation table's: a move walks the table).
+	 */
+	if ((e = pthread_atfork(alloc_table_fork_prepare,
+	    alloc_table_fork_parent, alloc_table_fork_child)) != 0)
+		log_errx("cannot install fork handlers: %s", strerror(e));
+	vback_init();
 	client_init();
+	client_mover_set(&mover);
 	return REAL_ACTIVE;
 }
 

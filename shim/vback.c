@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ctx_table.h"
+#include "log.h"
 #include "ptrmap.h"
 #include "real.h"
 #include "vback.h"
@@ -332,12 +333,151 @@ vback_ctx_list(CUcontext ctx, uint64_t **keys, size_t *n, size_t *cap)
 	return r;
 }
 
+/* The contexts the program made (vback_ctx_made), vback_lock held. */
+static CUcontext *vback_ctxs;
+static size_t vback_nctxs, vback_ctxs_cap;
+
 void
-vback_ctx_gone(CUcontext ctx)
+vback_ctx_made(CUcontext ctx)
+{
+	CUcontext *n;
+	size_t i;
+
+	pthread_mutex_lock(&vback_lock);
+	for (i = 0; i < vback_nctxs && vback_ctxs[i] != ctx; i++)
+		;
+	if (i == vback_nctxs && ctx != NULL) {
+		if (vback_nctxs == vback_ctxs_cap && (n = realloc(vback_ctxs,
+		    (vback_ctxs_cap * 2 + 4) * sizeof(*n))) != NULL) {
+			vback_ctxs = n;
+			vback_ctxs_cap = vback_ctxs_cap * 2 + 4;
+		}
+		if (vback_nctxs < vback_ctxs_cap)
+			vback_ctxs[vback_nctxs++] = ctx;
+	}
+	pthread_mutex_unlock(&vback_lock);
+}
+
+void
+vback_ctxs_sync(void)
+{
+	CUcontext cur = NULL;
+	size_t i;
+
+	(void)REAL_CALL(cuCtxGetCurrent, &cur);
+	for (i = 0; i < vback_nctxs; i++)
+		if (REAL_CALL(cuCtxSetCurrent, vback_ctxs[i]) == CUDA_SUCCESS)
+			(void)REAL_CALL(cuCtxSynchronize);
+	(void)REAL_CALL(cuCtxSetCurrent, cur);
+}
+
+/* ctx has ended: not to be synchronised again (lock held). */
+static void
+vback_ctx_forget(CUcontext ctx)
+{
+	size_t i;
+
+	for (i = 0; i < vback_nctxs; i++)
+		if (vback_ctxs[i] == ctx) {
+			vback_ctxs[i] = vback_ctxs[--vback_nctxs];
+			return;
+		}
+}
+
+void
+vback_ctx_ending(void)
 {
 	pthread_mutex_lock(&vback_lock);
-	vback_host_ctx_gone(ctx);
+}
+
+/*
+ * The program's own VMM memory outlives the context current at its
+ * cuMemMap (it is the process's): it moves by its device's primary
+ * context from now on, retained once and kept (issue 33). NULL, and its
+ * moves fail, if that cannot be had.
+ */
+static void
+vback_ctx_reassign(CUcontext ctx)
+{
+	static CUcontext primary[VBACK_DEVICES];
+	struct vback *v;
+	size_t pos = 0;
+	uint64_t key;
+
+	while ((v = ptrmap_next(&vback_map, &pos, &key)) != NULL) {
+		if (v->ctx != ctx || v->prog == NULL)
+			continue;
+		if (v->dev >= 0 && v->dev < VBACK_DEVICES &&
+		    primary[v->dev] == NULL &&
+		    REAL_CALL(cuDevicePrimaryCtxRetain, &primary[v->dev],
+		    v->dev) != CUDA_SUCCESS)
+			primary[v->dev] = NULL;
+		v->ctx = v->dev >= 0 && v->dev < VBACK_DEVICES ?
+		    primary[v->dev] : NULL;
+	}
+}
+
+void
+vback_ctx_gone(CUcontext ctx, int gone)
+{
+	if (gone) {
+		vback_host_ctx_gone(ctx);
+		vback_ctx_reassign(ctx);
+		vback_ctx_forget(ctx);
+	}
 	pthread_mutex_unlock(&vback_lock);
+}
+
+static void
+vback_fork_prepare(void)
+{
+	pthread_mutex_lock(&vback_lock);
+}
+
+static void
+vback_fork_parent(void)
+{
+	pthread_mutex_unlock(&vback_lock);
+}
+
+/*
+ * The child's driver starts uninitialised: its parent's mappings, pinned
+ * memory and move thread are not its own. What it backed is forgotten
+ * (the program's own VMM memory stays vmm_virt.c's), what was exported
+ * closed.
+ */
+static void
+vback_fork_child(void)
+{
+	struct vback *v;
+	size_t pos = 0;
+	uint64_t key;
+
+	while ((v = ptrmap_next(&vback_map, &pos, &key)) != NULL)
+		if (v->prog == NULL) {
+			vback_ipc_forget(v);
+			free(v);
+		}
+	ptrmap_free(&vback_map);
+	ptrmap_init(&vback_map);
+	vback_count = 0;
+	vback_is_out = 0;
+	vback_nctxs = 0;	/* the parent's contexts */
+	vback_host_fork_child();
+	vback_move_fork_child();
+	vback_ipc_fork_child();
+	pthread_mutex_init(&vback_lock, NULL);
+}
+
+void
+vback_init(void)
+{
+	int e;
+
+	if ((e = pthread_atfork(vback_fork_prepare, vback_fork_parent,
+	    vback_fork_child)) != 0)
+		log_errx("cannot install the copy engine's fork handlers: %s",
+		    strerror(e));
 }
 
 int

@@ -25,6 +25,13 @@
 #include "gpufrac/proto.h"
 #include "real.h"
 
+/*
+ * Install the engine's fork handlers (before the client's: real.c). A
+ * fork waits for a move under way; the child, a new client that owns
+ * none of its parent's device memory, starts the engine afresh.
+ */
+void	vback_init(void);
+
 /* Allocations backed now (vback.c's): 0 spares a free the lookup. */
 extern size_t vback_count;
 
@@ -106,10 +113,22 @@ int	vback_ctx_list(CUcontext ctx, uint64_t **keys, size_t *n,
 	    size_t *cap);
 
 /*
- * ctx has ended, and the driver freed the pinned host memory had in it:
- * the copy engine forgets what it kept there (vback_host.c).
+ * A context is about to end (vback_ctx_ending), then has (gone) or not:
+ * the engine's lock is held from before the driver's call until after,
+ * so that no move, nor a GF_SWAP_DROP, frees pinned memory the driver
+ * freed with the context (a double free, issue 33). Gone, the engine
+ * forgets what it kept there (vback_host.c) and moves the program's own
+ * VMM memory made in it by its device's primary context.
  */
-void	vback_ctx_gone(CUcontext ctx);
+void	vback_ctx_ending(void);
+void	vback_ctx_gone(CUcontext ctx, int gone);
+
+/*
+ * The program made (or retained) ctx: a move out synchronises it, with
+ * every other context the program made, before it copies, for work
+ * queued there may write backed memory (a peer copy, issue 33).
+ */
+void	vback_ctx_made(CUcontext ctx);
 
 /*
  * Whether backed memory has legacy IPC (vback_ipc.h): its memory is made
@@ -130,8 +149,5 @@ void	vback_request(uint32_t direction, uint32_t id);
  */
 int	vback_out(void);
 int	vback_restore(void);
-
-/* The move thread's id, once it runs (the stall thread leaves it be). */
-extern pid_t vback_tid;
 
 #endif

@@ -150,3 +150,12 @@ vback_host_ctx_gone(CUcontext ctx)
 		if (v->host != NULL && v->hostctx == ctx)
 			v->host = NULL;
 }
+
+/* The pages are the child's copies, pinned by nobody: not freed as such. */
+void
+vback_host_fork_child(void)
+{
+	free(spares);
+	spares = NULL;
+	nspares = spares_cap = 0;
+}

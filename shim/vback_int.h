@@ -32,6 +32,8 @@ struct vback {
 	 * descriptor, kept open for importers, valid while exported. */
 	int		exported;
 	int		ipc_fd;
+	uint64_t	ipc_nonce;	/* this export's, in its handles;
+					   0 from just before ipc_fd closes */
 	struct vmm_virt	*prog;		/* the program's own, mapped once
 					   whole (vmm_virt.h), or NULL */
 };
@@ -64,6 +66,18 @@ uint64_t vback_host_kept(struct vback **all, size_t n);	/* held now */
 void	vback_host_ctx_gone(CUcontext ctx);	/* its memory is gone */
 
 /*
+ * Synchronise every context the program made (vback_ctx_made), whatever
+ * it owns; one that fails (gone, or faulted) is not the move's to fail
+ * for (lock held).
+ */
+void	vback_ctxs_sync(void);
+
+/* fork(2), in the child: each file's state forgotten (vback_init). */
+void	vback_move_fork_child(void);
+void	vback_host_fork_child(void);
+void	vback_ipc_fork_child(void);
+
+/*
  * Whether v may not move: another process may map its memory (exported
  * by cuIpcGetMemHandle), so a move would part the two. Set under
  * vback_lock, never cleared while v lives: a move holding the lock reads
@@ -79,8 +93,11 @@ vback_exported(const struct vback *v)
 static inline void
 vback_ipc_forget(struct vback *v)
 {
-	if (v->exported)
+	if (v->exported) {
+		/* A handle read from now on is stale (vback_ipc_fetch). */
+		__atomic_store_n(&v->ipc_nonce, 0, __ATOMIC_SEQ_CST);
 		(void)close(v->ipc_fd);
+	}
 }
 
 #endif

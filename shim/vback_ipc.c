@@ -9,7 +9,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -33,6 +36,12 @@
  * The handle, in the driver's 64 opaque bytes. Both ends are the same
  * machine and the same shim: host byte order. The zeros and the
  * exporter's address make a driver's handle taken for one unlikely.
+ *
+ * The descriptor's number alone would name whatever the exporter opens
+ * next under it once the memory is freed (issue 33): the importer reads
+ * the export's nonce in the exporter after taking the descriptor, and
+ * the exporter clears it before closing that descriptor, so that a
+ * handle of freed memory is refused, as the driver refuses its own.
  */
 struct vback_ipc_handle {
 	uint64_t	magic;		/* VBACK_IPC_MAGIC */
@@ -41,7 +50,9 @@ struct vback_ipc_handle {
 	uint64_t	held;		/* the mapping's size */
 	uint64_t	offset;		/* of the exported pointer in it */
 	uint64_t	ptr;		/* the mapping in the exporter */
-	uint8_t		zero[24];
+	uint64_t	nonce;		/* the export's (struct vback) ... */
+	uint64_t	at;		/* ... at this address in the exporter */
+	uint8_t		zero[8];
 };
 
 _Static_assert(sizeof(struct vback_ipc_handle) == CU_IPC_HANDLE_SIZE,
@@ -74,6 +85,24 @@ vback_containing(CUdeviceptr p)
 	return NULL;
 }
 
+/*
+ * A nonce never given before in this process, nor 0: a random start, so
+ * that memory freed and reused holds it only by a 2^-64 chance.
+ */
+static uint64_t
+vback_ipc_nonce(void)
+{
+	static uint64_t next;
+	uint64_t n;
+
+	if (next == 0 && getrandom(&next, sizeof(next), 0) !=
+	    (ssize_t)sizeof(next))
+		next = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL);
+	if ((n = ++next) == 0)
+		n = ++next;
+	return n;
+}
+
 /* Keep v's memory open as a descriptor for importers; vback_lock held. */
 static CUresult
 vback_export(struct vback *v)
@@ -91,6 +120,7 @@ vback_export(struct vback *v)
 	/* The program's own exec'd children have no use for it. */
 	(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
 	v->ipc_fd = fd;
+	v->ipc_nonce = vback_ipc_nonce();
 	__atomic_store_n(&v->exported, 1, __ATOMIC_RELEASE);
 	return CUDA_SUCCESS;
 }
@@ -117,6 +147,8 @@ vback_ipc_get(CUipcMemHandle *out, CUdeviceptr dptr, CUresult *r)
 		h.held = v->held;
 		h.offset = dptr - v->ptr;
 		h.ptr = v->ptr;
+		h.nonce = v->ipc_nonce;
+		h.at = (uint64_t)(uintptr_t)&v->ipc_nonce;
 		memcpy(out, &h, sizeof(h));
 	}
 	pthread_mutex_unlock(&vback_lock);
@@ -129,13 +161,33 @@ vback_ipc_ours(const struct vback_ipc_handle *h)
 	static const uint8_t zero[sizeof(h->zero)];
 
 	return h->magic == VBACK_IPC_MAGIC && h->pid > 0 && h->fd >= 0 &&
-	    h->held != 0 && h->offset < h->held &&
+	    h->held != 0 && h->offset < h->held && h->nonce != 0 &&
 	    memcmp(h->zero, zero, sizeof(zero)) == 0;
 }
 
 /*
+ * Whether the export h names is still the exporter's, read there after
+ * its descriptor was taken: the exporter clears the nonce before it
+ * closes the descriptor, so a nonce read after says the descriptor taken
+ * before was the export's. Unreadable (unmapped, freed): stale.
+ */
+static int
+vback_ipc_current(const struct vback_ipc_handle *h)
+{
+	struct iovec local, remote;
+	uint64_t n = 0;
+
+	local.iov_base = &n;
+	local.iov_len = sizeof(n);
+	remote.iov_base = (void *)(uintptr_t)h->at;
+	remote.iov_len = sizeof(n);
+	return process_vm_readv((pid_t)h->pid, &local, 1, &remote, 1, 0) ==
+	    (ssize_t)sizeof(n) && n == h->nonce;
+}
+
+/*
  * The exporter's descriptor, as one of ours, or -1 and the answer in *r:
- * CUDA_ERROR_INVALID_HANDLE when the exporter or its descriptor is gone
+ * CUDA_ERROR_INVALID_HANDLE when the exporter or its export is gone
  * (exited, freed), CUDA_ERROR_MAP_FAILED when it may not be taken.
  */
 static int
@@ -151,8 +203,12 @@ vback_ipc_fetch(const struct vback_ipc_handle *h, CUresult *r)
 	fd = (int)syscall(SYS_pidfd_getfd, pidfd, h->fd, 0);
 	e = errno;
 	(void)close(pidfd);
-	if (fd >= 0)
+	if (fd >= 0 && vback_ipc_current(h))
 		return fd;
+	if (fd >= 0) {
+		(void)close(fd);
+		e = ESRCH;
+	}
 out_fail:
 	if (e == ESRCH || e == EBADF) {
 		*r = CUDA_ERROR_INVALID_HANDLE;
@@ -270,4 +326,19 @@ vback_ipc_close(CUdeviceptr dptr, CUresult *r)
 	free(m);
 	*r = CUDA_SUCCESS;
 	return 1;
+}
+
+/* What the parent imported is its own (the child's driver starts anew). */
+void
+vback_ipc_fork_child(void)
+{
+	struct vback_import *m;
+	size_t pos = 0;
+
+	while ((m = ptrmap_next(&import_map, &pos, NULL)) != NULL)
+		free(m);
+	ptrmap_free(&import_map);
+	ptrmap_init(&import_map);
+	import_count = 0;
+	pthread_mutex_init(&import_lock, NULL);
 }

@@ -14,7 +14,7 @@
 
 #include "activity.h"
 #include "alloc_table.h"
-#include "client_int.h"
+#include "client.h"
 #include "gpufrac/proto.h"
 #include "log.h"
 #include "real.h"
@@ -36,7 +36,6 @@ static uint32_t vback_todo_id;		/* and its id */
 static int vback_drop_asked;		/* a GF_SWAP_DROP is asked */
 static uint32_t vback_drop_id;		/* and its id */
 static int vback_running;		/* the move thread exists */
-pid_t vback_tid;
 
 static uint64_t
 vback_now_us(void)
@@ -199,6 +198,39 @@ vback_commit(uint32_t id)
 	    id | GF_SWAPPED_COMMITTED, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
 
+/*
+ * Whether the daemon still waits for move in id (activity.h): the mark
+ * turned from id | COMMITTED to id | COMMITTED | IN. Once it has, device
+ * memory may be mapped again; if the daemon gave up first, the memory
+ * stays out, as the daemon takes it. id 0 (no daemon: vback_restore)
+ * commits whatever out mark is there.
+ */
+static int
+vback_commit_in(uint32_t id, uint32_t *mark)
+{
+	struct gf_activity *p = __atomic_load_n(&activity_page,
+	    __ATOMIC_ACQUIRE);
+	uint32_t want = id | GF_SWAPPED_COMMITTED;
+
+	if (id == 0 && ((want = __atomic_load_n(&p->swapped,
+	    __ATOMIC_SEQ_CST)) & (GF_SWAPPED_COMMITTED | GF_SWAPPED_IN)) !=
+	    GF_SWAPPED_COMMITTED)
+		return 0;
+	*mark = want;
+	return __atomic_compare_exchange_n(&p->swapped, &want,
+	    want | GF_SWAPPED_IN, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+
+/* The move in committed as mark ended: in (0), or out still (mark). */
+static void
+vback_in_settle(uint32_t mark, int in)
+{
+	struct gf_activity *p = __atomic_load_n(&activity_page,
+	    __ATOMIC_ACQUIRE);
+
+	__atomic_store_n(&p->swapped, in ? 0 : mark, __ATOMIC_SEQ_CST);
+}
+
 /* Out: every backed allocation to pinned host memory, then unmapped. */
 static void
 vback_move_out(struct gf_moved *m, struct vback **all, size_t n)
@@ -209,6 +241,8 @@ vback_move_out(struct gf_moved *m, struct vback **all, size_t n)
 
 	for (i = 0; i < n && r == CUDA_SUCCESS; i++)
 		r = vback_host_get(all[i], &m->pinned);
+	/* What any context queued runs to its end before anything moves. */
+	vback_ctxs_sync();
 	if (r == CUDA_SUCCESS)
 		r = vback_copy_all(all, n, 1, &stage);
 	if (r == CUDA_SUCCESS && !vback_commit(m->id)) {
@@ -243,8 +277,14 @@ vback_move_in(struct gf_moved *m, struct vback **all, size_t n)
 {
 	const char *stage = "cuMemCreate";
 	CUresult r = CUDA_SUCCESS;
+	uint32_t mark;
 	size_t i;
 
+	if (!vback_commit_in(m->id, &mark)) {
+		m->result = CUDA_ERROR_TIMEOUT;
+		snprintf(m->what, sizeof(m->what), "gpufracd gave up waiting");
+		return;
+	}
 	for (i = 0; i < n && r == CUDA_SUCCESS; i++)
 		if (all[i]->h == 0)
 			r = all[i]->prog != NULL ? vmm_virt_map_new(all[i]) :
@@ -262,11 +302,13 @@ vback_move_in(struct gf_moved *m, struct vback **all, size_t n)
 			}
 		m->result = (uint32_t)r;
 		snprintf(m->what, sizeof(m->what), "%s", stage);
+		vback_in_settle(mark, 0);
 		return;
 	}
 	for (i = 0; i < n; i++)
 		m->moved += all[i]->held;
 	__atomic_store_n(&vback_is_out, 0, __ATOMIC_RELEASE);
+	vback_in_settle(mark, 1);
 }
 
 /*
@@ -303,6 +345,7 @@ vback_move(uint32_t dir, uint32_t id, struct gf_moved *m)
 int
 vback_restore(void)
 {
+	static int said;
 	struct gf_moved m;
 
 	pthread_mutex_lock(&vback_lock);
@@ -310,25 +353,22 @@ vback_restore(void)
 	/* No daemon counts the host memory kept: give it back. */
 	if (m.result == CUDA_SUCCESS)
 		vback_move(GF_SWAP_DROP, 0, &m);
+	/* Nothing was out (the move went first): the mark is stale. */
+	if (m.result == CUDA_SUCCESS && !vback_out())
+		vback_in_settle(0, 1);
 	pthread_mutex_unlock(&vback_lock);
 	if (m.result != CUDA_SUCCESS) {
-		log_errx("cannot bring this process's memory back from the "
-		    "host: %s failed (%d)", m.what, (int)m.result);
+		/* Tried at every gated call: said once, then at debug level. */
+		if (shim_once(&said))
+			log_errx("cannot bring this process's memory back from "
+			    "the host: %s failed (%d)", m.what, (int)m.result);
+		else
+			log_debug("cannot bring this process's memory back "
+			    "from the host: %s failed (%d)", m.what,
+			    (int)m.result);
 		return -1;
 	}
 	return 0;
-}
-
-static void
-vback_tell(const struct gf_moved *m)
-{
-	char why[CLIENT_WHY_LEN];
-
-	pthread_mutex_lock(&client_lock);
-	if (client_up && client_send(client_fd, GF_MSG_MOVED, m, NULL, why,
-	    sizeof(why)) < 0)
-		client_lost(why);
-	pthread_mutex_unlock(&client_lock);
 }
 
 /* The next request, waited for (vback_qlock held): a drop first. */
@@ -356,8 +396,8 @@ vback_main(void *arg)
 	uint32_t dir, id;
 
 	(void)arg;
-	__atomic_store_n(&vback_tid, (pid_t)syscall(SYS_gettid),
-	    __ATOMIC_RELAXED);
+	/* Before its first driver call: the stall look spares it. */
+	client_stall_spare((pid_t)syscall(SYS_gettid));
 	for (;;) {
 		pthread_mutex_lock(&vback_qlock);
 		vback_next(&dir, &id);
@@ -369,7 +409,7 @@ vback_main(void *arg)
 		    (unsigned long long)m.moved, names[dir & 3],
 		    (unsigned long long)m.duration_us,
 		    (unsigned long long)m.kept);
-		vback_tell(&m);
+		client_moved(&m, 0);
 	}
 	return NULL;
 }
@@ -403,9 +443,18 @@ vback_start(void)
 }
 
 void
+vback_move_fork_child(void)
+{
+	pthread_mutex_init(&vback_qlock, NULL);
+	pthread_cond_init(&vback_cv, NULL);
+	vback_todo = 0;
+	vback_drop_asked = 0;
+	vback_running = 0;	/* the thread is the parent's */
+}
+
+void
 vback_request(uint32_t direction, uint32_t id)
 {
-	char why[CLIENT_WHY_LEN];
 	struct gf_moved m;
 
 	if (direction != GF_SWAP_OUT && direction != GF_SWAP_IN &&
@@ -419,10 +468,7 @@ vback_request(uint32_t direction, uint32_t id)
 		m.id = id;
 		m.result = CUDA_ERROR_OPERATING_SYSTEM;
 		snprintf(m.what, sizeof(m.what), "pthread_create");
-		/* The client lock is the caller's: send as it would. */
-		if (client_up)
-			(void)client_send(client_fd, GF_MSG_MOVED, &m, NULL,
-			    why, sizeof(why));
+		client_moved(&m, 1);	/* the client lock is the caller's */
 		return;
 	}
 	if (direction == GF_SWAP_DROP) {

@@ -25,7 +25,20 @@
  * the mark from its MOVE's id to id | GF_SWAPPED_COMMITTED (compare and
  * swap); a daemon that gives up waiting for MOVED turns it from the id to
  * 0 the same way. One of the two wins: either the memory never left and
- * the process runs on, or it left and the daemon takes it as out.
+ * the process runs on, or it left and the daemon takes it as out. The
+ * mark keeps GF_SWAPPED_COMMITTED for as long as the memory is out.
+ *
+ * Back in, the same (issue 33): the daemon marks id | COMMITTED with its
+ * MOVE's id; the copy engine maps device memory again only once it has
+ * turned that to id | COMMITTED | GF_SWAPPED_IN, and clears the mark
+ * itself when its memory is back (or turns it back to id | COMMITTED if
+ * the move failed); a daemon that gives up turns id | COMMITTED into
+ * COMMITTED alone (out, no move asked). A shim with no daemon to ask
+ * brings its memory back under the same rule.
+ *
+ * So the page says where the copy engine's memory is, whichever side
+ * died: a new daemon reads it at HELLO (no COMMITTED: in, a mark not
+ * committed taken back; COMMITTED: out; IN too: coming in, in).
  *
  * Leases (the fast path, DESIGN.md §2): lease[d] is the process's lease on
  * its device ordinal d, memory the daemon has charged to it in advance so
@@ -70,6 +83,9 @@
 
 /* swapped: the copy engine is past the point of no return (see above). */
 #define GF_SWAPPED_COMMITTED	0x80000000u
+/* swapped: the copy engine is past the point of no return coming in. */
+#define GF_SWAPPED_IN		0x40000000u
+#define GF_SWAPPED_ID		0x3fffffffu	/* the id's bits */
 
 struct gf_activity {
 	uint32_t	magic;		/* GF_ACTIVITY_MAGIC (shim) */

@@ -116,6 +116,14 @@
  *   repeat N SIZE    N pairs of cuMemAlloc SIZE and its cuMemFree:
  *                    "repeat ok" | "repeat err=CODE"
  *   fork CMD         run one command in a forked child, then wait for it
+ *   asyncfill N      on a stream of the current context's own, N copies
+ *                    of 1 MiB from pinned host memory to a device buffer
+ *                    of their own, then the first allocation's pattern
+ *                    (fill's, its first 4 KiB), never synchronised:
+ *                    "asyncfill ok" | "asyncfill err=CODE"
+ *   child            fork: the child prints "child PID" and runs the
+ *                    commands that follow; this one waits for it, then
+ *                    exits
  *   hold             print "holding", then wait for SIGUSR1
  * Sizes use gpufrac's notation (512Mi, 1Gi). Exit status: 0, or 2 on a
  * usage or set-up error.
@@ -1004,6 +1012,33 @@ cmd_seed(char **argv)
 	seed = (unsigned)size_arg(argv[1]);
 }
 
+/* asyncfill N: work queued ahead of a write, left running (issue 33). */
+static void
+cmd_asyncfill(char **argv)
+{
+	size_t n = size_arg(argv[1]), i, len;
+	void *bulk = NULL, *pat = NULL;
+	CUdeviceptr buf;
+	CUstream s;
+	CUresult r;
+
+	if (nmems == 0)
+		die("asyncfill needs an allocation");
+	len = mems[0].size < 4096 ? mems[0].size : 4096;
+	if ((r = cuStreamCreate(&s, CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS ||
+	    (r = cuMemAlloc_v2(&buf, 1 << 20)) != CUDA_SUCCESS ||
+	    (r = cuMemHostAlloc(&bulk, 1 << 20, 0)) != CUDA_SUCCESS ||
+	    (r = cuMemHostAlloc(&pat, 4096, 0)) != CUDA_SUCCESS)
+		goto out;
+	pattern(0, pat, len);
+	for (i = 0; i < n && r == CUDA_SUCCESS; i++)
+		r = cuMemcpyHtoDAsync_v2(buf, bulk, 1 << 20, s);
+	if (r == CUDA_SUCCESS)
+		r = cuMemcpyHtoDAsync_v2(mems[0].ptr, pat, len, s);
+out:
+	report("asyncfill", r);
+}
+
 /* ipcget FILE: the handle in hex, whole once FILE exists. */
 static void
 cmd_ipcget(char **argv)
@@ -1442,11 +1477,11 @@ cmd_unhooked(void)
 static int	run(char **);
 
 /* fork CMD: the command CMD in a forked child, which this one waits for. */
-static void
-cmd_fork(char **argv)
+/* fork: 0 in the child, ready for CUDA; in the parent, the child's pid. */
+static pid_t
+fork_cuda(void)
 {
 	pid_t pid;
-	int status;
 
 	fflush(stdout);
 	if ((pid = fork()) < 0)
@@ -1457,11 +1492,41 @@ cmd_fork(char **argv)
 		if (cuInit(0) != CUDA_SUCCESS)
 			die("cuInit failed in the child");
 		use_device(0);
+	}
+	return pid;
+}
+
+static void
+cmd_fork(char **argv)
+{
+	pid_t pid;
+	int status;
+
+	if ((pid = fork_cuda()) == 0) {
 		run(argv + 1);
 		fflush(stdout);
 		_exit(0);
 	}
 	waitpid(pid, &status, 0);
+}
+
+static int in_child;	/* cmd_child's: leave as cmd_fork's child does */
+
+/* child: the commands that follow run in a forked child. */
+static void
+cmd_child(void)
+{
+	pid_t pid;
+	int status;
+
+	if ((pid = fork_cuda()) == 0) {
+		nmems = nvmms = 0;	/* the parent's, not ours */
+		in_child = 1;
+		printf("child %d\n", (int)getpid());
+		return;
+	}
+	waitpid(pid, &status, 0);
+	exit(0);
 }
 
 /*
@@ -1532,6 +1597,8 @@ static const struct command {
 	{ "ctx",		1, 0, NULL, cmd_ctx },
 	{ "ctxdestroy",		1, 0, NULL, cmd_ctxdestroy },
 	{ "fork",		1, 1, cmd_fork, NULL },
+	{ "child",		1, 0, NULL, cmd_child },
+	{ "asyncfill",		2, 1, cmd_asyncfill, NULL },
 };
 
 static const struct command *
@@ -1598,5 +1665,9 @@ main(int argc, char **argv)
 	use_device(0);
 	while (i < argc)
 		i += run(argv + i);
+	if (in_child) {
+		fflush(stdout);
+		_exit(0);
+	}
 	return 0;
 }

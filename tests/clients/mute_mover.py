@@ -10,6 +10,8 @@ its point of no return (include/gpufrac/activity.h), and still does not
 answer. A MOVE in is answered at once, as done. Lines on stdin:
   page          print "swapped N", the page's mark
   moved ID      send the MOVED out for ID that never came, late
+  lie DIR KEPT N  send N MOVEDs no MOVE asked for (DIR: out or drop),
+                each saying it keeps KEPT bytes of host memory (issue 32)
   exit          leave
 """
 import fcntl
@@ -25,7 +27,7 @@ HDR = struct.Struct("<HHIII")           # version, type, len, seq, zero
 HELLO, DEVICE_OPEN, RESERVE, COMMIT, MOVED = 1, 2, 3, 4, 11
 HELLO_OK, DEVICE_INFO, GRANT, MOVE = 64, 65, 66, 82
 KIND_MEM = 1
-SWAP_OUT, SWAP_IN = 1, 2
+SWAP_OUT, SWAP_IN, SWAP_DROP = 1, 2, 3
 MAGIC, PAGE_VERSION, PAGE_SIZE = 0x67664163, 3, 4096
 ACT_COPY = 0x2
 SWAPPED_AT, COMMITTED = 24, 0x80000000   # gf_activity.swapped
@@ -59,10 +61,11 @@ def fcntl_seals(fd):
                 fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
 
 
-def moved(s, direction, id_, size):
-    # direction, result, moved, duration_us, stayed[8], nstayed, id, what
-    body = struct.pack("<IIQQ8QII64s", direction, 0, size, 1000,
-                       *([0] * 8), 0, id_, b"")
+def moved(s, direction, id_, size, kept=0):
+    # direction, result, moved, duration_us, stayed[8], nstayed, id, what,
+    # kept, pinned
+    body = struct.pack("<IIQQ8QII64sQQ", direction, 0, size, 1000,
+                       *([0] * 8), 0, id_, b"", kept, 0)
     s.send(packet(MOVED, body, 0))
 
 
@@ -113,6 +116,11 @@ def main():
                 print("swapped %d" % struct.unpack_from("<I", page,
                                                         SWAPPED_AT)[0],
                       flush=True)
+            elif line[0] == "lie":
+                for _ in range(int(line[3])):
+                    moved(s, SWAP_OUT if line[1] == "out" else SWAP_DROP,
+                          0x3ffffff0, 0, int(line[2]))
+                print("lied", flush=True)
             elif line[0] == "moved":
                 moved(s, SWAP_OUT, int(line[1]) if len(line) > 1 else last,
                       size)

@@ -56,6 +56,22 @@ check_eq "a freed handle is CUDA_ERROR_INVALID_HANDLE" \
 client_release b
 client_release a
 
+# Nor once its descriptor's number is reused by the next export (issue
+# 33, point 2): the handle names that export, not the number.
+client_start a preload "$C" alloc 4Mi fill ipcget "$TMP/h6" free \
+	seed 1 alloc 4Mi fill ipcget "$TMP/h7" hold seed 1 check
+client_start b preload "$C" ipcopen "$TMP/h6" 4Mi hold
+check_eq "the stale handle opens nothing: CUDA_ERROR_INVALID_HANDLE" \
+	"$(grep -E '^(ipcopen|check)' "$TMP/b.out")" "ipcopen err=400"
+client_release b
+client_start b preload "$C" ipcopen "$TMP/h7" 4Mi seed 1 check hold
+check_eq "the new one opens the new allocation" \
+	"$(grep -E '^(ipcopen|check)' "$TMP/b.out")" "ipcopen ok
+check ok"
+client_release b
+client_release a
+check_eq "whose data nobody overwrote" "$(tail -1 "$TMP/a.out")" "check ok"
+
 # An importer that may not ptrace the exporter cannot take its
 # descriptor: said once on stderr.
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then

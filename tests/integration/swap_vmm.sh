@@ -65,4 +65,14 @@ check_eq "b's data came back intact" "$(tail -1 "$TMP/b.out")" "check ok"
 wait_for "nothing is left charged" 10 device_used_is 0
 check_eq "nor in the simulated driver" "$("$CLIENTS/sim_mem_linked" free 0)" \
 	$((64 * MiB))
+# A mapping made in a context the program later destroys (legal: VMM
+# memory is the process's, issue 33 point 7) still moves, by the device's
+# primary context.
+client_start d preload "$C" ctx vmm 4Mi fill ctxdestroy hold check
+check "d, whose mapping's context is gone, is swapped out" \
+	ctl swap out "$PID_d"
+check "its 4 MiB moved" has_event swap-out "$PID_d" "4.0MiB by copy"
+check "and in" ctl swap in "$PID_d"
+client_release d
+check_eq "its data came through" "$(tail -1 "$TMP/d.out")" "check ok"
 finish

@@ -379,8 +379,9 @@ cuCtxGetDevice(CUdevice *device)
 }
 
 /*
- * Work runs when it is issued, so there is never anything to wait for;
- * memory pools release what they cache (pool.c).
+ * Work runs when it is issued, so there is nothing to wait for but the
+ * context's streams under SIMCUDA_ASYNC (async.c); memory pools release
+ * what they cache (pool.c).
  */
 CUresult
 cuCtxSynchronize(void)
@@ -389,6 +390,8 @@ cuCtxSynchronize(void)
 	struct CUctx_st *c;
 	CUresult r = ctx_current(&c);
 
+	if (r == CUDA_SUCCESS)
+		r = async_sync_ctx(c);
 	if (r == CUDA_SUCCESS)
 		pool_sync();
 	return r;

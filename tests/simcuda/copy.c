@@ -1,7 +1,8 @@
 /*
  * cuMemcpy* and cuMemset*, with their Async and per-thread-default-stream
  * (_ptds/_ptsz) forms. Work runs on the calling thread before the call
- * returns, which is one valid schedule of any stream.
+ * returns, which is one valid schedule of any stream; with SIMCUDA_ASYNC,
+ * a copy on a stream the program made runs later, on its own (async.c).
  */
 #include <string.h>
 
@@ -100,11 +101,29 @@ copy_run(uint64_t dst, int dst_side, uint64_t src, int src_side, size_t n,
 	if (r == CUDA_SUCCESS && n != 0 && bus_copy_rate != 0)
 		bus = side_bus(dst, src);
 	sim_unlock();
+	if (r == CUDA_SUCCESS && n != 0 && async_stream(stream))
+		return async_copy(stream, ctx, dst, dst_side, src, src_side, n,
+		    bus);
 	if (r == CUDA_SUCCESS && n != 0)
 		memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
 	if (bus)
 		bus_move(&start, n, bus_copy_rate);
 	return r;
+}
+
+int
+copy_now(uint64_t dst, int dst_side, uint64_t src, int src_side, size_t n,
+    int phys)
+{
+	int ok;
+
+	/* Under the lock: the memory may not go while it is written. */
+	sim_lock();
+	if ((ok = side_ok(dst, n, dst_side, phys, 1) &&
+	    side_ok(src, n, src_side, phys, 0)))
+		memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+	sim_unlock();
+	return ok;
 }
 
 /* n elements of size bytes each; dst aligned to size. */

@@ -122,6 +122,7 @@ cuInit(unsigned int Flags)
 	if (!initialised && init_error == CUDA_SUCCESS) {
 		context_bytes_parse();
 		bus_rate_parse();
+		async_parse();
 		init_error = device_init();
 		if (init_error == CUDA_SUCCESS) {
 			state_join();

@@ -285,6 +285,24 @@ void		bus_start(struct timespec *start);
 void		bus_move(const struct timespec *start, uint64_t bytes,
 		    uint64_t rate);
 
+/*
+ * async.c: SIMCUDA_ASYNC. async_stream: whether work on s runs later;
+ * async_copy queues a copy checked already (copy.c's sides); async_sync
+ * and async_sync_ctx wait for a stream's or a context's, returning a
+ * fault met meanwhile; async_busy: work is queued on s. copy_now (copy.c)
+ * does one copy if its memory is still there: 1, else 0.
+ */
+extern int	async_on;
+void		async_parse(void);
+int		async_stream(CUstream s);
+CUresult	async_copy(CUstream s, struct CUctx_st *ctx, uint64_t dst,
+		    int dst_side, uint64_t src, int src_side, size_t n, int bus);
+CUresult	async_sync(CUstream s);
+CUresult	async_sync_ctx(struct CUctx_st *ctx);
+int		async_busy(CUstream s);
+int		copy_now(uint64_t dst, int dst_side, uint64_t src,
+		    int src_side, size_t n, int phys);
+
 /* procaddr_table.c */
 int		procaddr_table_check(void);
 

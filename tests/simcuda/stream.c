@@ -1,7 +1,8 @@
 /*
  * Streams: handles with their flags and priority. Work issued on a stream
  * has completed when the call returns, so a stream is always idle and host
- * callbacks run at once, on the calling thread.
+ * callbacks run at once, on the calling thread; but with SIMCUDA_ASYNC,
+ * copies on a stream the program made run later (async.c).
  */
 #include <stdlib.h>
 
@@ -104,16 +105,22 @@ static CUresult
 stream_idle(CUstream hStream)
 {
 	struct CUstream_st *s;
+	CUresult r = stream_lookup(hStream, &s);
 
-	return stream_lookup(hStream, &s);
+	if (r == CUDA_SUCCESS && async_busy(hStream))
+		r = CUDA_ERROR_NOT_READY;
+	return r;
 }
 
 /* A synchronisation: memory pools release what they cache (pool.c). */
 static CUresult
 stream_sync(CUstream hStream)
 {
-	CUresult r = stream_idle(hStream);
+	struct CUstream_st *s;
+	CUresult r = stream_lookup(hStream, &s);
 
+	if (r == CUDA_SUCCESS)
+		r = async_sync(hStream);
 	if (r == CUDA_SUCCESS)
 		pool_sync();
 	return r;

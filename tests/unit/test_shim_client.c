@@ -30,6 +30,7 @@
 #include "../../shim/client_fork.c"
 #include "../../shim/vback.c"
 #include "../../shim/vback_host.c"
+#include "../../shim/vback_ipc.c"
 #include "../../shim/vback_move.c"
 #include "../../shim/vmm_virt.c"
 #include "../../shim/client.c"
