@@ -136,16 +136,28 @@ held(const struct ledger_client *lc, size_t dev)
 void
 overhead_client(struct arbiter *a, struct ledger_client *lc, size_t dev)
 {
+	uint64_t want, h, nv = UINT64_MAX;
 	struct nvml_proc *procs;
-	uint64_t want, h;
 	long n;
 
 	if (!nvml_ready())
 		return;
-	if ((want = remembered(&a->ledger, lc, dev)) == UINT64_MAX &&
-	    (n = nvml_procs(dev, &procs)) >= 0) {
-		want = measured(lc, dev, proc_bytes(procs, n, lc->pid));
+	if ((n = nvml_procs(dev, &procs)) >= 0) {
+		nv = proc_bytes(procs, n, lc->pid);
 		free(procs);
+	}
+	if ((want = remembered(&a->ledger, lc, dev)) != UINT64_MAX) {
+		/*
+		 * The page is the client's to write (issue 32): no more than
+		 * NVML shows it holding; out to host, where NVML shows
+		 * nothing of it, no more than its limit.
+		 */
+		if (lc->on_host && want > lc->usage[dev].limit)
+			want = lc->usage[dev].limit;
+		else if (!lc->on_host && nv != UINT64_MAX && want > nv)
+			want = nv;
+	} else if (nv != UINT64_MAX) {
+		want = measured(lc, dev, nv);
 		/* Its own word: at worst it undercounts itself a second. */
 		if (want != UINT64_MAX)
 			want = want > (h = held(lc, dev)) ? want - h : 0;

@@ -107,6 +107,15 @@ say(struct fz_slot *s, uint16_t type, const void *payload, int passfd)
 	seq = seq % 200 + 1;
 	if ((len = proto_pack(&m, type, seq, payload)) < 0)
 		fz_fail("cannot pack %s", proto_type_name(type));
+	if (fz.trace)
+		fprintf(stderr, "  slot %d -> %s seq %u: %016llx %016llx "
+		    "%016llx %016llx\n", (int)(s - fz.slots),
+		    proto_type_name(type), seq,
+		    (unsigned long long)m.u.commit.ptr,
+		    (unsigned long long)m.u.commit.reserved,
+		    (unsigned long long)m.u.commit.size,
+		    (unsigned long long)*(const uint64_t *)(const void *)
+		    m.u.raw);
 	(void)fz_slot_send(s, &m, (size_t)len, passfd);
 	return seq;
 }

@@ -78,7 +78,7 @@ fuzz: $(FUZZER)
 	FUZZ_TARGET=decoder FUZZ_CORPORA=fuzz/corpus-decoder fuzz/run.sh $(FUZZER) \
 	    $(FUZZ_DECODER_SECONDS) $(O)/fuzz/run-decoder \
 	    >$(O)/fuzz/decoder.out; d=$$?; \
-	FUZZ_TARGET=liar FUZZ_CORPORA= fuzz/run.sh $(FUZZER) \
+	FUZZ_TARGET=liar FUZZ_CORPORA=fuzz/regress-liar fuzz/run.sh $(FUZZER) \
 	    $(FUZZ_LIAR_SECONDS) $(O)/fuzz/run-liar \
 	    >$(O)/fuzz/liar.out; l=$$?; \
 	grep -v '^{' $(O)/fuzz/stateful.out $(O)/fuzz/decoder.out \

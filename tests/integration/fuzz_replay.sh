@@ -45,12 +45,16 @@ check_eq "all $n of them" "$(cat "$TMP/decoder.out")" "replayed $n inputs"
 # The liar target, briefly (issue 32): 400 inputs made up from a fixed
 # seed, every op a well-formed lie (fuzz/liars.c), beside an honest peer
 # that must be granted its guarantee whatever they say.
-FUZZ_TARGET=liar "$REPLAY" -r 400 -s "${FUZZ_LIAR_SEED:-1}" \
+# Then the reproducers of what it found (fuzz/regress-liar).
+L=$TOP/fuzz/regress-liar
+FUZZ_TARGET=liar "$REPLAY" -r 400 -s "${FUZZ_LIAR_SEED:-1}" "$L" \
 	>"$TMP/liar.out" 2>"$TMP/liar.err"
 rc=$?
-check_eq "400 liars leave the honest peer its due and every tally bounded" \
+check_eq "400 liars and the reproducers leave the honest peer its due and every tally bounded" \
 	"$rc" 0
 [ "$rc" -eq 0 ] || cat "$TMP/liar.err"
-check_eq "all 400 of them" "$(cat "$TMP/liar.out")" "replayed 400 inputs"
+n=$(find "$L" -maxdepth 1 -type f ! -name '.*' | wc -l)
+check_eq "all $((400 + n)) of them" "$(cat "$TMP/liar.out")" \
+	"replayed $((400 + n)) inputs"
 
 finish
