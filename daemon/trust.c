@@ -64,14 +64,15 @@ nvml_holding(struct ledger_client *lc, size_t dev, int fresh)
 /*
  * What lc's allocations on dev hold, as the ledger counts them: its
  * charge less its context record (the daemon's own measure of NVML's
- * figure) and its lease (charged ahead, held by the driver only as far
- * as it is drawn).
+ * figure), its lease (charged ahead, held by the driver only as far as
+ * it is drawn) and its reserves not yet committed (the driver may not
+ * have them yet).
  */
 static uint64_t
 allocated(const struct ledger_client *lc, size_t dev)
 {
 	const struct ledger_usage *u = &lc->usage[dev];
-	uint64_t own = overhead_of(lc, dev) + u->lease;
+	uint64_t own = overhead_of(lc, dev) + u->lease + u->pending;
 
 	return u->used > own ? u->used - own : 0;
 }
@@ -115,9 +116,15 @@ past_limit(struct arbiter *a, struct ledger_client *lc, size_t dev,
 	if (lc->usage[dev].past_said)
 		return;
 	lc->usage[dev].past_said = 1;
-	arbiter_event(a, GF_EV_PAST_LIMIT, lc, (int)dev, extra, "%s past %s "
-	    "believed: NVML shows uid %u holding %s", what, admit_name(rc),
-	    lc->uid, size_format(nvml, b1, sizeof(b1)));
+	if (nvml == UINT64_MAX)
+		arbiter_event(a, GF_EV_PAST_LIMIT, lc, (int)dev, extra, "%s "
+		    "past %s believed: uid %u is out to host, within its own "
+		    "limit", what, admit_name(rc), lc->uid);
+	else
+		arbiter_event(a, GF_EV_PAST_LIMIT, lc, (int)dev, extra, "%s "
+		    "past %s believed: NVML shows uid %u holding %s", what,
+		    admit_name(rc), lc->uid, size_format(nvml, b1,
+		    sizeof(b1)));
 }
 
 int
@@ -146,6 +153,18 @@ trust_charge(struct arbiter *a, struct ledger_client *lc, size_t dev,
 	if (nvml == UINT64_MAX && rc == LEDGER_COLLISION &&
 	    ledger_holdable(l, lc, dev, extra))
 		return 0;
+	/*
+	 * Out to host, it holds nothing on the device, and NVML shows
+	 * nothing of what it holds there: its own limit bounds its word.
+	 * Past its group's (its group-mates registered first, a limit
+	 * lowered while the daemon was away), it is said, and it comes
+	 * back in only once the group has room; refused, a process swapped
+	 * out would be refused at every reconnection, never to come back.
+	 */
+	if (lc->on_host && rc == LEDGER_GROUP_LIMIT) {
+		past_limit(a, lc, dev, extra, rc, what, UINT64_MAX);
+		return 0;
+	}
 	if (nvml == UINT64_MAX)
 		snprintf(why, whylen, "%s of %s past %s", what,
 		    size_format(extra, b1, sizeof(b1)), admit_name(rc));
