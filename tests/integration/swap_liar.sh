@@ -14,7 +14,7 @@ export SIMCUDA_DEVICES=64Mi
 C=$CLIENTS/cuclient_linked
 MiB=$((1 << 20))
 MPORT=$("$PYTHON" "$TOP/tests/clients/metrics_probe.py" freeport 1)
-printf '[daemon]\nswap_engine = copy\nswap_host_limit = 16Mi\nswap_move_timeout = 1s\nmetrics_listen = 127.0.0.1:%s\n' \
+printf '[daemon]\nswap_engine = copy\nswap_host_limit = 16Mi\nswap_move_timeout = 2s\nmetrics_listen = 127.0.0.1:%s\n' \
 	"$MPORT" >"$TMP/gpufrac.conf"
 daemon_start
 uuid=$(ctl status --json | json 'j["devices"][0]["uuid"]')
