@@ -88,6 +88,7 @@ move_unsent(struct event_loop *loop, void *arg)
 	struct swap_op *op = arg;
 
 	(void)loop;
+	op->deadline = 0;
 	swap_done(op->a, &op->job);
 }
 
@@ -130,8 +131,16 @@ swap_move_send(struct arbiter *a, struct swap_op *op)
 	op->job.result = CUDA_ERROR_UNKNOWN;
 	op->job.stage = "MOVE";
 	op->job.duration_us = 0;
-	if (event_timer_add(a->loop, 0, move_unsent, op) < 0)
+	/*
+	 * Its timer, as the deadline's: the op may be freed before it fires
+	 * (its process is dropped in the same round, swap_client_gone), and
+	 * swap_op_free cancels it then.
+	 */
+	if ((op->deadline = event_timer_add(a->loop, 0, move_unsent,
+	    op)) < 0) {
+		op->deadline = 0;
 		log_warnx("cannot end a swap of pid %u", op->lc->pid);
+	}
 }
 
 /*

@@ -35,7 +35,8 @@ struct swap_op {
 					   id: nonzero, below
 					   GF_SWAPPED_COMMITTED */
 	int64_t		 deadline;	/* the copy engine's: the timer that
-					   gives up on MOVED, or 0 */
+					   gives up on MOVED (or ends a move
+					   that could not be asked), or 0 */
 	uint64_t	 late_ms;	/* given up after this long, or 0 */
 	/* the copy engine's answer (MOVED) */
 	uint64_t	 moved;

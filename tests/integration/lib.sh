@@ -224,6 +224,25 @@ device_used_is() {
 	[ "$(ctl status --json | json "(lambda d: d['used_bytes'] - d['leased_bytes'])(j['devices'][${2:-0}])")" = "$1" ]
 }
 
+# conns_hold N: uid 65534 opens N connections to the daemon and keeps
+# them (tests/clients/hostile.py conns) until conns_drop; $CONNS_PID is
+# its pid, and $TMP/conns.out says "ok SERVED refused REFUSED".
+conns_hold() {
+	mkfifo "$TMP/conns.in"
+	"$PYTHON" "$TOP/tests/clients/hostile.py" conns "$GPUFRAC_SOCKET" "$1" \
+	    <"$TMP/conns.in" >"$TMP/conns.out" &
+	CONNS_PID=$!
+	exec 9>"$TMP/conns.in"
+	wait_for "uid 65534 opens $1 connections" 30 \
+	    grep -q '^ok' "$TMP/conns.out"
+}
+conns_drop() {
+	echo >&9
+	exec 9>&-
+	wait "$CONNS_PID"
+	rm -f "$TMP/conns.in"
+}
+
 # nobody_setup: let processes of user nobody reach the socket and leave
 # their sanitizer reports where finish looks. Then run one as
 # "${NOBODY_ENV[@]}" "${AS_NOBODY[@]}" CMD...

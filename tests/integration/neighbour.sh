@@ -24,23 +24,17 @@ check "the daemon raised its soft descriptor limit to the hard one" \
 	eval '[ "$(awk "/^Max open files/ { print \$4 }" /proc/$DAEMON_PID/limits)" = "$(ulimit -Hn)" ]'
 
 # --- connections per uid -------------------------------------------------
-mkfifo "$TMP/conns.in"
-"$PYTHON" "$H" conns "$GPUFRAC_SOCKET" 20 <"$TMP/conns.in" >"$TMP/conns.out" &
-conns=$!
-exec 3>"$TMP/conns.in"
-wait_for "uid 65534 opens 20 connections" 20 grep -q '^ok' "$TMP/conns.out"
+conns_hold 20
 check_eq "8 are served, 12 refused" "$(cat "$TMP/conns.out")" "ok 8 refused 12"
 check "one warning says why" \
-	grep -q "refused a connection of pid $conns: uid 65534 has 8 connections to gpufracd, its max_connections_per_uid" \
+	grep -q "refused a connection of pid $CONNS_PID: uid 65534 has 8 connections to gpufracd, its max_connections_per_uid" \
 	"$TMP/gpufracd.log"
 check "an event says so" eval 'ctl events --json | grep -q "\"event\":\"conn-limit\""'
 check_eq "a metric counts them" \
 	"$(metric 'gpufrac_connections_refused_total{limit="max_connections_per_uid"}')" 12
 check_eq "a root program is served meanwhile" \
 	"$(preload "$C" alloc 1Gi 2>&1)" "alloc ok"
-echo >&3
-exec 3>&-
-wait "$conns"
+conns_drop
 
 # --- a full backlog: the shim's connect has a deadline ---------------------
 # A listener that never accepts, its backlog filled by one connection.

@@ -188,15 +188,17 @@ node_idle() { [ "$(sinfo -h -n "$HOST" -o %t)" = idle ]; }
 wait_for "slurmctld and slurmd bring the node up" 30 node_idle ||
 	{ tail -n 20 "$SX"/*.log "$SX"/*.out; finish; }
 
-# Tasks of a sanitizer build get its runtime before the shim.
-TASK_ENV=() JOB_SRUN=srun
+# Tasks of a sanitizer build get its runtime before the shim. srun says
+# nothing but errors (--quiet): a loaded machine's "job queued and
+# waiting for resources" is not the task's output.
+TASK_ENV=() JOB_SRUN="srun --quiet"
 if [ -n "$SAN_RT" ]; then
 	TASK_ENV=("--export=ALL,LD_PRELOAD=$SAN_RT,ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0")
 	# srun in a batch script: not with the runtime the script has
-	JOB_SRUN="env -u LD_PRELOAD srun ${TASK_ENV[0]}"
+	JOB_SRUN="env -u LD_PRELOAD srun --quiet ${TASK_ENV[0]}"
 fi
 # A step that hangs fails the test instead of stopping it.
-srun() { timeout 60 srun "${TASK_ENV[@]}" "$@"; }
+srun() { timeout 60 srun --quiet "${TASK_ENV[@]}" "$@"; }
 sbatch() { timeout 60 sbatch "${TASK_ENV[@]}" "$@"; }
 njobs() { squeue -h -t all -o %A | wc -l; }
 # What a task sees of LD_PRELOAD: the shim after what srun passed on.

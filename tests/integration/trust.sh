@@ -79,11 +79,7 @@ check_eq "and it is held to its limit from then on" \
 	"$(sed -n 4p "$TMP/a.out")" "alloc err=2"
 
 # --- a refused connection fails closed ------------------------------------
-mkfifo "$TMP/conns.in"
-"$PYTHON" "$H" conns "$GPUFRAC_SOCKET" 256 <"$TMP/conns.in" >"$TMP/conns.out" &
-conns=$!
-exec 4>"$TMP/conns.in"
-wait_for "uid 65534 opens its 256 connections" 30 grep -q '^ok' "$TMP/conns.out"
+conns_hold 256
 check_eq "all 256 are served" "$(cat "$TMP/conns.out")" "ok 256 refused 0"
 "${NOBODY_ENV[@]}" "${AS_NOBODY[@]}" env \
 	"LD_PRELOAD=${SAN_RT:+$SAN_RT }$SHIM" "$C" alloc 3Gi hold alloc 512Mi \
@@ -95,9 +91,7 @@ check_eq "and its 3 GiB under a 1 GiB limit is refused, not granted" \
 	"$(head -n 1 "$TMP/b.out")" "alloc err=2"
 check_eq "one line on its stderr says why" "$(cat "$TMP/b.err")" \
 	"gpufrac: daemon at '$GPUFRAC_SOCKET' refused this process: uid 65534 has 256 connections to gpufracd, its max_connections_per_uid; allocations fail until it lets this process in"
-echo >&4
-exec 4>&-
-wait "$conns"
+conns_drop
 wait_for "once its uid has room, the program is let in" 10 \
 	eval 'ctl ps --json | grep -q "\"pid\":$PID_b,"'
 client_release b
