@@ -13,8 +13,18 @@
 
 #define EVENT_BATCH	64	/* epoll events taken per round */
 
+/*
+ * An epoll event carries its fd and the registration it was made for: an
+ * fd closed and opened again within one round (a number the kernel hands
+ * out again at once) must not get the events of the one it replaced.
+ */
+#define EV_DATA(fd, gen)	((uint64_t)(gen) << 32 | (uint32_t)(fd))
+#define EV_FD(data)		((int)(uint32_t)(data))
+#define EV_GEN(data)		((uint32_t)((data) >> 32))
+
 struct fd_slot {
 	int		 mask;		/* 0: not watched */
+	uint32_t	 gen;		/* this fd's registrations so far */
 	event_fd_fn	*fn;
 	void		*arg;
 };
@@ -114,17 +124,21 @@ event_set(struct event_loop *loop, int fd, int mask, event_fd_fn *fn,
 	}
 	slot = &loop->slots[fd];
 	memset(&ev, 0, sizeof(ev));
-	ev.data.fd = fd;
 	ev.events = (mask & EVENT_READ ? EPOLLIN : 0) |
 	    (mask & EVENT_WRITE ? EPOLLOUT : 0);
 	if (mask == 0)
 		op = slot->mask ? EPOLL_CTL_DEL : -1;
 	else
 		op = slot->mask ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+	/* A new registration: events of the last one are stale. */
+	ev.data.u64 = EV_DATA(fd, op == EPOLL_CTL_ADD ? slot->gen + 1 :
+	    slot->gen);
 	/* A descriptor already closed has left the epoll set by itself. */
 	if (op != -1 && epoll_ctl(loop->epfd, op, fd, &ev) < 0 &&
 	    !(op == EPOLL_CTL_DEL && (errno == EBADF || errno == ENOENT)))
 		return -1;
+	if (op == EPOLL_CTL_ADD)
+		slot->gen++;
 	slot->mask = mask;
 	slot->fn = mask ? fn : NULL;
 	slot->arg = mask ? arg : NULL;
@@ -195,16 +209,20 @@ timers_run(struct event_loop *loop)
 	}
 }
 
-/* Call fd's handler for cond if it still watches for it. */
+/*
+ * Call fd's handler for cond if the registration the event was made for
+ * still watches for it.
+ */
 static void
-fire(struct event_loop *loop, int fd, int cond)
+fire(struct event_loop *loop, uint64_t data, int cond)
 {
+	int fd = EV_FD(data);
 	struct fd_slot *slot;
 
-	if (fd >= loop->nslots)
+	if (fd < 0 || fd >= loop->nslots)
 		return;
 	slot = &loop->slots[fd];
-	if (slot->mask & cond)
+	if (slot->gen == EV_GEN(data) && (slot->mask & cond))
 		slot->fn(loop, fd, cond, slot->arg);
 }
 
@@ -224,13 +242,13 @@ event_run(struct event_loop *loop)
 			return -1;
 		}
 		for (i = 0; i < n && !loop->stop; i++) {
-			int fd = evs[i].data.fd;
+			uint64_t data = evs[i].data.u64;
 			uint32_t e = evs[i].events;
 
 			if (e & (EPOLLIN | EPOLLHUP | EPOLLERR))
-				fire(loop, fd, EVENT_READ);
+				fire(loop, data, EVENT_READ);
 			if (e & (EPOLLOUT | EPOLLERR) && !loop->stop)
-				fire(loop, fd, EVENT_WRITE);
+				fire(loop, data, EVENT_WRITE);
 		}
 		timers_run(loop);
 	}

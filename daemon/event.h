@@ -9,9 +9,10 @@
  *    the next round, so it may read a bounded amount and return (fairness).
  *  - A handler may register, change or remove any descriptor (its own
  *    included) and add or cancel any timer. A descriptor removed during a
- *    round gets no further callback in that round; one that is closed and
- *    whose number is reused within the round may see a spurious callback,
- *    which a non-blocking handler absorbs as EAGAIN.
+ *    round gets no further callback in that round; nor does one closed and
+ *    registered again under the same number within the round get the
+ *    events of the one it replaced (a pidfd's handler takes any event for
+ *    its process's exit).
  *  - Timers fire once, no earlier than asked, in deadline order, after the
  *    round's descriptor callbacks.
  */

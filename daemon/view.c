@@ -188,20 +188,24 @@ view_tell(struct arbiter *a, struct conn *c, const struct view_spares *s,
 	return 0;
 }
 
-/* Look at every client; exact: tell any move of taken. */
+/*
+ * Look at every client; exact: tell any move of taken. One that cannot
+ * be told is closed at the end of the round, not now: a handler may be
+ * looking on behalf of that very connection (a RESERVE the driver
+ * refused has the driver looked at, driver_refused) and use it after.
+ */
 static void
 view_look(struct arbiter *a, struct conn *self, int exact)
 {
 	struct view_spares s;
-	struct conn *c, *next;
+	struct conn *c;
 
 	view_spares_sum(a, &s);
-	for (c = TAILQ_FIRST(&a->control.conns); c != NULL; c = next) {
-		next = TAILQ_NEXT(c, entry);
-		if (c->client == NULL || view_tell(a, c, &s, exact) == 0 ||
-		    c == self)
+	TAILQ_FOREACH(c, &a->control.conns, entry) {
+		if (c->client == NULL || c->close_timer > 0 ||
+		    view_tell(a, c, &s, exact) == 0 || c == self)
 			continue;
-		control_close(c, c->err);
+		control_close_later(c, c->err);
 	}
 	view_spares_free(&s);
 }
