@@ -148,6 +148,7 @@ struct ledger_client {
 	uint64_t	host_kept;	/* pinned host memory its shim holds
 					   for moves (MOVED's kept) */
 	int		host_dropping;	/* asked to give it back */
+	uint64_t	host_drop_ms;	/* when (monotonic) */
 	uint64_t	host_in_ms;	/* back in with it since (monotonic) */
 	uint32_t	move_late_id;	/* a move given up on, whose MOVED
 					   may still come; 0: none */

@@ -41,11 +41,26 @@ charged(const struct arbiter *a, const struct ledger_client *lc)
 	return n;
 }
 
+/*
+ * Asked for its kept memory longer than swap_move_timeout ago, with no
+ * answer: no longer believed to keep any (issue 32), so that a shim that
+ * never answers does not hold up every swap for good.
+ */
+static int
+drop_overdue(const struct arbiter *a, const struct ledger_client *lc)
+{
+	return lc->host_dropping && event_now_ms() - lc->host_drop_ms >=
+	    a->conf.swap_move_timeout_ms;
+}
+
 /* What lc's shim keeps beyond its charges on host. */
 static uint64_t
 kept_beyond(const struct arbiter *a, const struct ledger_client *lc)
 {
 	uint64_t c = charged(a, lc);
+
+	if (drop_overdue(a, lc))
+		return 0;
 
 	return lc->host_kept > c ? lc->host_kept - c : 0;
 }
@@ -107,6 +122,7 @@ host_ask_back(struct arbiter *a, struct ledger_client *k)
 	memset(&mv, 0, sizeof(mv));
 	mv.direction = GF_SWAP_DROP;
 	k->host_dropping = 1;	/* asked once, sent or not */
+	k->host_drop_ms = event_now_ms();
 	if ((c = swap_conn_of(a, k)) == NULL ||
 	    conn_send(c, GF_MSG_MOVE, 0, &mv) < 0)
 		return -1;
@@ -122,12 +138,13 @@ swap_host_reclaim(struct arbiter *a, const struct ledger_client *lc,
 	char sbuf[32];
 
 	TAILQ_FOREACH(k, &a->ledger.clients, entry)
-		if (k != lc && k->swap == SWAP_NONE && !k->departing)
+		if (k != lc && k->swap == SWAP_NONE && !k->departing &&
+		    !drop_overdue(a, k))
 			could = sat_add(could, k->host_kept);
 	if (could < need)
 		return 0;
 	TAILQ_FOREACH(k, &a->ledger.clients, entry)
-		if (k != lc && k->host_dropping)
+		if (k != lc && k->host_dropping && !drop_overdue(a, k))
 			coming = sat_add(coming, k->host_kept);
 	while (coming < need && (k = keeper_next(a, lc)) != NULL) {
 		if (host_ask_back(a, k) < 0)
@@ -214,8 +231,17 @@ swap_host_dropped(struct arbiter *a, struct ledger_client *lc,
 	struct ledger_client *k;
 	char sbuf[32];
 
-	/* Asked to give back: it can only keep less. */
-	if (m->kept < lc->host_kept)
+	/*
+	 * Asked to give back while in, a shim gives back all it keeps: what
+	 * else it says is not believed (issue 32).
+	 */
+	if (m->kept > 0 && lc->swap == SWAP_NONE)
+		log_info("pid %u says it still keeps %s of pinned host memory "
+		    "once asked for all of it: not believed", lc->pid,
+		    size_format(m->kept, sbuf, sizeof(sbuf)));
+	if (lc->swap == SWAP_NONE)
+		lc->host_kept = 0;
+	else if (m->kept < lc->host_kept)
 		lc->host_kept = m->kept;
 	log_info("pid %u gave back pinned host memory: %s kept now", lc->pid,
 	    size_format(lc->host_kept, sbuf, sizeof(sbuf)));

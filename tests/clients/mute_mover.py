@@ -10,6 +10,8 @@ its point of no return (include/gpufrac/activity.h), and still does not
 answer. A MOVE in is answered at once, as done. Lines on stdin:
   page          print "swapped N", the page's mark
   moved ID      send the MOVED out for ID that never came, late
+  keep KEPT     say from now on, in every MOVED, that it keeps KEPT bytes
+                of pinned host memory, and never answer a drop request
   lie DIR KEPT N  send N MOVEDs no MOVE asked for (DIR: out or drop),
                 each saying it keeps KEPT bytes of host memory (issue 32)
   exit          leave
@@ -87,7 +89,7 @@ def main():
     s.send(packet(COMMIT, dev + struct.pack("<QQQII", 0x7f0000000000, size,
                                             size, KIND_MEM, 0), 4))
     print("ready", flush=True)
-    last = 0
+    last = keep = 0
     while True:
         ready, _, _ = select.select([s, sys.stdin], [], [])
         if s in ready:
@@ -99,11 +101,12 @@ def main():
             if type_ != MOVE:
                 continue
             direction, id_ = struct.unpack_from("<II", m, HDR.size)
-            print("move %s %d" % ("out" if direction == SWAP_OUT else "in",
+            print("move %s %d" % ({SWAP_OUT: "out", SWAP_IN: "in",
+                                   SWAP_DROP: "drop"}.get(direction, "?"),
                                   id_), flush=True)
             if direction == SWAP_IN:
-                moved(s, SWAP_IN, id_, size)
-            else:
+                moved(s, SWAP_IN, id_, size, keep)
+            elif direction == SWAP_OUT:
                 last = id_
                 if commit:
                     struct.pack_into("<I", page, SWAPPED_AT,
@@ -123,7 +126,10 @@ def main():
                 print("lied", flush=True)
             elif line[0] == "moved":
                 moved(s, SWAP_OUT, int(line[1]) if len(line) > 1 else last,
-                      size)
+                      size, keep)
+            elif line[0] == "keep":
+                keep = int(line[1])
+                print("keeping", flush=True)
 
 
 main()

@@ -11,7 +11,7 @@ export SIMCUDA_DEVICES=64Mi
 C=$CLIENTS/cuclient_linked
 MiB=$((1 << 20))
 
-printf '[daemon]\nswap_engine = copy\nswap_move_timeout = 1s\nswap_keep = 1s\n' \
+printf '[daemon]\nswap_engine = copy\nswap_move_timeout = 3s\nswap_keep = 1s\n' \
 	>"$TMP/gpufrac.conf"
 daemon_start
 host() { ctl status --json | json "j['swap']['$1']"; }
