@@ -157,9 +157,10 @@ trust_charge(struct arbiter *a, struct ledger_client *lc, size_t dev,
 	 * Out to host, it holds nothing on the device, and NVML shows
 	 * nothing of what it holds there: its own limit bounds its word.
 	 * Past its group's (its group-mates registered first, a limit
-	 * lowered while the daemon was away), it is said, and it comes
-	 * back in only once the group has room; refused, a process swapped
-	 * out would be refused at every reconnection, never to come back.
+	 * lowered while the daemon was away), it is said, and the group's
+	 * others are held to the limit until it is under it again;
+	 * refused, a process swapped out would be refused at every
+	 * reconnection, never to come back (trust_out.sh).
 	 */
 	if (lc->on_host && rc == LEDGER_GROUP_LIMIT) {
 		past_limit(a, lc, dev, extra, rc, what, UINT64_MAX);
