@@ -224,6 +224,14 @@ device_used_is() {
 	[ "$(ctl status --json | json "(lambda d: d['used_bytes'] - d['leased_bytes'])(j['devices'][${2:-0}])")" = "$1" ]
 }
 
+# events_of KIND: the reasons of the events of that kind, a line each.
+events_of() {
+	ctl events --json | "$PYTHON" -c 'import json, sys
+for e in map(json.loads, sys.stdin):
+    if e["event"] == sys.argv[1]:
+        print(e["reason"])' "$1"
+}
+
 # conns_hold N: uid 65534 opens N connections to the daemon and keeps
 # them (tests/clients/hostile.py conns) until conns_drop; $CONNS_PID is
 # its pid, and $TMP/conns.out says "ok SERVED refused REFUSED".

@@ -14,13 +14,6 @@ printf '[daemon]\ndefault_limit = 25%%\nmax_connections_per_uid = 256\n' \
 	>"$TMP/gpufrac.conf"
 daemon_start
 uuid=$(ctl status --json | json 'j["devices"][0]["uuid"]')
-# events_of KIND: the reasons of the events of that kind, a line each.
-events_of() {
-	ctl events --json | "$PYTHON" -c 'import json, sys
-for e in map(json.loads, sys.stdin):
-    if e["event"] == sys.argv[1]:
-        print(e["reason"])' "$1"
-}
 
 # --- a forged charge, from uid 65534: refused, the device left alone ------
 n=0

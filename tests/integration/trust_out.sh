@@ -10,13 +10,6 @@ C=$CLIENTS/cuclient_linked
 printf '[group g]\nmatch = uid:0\nlimit = 3Gi\nresolver = fail\n' \
 	>"$TMP/gpufrac.conf"
 daemon_start
-# events_of KIND: the reasons of the events of that kind, a line each.
-events_of() {
-	ctl events --json | "$PYTHON" -c 'import json, sys
-for e in map(json.loads, sys.stdin):
-    if e["event"] == sys.argv[1]:
-        print(e["reason"])' "$1"
-}
 
 client_start a preload "$C" alloc 2Gi fill hold check
 check "an admin swaps it out" ctl swap out "$PID_a"
