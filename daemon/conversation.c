@@ -299,7 +299,7 @@ on_commit(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		return -1;
 	}
 	/* What it adds to its charge beyond its reserve, on its word. */
-	extra = trust_commit_extra(&a->ledger, c->client, (size_t)dev, cm);
+	extra = trust_commit_extra(c->client, (size_t)dev, cm);
 	if (!ledger_holdable(&a->ledger, c->client, (size_t)dev, extra)) {
 		snprintf(why, whylen, "COMMIT of %llu bytes, more than device "
 		    "%u could hold with what it holds", (unsigned long long)

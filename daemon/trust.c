@@ -21,15 +21,14 @@
 #define TRUST_NVML_MS	100
 
 uint64_t
-trust_commit_extra(const struct ledger *l, const struct ledger_client *lc,
-    size_t dev, const struct gf_commit *cm)
+trust_commit_extra(const struct ledger_client *lc, size_t dev,
+    const struct gf_commit *cm)
 {
 	const struct ledger_alloc *old = ptrmap_get(&lc->allocs, cm->ptr);
-	uint64_t base, u_pending = lc->usage[dev].pending;
+	uint64_t base, pending = lc->usage[dev].pending;
 
-	(void)l;
 	/* What it says it had reserved, no more than it has. */
-	base = cm->reserved < u_pending ? cm->reserved : u_pending;
+	base = cm->reserved < pending ? cm->reserved : pending;
 	/* A record replaced on the same device: its bytes are freed first. */
 	if (old != NULL && old->device == dev)
 		base = base + old->size < base ? UINT64_MAX : base + old->size;

@@ -6,8 +6,10 @@
  * client's own and its group's limits, where the device has room too;
  * beyond them only as far as NVML shows the process holding (said in an
  * event); otherwise refused, with an event naming the pid and uid, and
- * the connection is closed. A process swapped out, or a daemon without
- * NVML's per-process list, is held to its limits alone.
+ * the connection is closed. Where NVML cannot say (no per-process list)
+ * its limits alone bound its word; out to host, where NVML shows nothing
+ * of what it holds, its own limit does, past its group's if need be
+ * (said). A lease restored past the limits is restored closed.
  */
 #ifndef GF_DAEMON_TRUST_H
 #define GF_DAEMON_TRUST_H
@@ -17,7 +19,6 @@
 
 struct arbiter;
 struct gf_commit;
-struct ledger;
 struct ledger_client;
 
 /*
@@ -25,8 +26,7 @@ struct ledger_client;
  * reserved there: its size, less the pending reserve it takes (no more
  * than lc has pending) and the record it replaces on dev.
  */
-uint64_t trust_commit_extra(const struct ledger *l,
-	    const struct ledger_client *lc, size_t dev,
+uint64_t trust_commit_extra(const struct ledger_client *lc, size_t dev,
 	    const struct gf_commit *cm);
 
 /*
