@@ -290,6 +290,32 @@ client_reserve(int dev, uint64_t size, uint32_t kind, struct client_ticket *t)
 }
 
 CUresult
+client_reserve_more(struct client_ticket *t, int dev, uint64_t more,
+    uint32_t kind)
+{
+	struct client_ticket m;
+	uint64_t total;
+	CUresult r;
+
+	if ((r = client_reserve(dev, more, kind, &m)) != CUDA_SUCCESS)
+		return r;
+	if (t->dev < 0 || m.dev < 0) {
+		if (t->dev < 0)
+			*t = m;
+		return CUDA_SUCCESS;
+	}
+	if (m.gen == t->gen) {
+		t->size = sat_add(t->size, m.size);
+		return CUDA_SUCCESS;
+	}
+	/* Reconnected between the two: this daemon knows only the second. */
+	total = sat_add(t->size, m.size);
+	client_rollback(&m);
+	client_rollback(t);
+	return client_reserve(dev, total, kind, t);
+}
+
+CUresult
 client_reserve_refused(int dev, uint64_t size, uint32_t kind,
     struct client_ticket *t)
 {

@@ -61,6 +61,17 @@ CUresult client_reserve(int dev, uint64_t size, uint32_t kind,
 	    struct client_ticket *t);
 
 /*
+ * The driver took more for *t than t->size (a pool grown by a larger
+ * chunk, a pitch wider than the row): reserve the more bytes too, before
+ * the commit, so that no charge goes uncovered (DESIGN.md section 4,
+ * "Every byte is someone's"). On success *t covers both (t->dev < 0
+ * before: *t is the new reservation); otherwise *t stands and the caller
+ * gives the memory back and rolls *t back.
+ */
+CUresult client_reserve_more(struct client_ticket *t, int dev, uint64_t more,
+	    uint32_t kind);
+
+/*
  * The same, for memory the driver has just refused although it was granted
  * (drawn from a lease): a collision whatever the daemon's ledger says.
  */
@@ -150,9 +161,10 @@ int	client_view_uuid(const uint8_t uuid[GF_UUID_LEN], uint64_t real_total,
 
 /*
  * Memory recorded under key on device dev (a pool's reserve) is now size
- * bytes, grown or shrunk by the driver without a request of ours: record
- * it and tell the daemon, which charges it whatever the limit (0: it is
- * gone).
+ * bytes, shrunk by the driver without a request of ours: record it and
+ * tell the daemon (0: it is gone). Uncovered by any reservation, growth
+ * sent this way is judged by the daemon as a re-registration is (trust.h):
+ * growth is reserved first (client_reserve, client_commit).
  */
 void	client_recharge(uint64_t key, int dev, uint32_t kind, uint64_t size);
 

@@ -5,7 +5,7 @@
  */
 #include "activity.h"
 #include "hooks.h"
-#include "pool_table.h"
+#include "pool.h"
 #include "real.h"
 #include "vback.h"
 

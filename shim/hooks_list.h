@@ -14,7 +14,7 @@
  *	pass-through (hooks_gate.c): it waits to be swapped in, calls the
  *	driver, and on success notes activity flag flag (GF_ACT_*) unless 0;
  *	GATE_SYNC_FLAG instead marks a synchronisation, after which pools
- *	are looked at again (pool_table.h)
+ *	are looked at again (pool.h)
  *   GATE_CTX_ABI(name, version, symbol, params, args)  a gated call that
  *	makes a context (*pctx, its first argument), which the copy engine
  *	synchronises before a move (vback_ctx_made); as GATE_ABI with flag
@@ -92,7 +92,7 @@
 #define GATE_PT(name, version, symbol, pt_version, pt_symbol, params, args) \
 	GATE_ABI(name, version, 0, symbol, 0, params, args) \
 	GATE_ABI(name, pt_version, 1, pt_symbol, 0, params, args)
-/* A synchronisation: pools may have given memory back (pool_table.h). */
+/* A synchronisation: pools may have given memory back (pool.h). */
 #define GATE_SYNC(name, version, symbol, params, args) \
 	GATE_ABI(name, version, 0, symbol, GATE_SYNC_FLAG, params, args)
 #define GATE_SYNC_PT(name, version, symbol, pt_version, pt_symbol, params, \

@@ -88,21 +88,30 @@ mem_reserve(uint64_t size, uint32_t kind, struct client_ticket *t)
 	return mem_reserve_on(mem_device(), size, kind, t);
 }
 
-/* After the driver answered r: commit ptr (size bytes), or roll back. */
+/*
+ * After the driver answered r: commit ptr (size bytes), or roll back.
+ * The driver may have taken more than was reserved (a pitch it chose, a
+ * backed allocation rounded up): the rest is reserved before the commit.
+ */
 static CUresult
-mem_settle(CUresult r, const struct client_ticket *t, CUdeviceptr ptr,
+mem_settle(CUresult r, struct client_ticket *t, CUdeviceptr ptr,
     uint64_t size)
 {
 	if (r != CUDA_SUCCESS) {
 		client_rollback(t);
 		return r;
 	}
+	if (t->dev >= 0 && size > t->size && (r = client_reserve_more(t,
+	    t->dev, size - t->size, t->kind)) != CUDA_SUCCESS)
+		goto out_free;
 	if (client_commit(t, ptr, size) == 0)
 		return CUDA_SUCCESS;
 	/* Memory the shim cannot record would be charged for ever. */
+	r = CUDA_ERROR_OUT_OF_MEMORY;
+out_free:
 	vback_free(ptr);
 	client_rollback(t);
-	return CUDA_ERROR_OUT_OF_MEMORY;
+	return r;
 }
 
 /*

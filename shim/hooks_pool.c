@@ -1,6 +1,6 @@
 /*
  * Stream-ordered allocation hooks (issue 5): an allocation from a pool
- * charges what the pool grows by (pool_table.h); a trim, a
+ * charges what the pool grows by (pool.h); a trim, a
  * synchronisation or the pool's destruction charges what it gives back.
  * cuMemFreeAsync only returns memory to the pool: a gated pass-through.
  */
@@ -9,7 +9,7 @@
 #include "activity.h"
 #include "hooks.h"
 #include "mem.h"
-#include "pool_table.h"
+#include "pool.h"
 #include "real.h"
 
 typedef CUresult async_fn(CUdeviceptr *, size_t, CUstream);
@@ -41,10 +41,31 @@ pool_call_run(void *arg)
 	    "cuMemAllocFromPoolAsync");
 }
 
+/*
+ * A growth the daemon would not cover: the allocation freed in its
+ * stream's order, and waited for, so that the pool has it back to trim.
+ * A per-thread variant's stream is the per-thread one's.
+ */
+static void
+pool_call_undo(void *arg)
+{
+	const struct pool_call *c = arg;
+	int ptsz = c->fn == &real_cu.cuMemAllocAsync_ptsz ||
+	    c->from_fn == &real_cu.cuMemAllocFromPoolAsync_ptsz;
+
+	if (ptsz && REAL_CALL(cuMemFreeAsync_ptsz, *c->dptr, c->stream) ==
+	    CUDA_SUCCESS)
+		(void)REAL_CALL(cuStreamSynchronize_ptsz, c->stream);
+	else if (!ptsz && REAL_CALL(cuMemFreeAsync, *c->dptr, c->stream) ==
+	    CUDA_SUCCESS)
+		(void)REAL_CALL(cuStreamSynchronize, c->stream);
+}
+
 /* c->pool NULL: the current device's current pool. */
 static CUresult
 pool_hooked(struct pool_call *c)
 {
+	const struct pool_request q = { pool_call_run, pool_call_undo, c };
 	struct gf_activity *act;
 	CUresult r;
 	int dev;
@@ -58,7 +79,7 @@ pool_hooked(struct pool_call *c)
 	if (c->dptr == NULL || c->size == 0 || dev < 0 || c->pool == NULL)
 		r = pool_call_run(c);
 	else
-		r = pool_alloc(c->pool, dev, c->size, pool_call_run, c);
+		r = pool_alloc(c->pool, dev, c->size, &q);
 	activity_leave(act);
 	hook_leave();
 	return r;
