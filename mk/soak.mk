@@ -4,7 +4,8 @@
 # the OCI hook) and starts children as the benchmarks do (bench/harness);
 # its client links the (simulated) driver, as the *_linked test clients
 # do. tests/integration/soak.sh runs a short one.
-SOAK_CLIENT_OBJ = $(O)/tests/soak/soak_client.o $(O)/tests/soak/soak_kinds.o
+SOAK_CLIENT_OBJ = $(O)/tests/soak/soak_client.o $(O)/tests/soak/soak_kinds.o \
+    $(O)/tests/soak/soak_uses.o
 SOAK_OBJ    = $(filter-out $(SOAK_CLIENT_OBJ),$(call objs,tests/soak/*.c))
 SOAK        = $(O)/tests/soak/soak $(O)/tests/soak/soak_client
 CHECK_DEPS += $(SOAK)

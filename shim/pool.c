@@ -71,6 +71,18 @@ pool_recharge(CUmemoryPool pool, struct pool_rec *r)
 	r->charged = now;
 }
 
+/* Every pool's charge as it is now (after a synchronisation). Locked. */
+static void
+pool_recharge_all(void)
+{
+	CUmemoryPool pool;
+	struct pool_rec *r;
+	size_t pos = 0;
+
+	while ((r = pool_table_next(&pos, &pool)) != NULL)
+		pool_recharge(pool, r);
+}
+
 /*
  * The driver grew pool (its reserve now) past what t covers of r's
  * charge: ask for the rest. 0, or -1 when denied (*res says how). Locked.
@@ -117,7 +129,11 @@ pool_alloc(CUmemoryPool pool, int dev, uint64_t size,
 	if (res == CUDA_SUCCESS && pool_cover(r, reserved, &t, &denied) < 0) {
 		q->undo(q->arg);
 		pool_trim_back(pool, r);
-		res = denied;
+		client_rollback(&t);
+		/* undo synchronised: every pool may have given memory back. */
+		pool_recharge_all();
+		pool_table_unlock();
+		return denied;
 	} else if (res == CUDA_SUCCESS && t.dev >= 0 &&
 	    reserved != r->charged && client_commit(&t, POOL_KEY(pool),
 	    reserved) == 0) {
@@ -145,10 +161,6 @@ pool_settle(CUmemoryPool pool)
 void
 pool_settle_all(void)
 {
-	CUmemoryPool pool;
-	struct pool_rec *r;
-	size_t pos = 0;
-
 	/*
 	 * An allocation holds the lock while the daemon may queue it, and
 	 * memory this synchronisation released may be what it waits for:
@@ -156,8 +168,7 @@ pool_settle_all(void)
 	 */
 	if (pool_table_trylock() != 0)
 		return;
-	while ((r = pool_table_next(&pos, &pool)) != NULL)
-		pool_recharge(pool, r);
+	pool_recharge_all();
 	pool_table_unlock();
 }
 

@@ -18,7 +18,12 @@
  * program's path), SOAK_SWAP: all (the default) or quiet, which swaps
  * clients out only at quiet points and keeps the daemon from swapping
  * anybody by itself (to tell a swap bug from the others), see README,
- * Soak.
+ * Soak. SOAK_MODE: chaos (the default, all of the above) or honest
+ * (soak_honest.c): SOAK_CLIENTS (default 8) clients of every kind in one
+ * group near its limit, nothing killed, restarted, reloaded or swapped;
+ * no charge of theirs may be refused or believed past a limit, no
+ * connection closed, and every out-of-memory they see is one the ledger
+ * denied.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -38,6 +43,7 @@
 #include "units.h"
 
 #define SECONDS_DEFAULT	60
+#define HONEST_CLIENTS	8
 #define SECONDS_MAX	86400
 #define TICK_US		5000
 #define MAX_CRASHES	10	/* then the soak cannot go on */
@@ -86,6 +92,8 @@ soak_reap(struct soak *s)
 		harness_forget(pid);
 		if (pid == s->daemon)
 			daemon_exited(s, status);
+		else if (honest_exited(s, pid))
+			continue;
 		else if ((i = fleet_find(s, pid)) >= 0)
 			fleet_exited(s, i, status);
 		else
@@ -148,7 +156,13 @@ settings(struct soak *s)
 	if (env_number("SOAK_SECONDS", 1, SECONDS_MAX, &v) < 0)
 		return -1;
 	s->seconds = (unsigned)v;
-	v = SOAK_MIN_CLIENTS;
+	if ((e = getenv("SOAK_MODE")) != NULL && *e != '\0' &&
+	    strcmp(e, "chaos") != 0 && strcmp(e, "honest") != 0) {
+		log_warnx("bad SOAK_MODE '%s': chaos or honest", e);
+		return -1;
+	}
+	s->honest = e != NULL && strcmp(e, "honest") == 0;
+	v = s->honest ? HONEST_CLIENTS : SOAK_MIN_CLIENTS;
 	if (env_number("SOAK_CLIENTS", 1, SOAK_MAX_SLOTS, &v) < 0)
 		return -1;
 	s->nclients = (unsigned)v;
@@ -330,7 +344,9 @@ verdict(struct soak *s)
 	if (n->ledger_warnings > 0)
 		soak_fail(s, "gpufracd logged %llu broken ledger invariant(s)",
 		    (unsigned long long)n->ledger_warnings);
-	if (n->restarts_term == 0 || n->restarts_kill == 0)
+	if (s->honest)
+		honest_verdict(s);
+	else if (n->restarts_term == 0 || n->restarts_kill == 0)
 		soak_fail(s, "the daemon was not restarted both ways");
 }
 
@@ -386,7 +402,9 @@ setup(struct soak *s)
 	    chaos_plan(s) < 0 || daemon_conf_write(s, 0) < 0)
 		return -1;
 	s->start_ms = soak_now_ms();
-	return daemon_start(s);
+	if (daemon_start(s) < 0)
+		return -1;
+	return s->honest ? honest_follow(s) : 0;
 }
 
 int
@@ -404,9 +422,10 @@ main(void)
 		    "two groups\n");
 		return 77;
 	}
-	printf("soak: %u clients, %u s of chaos, seed %llu "
+	printf("soak: %u clients, %u s of %s, seed %llu "
 	    "(SOAK_SEED=%llu to repeat it)\n", s.nclients, s.seconds,
-	    (unsigned long long)s.seed, (unsigned long long)s.seed);
+	    s.honest ? "honest work" : "chaos", (unsigned long long)s.seed,
+	    (unsigned long long)s.seed);
 	fflush(stdout);
 	if (setup(&s) < 0) {
 		cleanup(&s);

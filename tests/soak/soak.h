@@ -28,6 +28,8 @@
 /* The groups' gids: clients run under them, gpufrac.conf matches them. */
 #define SOAK_GID_ALPHA		64101
 #define SOAK_GID_BETA		64102
+/* The honest soak's group limit, of each device: its clients hold more. */
+#define SOAK_HONEST_LIMIT	"25%"
 /* The longest wait_timeout of any configuration the soak writes. */
 #define SOAK_WAIT_TIMEOUT_MS	2000
 /*
@@ -86,6 +88,9 @@ struct soak_counts {
 	/* the clients' own counts, of the dead ones and the live ones */
 	uint64_t	ops, kind_ops[SOAK_KINDS], denied, waits, stuck;
 	uint64_t	wait_max_ms, swapped_calls, errors, corrupt;
+	/* the honest soak's: the daemon's decisions, followed */
+	uint64_t	refusals, past_limits, driver_ooms, daemon_denies;
+	uint64_t	disconnections;
 };
 
 /* One row of the report's table: a quiet point, or the end. */
@@ -126,8 +131,11 @@ struct soak {
 	int		keep;		/* keep the work directory */
 	int		quiet_swaps;	/* SOAK_SWAP=quiet: swaps only while the
 					   clients are settled */
-	/* the daemon */
-	pid_t		daemon;
+	int		honest;		/* SOAK_MODE=honest: no chaos, one
+					   group near its limit (soak_honest.c) */
+	/* the daemon, and the follower of its decisions (honest) */
+	pid_t		daemon, follower;
+	char		events[PATH_MAX];
 	uint64_t	restarted_ms;	/* when it was last (re)started */
 	unsigned	conf_gen;	/* the configuration now written */
 	/* the clients */
@@ -216,6 +224,16 @@ int	chaos_ctl_exited(struct soak *s, pid_t pid, int status);
 /* A quiet point (the clients settled) or, with end set, the end (no
  * client left): compare until it holds or time runs out; 0 if it held. */
 int	check_point(struct soak *s, int end);
+
+/* soak_honest.c */
+/* Follow the daemon's decisions into the work directory; 0, or -1. */
+int	honest_follow(struct soak *s);
+/* A reaped child: whether it was the follower (which should not end
+ * while the daemon runs). */
+int	honest_exited(struct soak *s, pid_t pid);
+/* After the daemon stopped: its decisions and log against the clients'
+ * counts, each difference a failure. */
+void	honest_verdict(struct soak *s);
 
 /* soak_report.c */
 void	report_print(const struct soak *s, uint64_t wall_ms);

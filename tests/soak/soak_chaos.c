@@ -5,6 +5,7 @@
  * clients are killed, the configuration reloaded and clients swapped out
  * and back in at random intervals. Reloads and swaps go through
  * gpufracctl, run in the background and judged by their exit status.
+ * The honest soak has none of it: only its quiet points.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -39,6 +40,13 @@ chaos_plan(struct soak *s)
 	unsigned nquiet = s->seconds / QUIET_EVERY_S;
 	int t;
 
+	p->quiet_every_ms = total / ((nquiet > 2 ? nquiet : 2) + 1);
+	p->next_quiet_ms = p->quiet_every_ms;
+	if (s->honest) {
+		p->next_kill_ms = p->next_reload_ms = p->next_swap_ms =
+		    UINT64_MAX;
+		return 0;
+	}
 	p->nrestarts = 2 * (n > 0 ? n : 1);
 	p->restart_ms = calloc(p->nrestarts, sizeof(*p->restart_ms));
 	p->restart_kill = calloc(p->nrestarts, sizeof(*p->restart_kill));
@@ -62,8 +70,6 @@ chaos_plan(struct soak *s)
 	p->next_kill_ms = draw(s, 200, 1200);
 	p->next_reload_ms = draw(s, 1000, 4000);
 	p->next_swap_ms = draw(s, 500, 1500);
-	p->quiet_every_ms = total / ((nquiet > 2 ? nquiet : 2) + 1);
-	p->next_quiet_ms = p->quiet_every_ms;
 	return 0;
 }
 
@@ -321,6 +327,8 @@ chaos_quiet_out(struct soak *s)
 	uint64_t before;
 	int i;
 
+	if (s->honest)
+		return 0;
 	for (tries = 0; tries < 3 * QUIET_SWAPS && n < QUIET_SWAPS; tries++) {
 		if ((i = client_pick(s)) < 0 || !s->clients[i].settled ||
 		    s->clients[i].quiet_out)

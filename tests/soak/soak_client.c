@@ -36,6 +36,7 @@ static const char *const kind_name[SOAK_KINDS] = {
 	[SOAK_MEM] = "cuMemAlloc", [SOAK_PITCH] = "cuMemAllocPitch",
 	[SOAK_MANAGED] = "cuMemAllocManaged", [SOAK_POOL] = "pool",
 	[SOAK_VMM] = "vmm", [SOAK_ARRAY] = "array",
+	[SOAK_IPC] = "ipc", [SOAK_GRAPH] = "graph",
 };
 
 /* The call in progress, for the watcher: its start (0: none), and

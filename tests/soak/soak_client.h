@@ -19,6 +19,9 @@
 #define VMM_MAPPED	1
 #define VMM_HANDLE	2
 
+/* An allocation's pattern, written at its start (kind_verify reads it). */
+#define TAG_BYTES	16
+
 /* Pools per device: the device's default pool, and one made here. */
 #define POOL_DEFAULT	0
 #define POOL_MADE	1
@@ -75,11 +78,17 @@ int	kind_verify(struct tenant *t, CUresult *r);
 CUresult pool_sync(struct tenant *t, int dev);
 CUresult pool_trim(struct tenant *t, int dev);
 CUresult pool_drop(struct tenant *t, int dev);
+/* Read every pool's reserve again: a synchronisation frees across them. */
+void	pools_read(struct tenant *t);
 /* What it holds per device: charged and held by the driver. */
 void	kinds_truth(const struct tenant *t, uint64_t *charged,
 	    uint64_t *driver);
 /* Give back everything; the first failure, or CUDA_SUCCESS. */
 CUresult kinds_free_all(struct tenant *t);
+
+/* soak_uses.c: use a cuMemAlloc allocation held on dev by way of kind
+ * (SOAK_IPC, SOAK_GRAPH), which takes no memory. The driver's answer. */
+CUresult use_held(struct tenant *t, int kind, int dev);
 
 /* soak_client.c: make dev's context current (exits if it cannot). */
 void	tenant_use(struct tenant *t, int dev);

@@ -64,6 +64,20 @@ conf_print(FILE *f, unsigned gen, uint64_t rng, int quiet_swaps)
 	    PICK(&rng, "1s", "2s"), quiet_swaps ? "kill" : "swap");
 }
 
+/*
+ * The honest soak's: every client in one group, whose limit they pass
+ * together (their holds add up to more), refused at once when they
+ * would (resolver fail), so that each out-of-memory is a DENY.
+ */
+static void
+conf_print_honest(FILE *f)
+{
+	fprintf(f, "; the honest soak's configuration\n[daemon]\n"
+	    "log_level = warn\ndefault_resolver = fail\n");
+	fprintf(f, "\n[group alpha]\nmatch = gid:%u\nlimit = %s\n"
+	    "resolver = fail\n", SOAK_GID_ALPHA, SOAK_HONEST_LIMIT);
+}
+
 int
 daemon_conf_write(struct soak *s, unsigned gen)
 {
@@ -75,8 +89,11 @@ daemon_conf_write(struct soak *s, unsigned gen)
 		log_warn("cannot create '%s'", tmp);
 		return -1;
 	}
-	conf_print(f, gen, s->seed ^ (0x5851f42d4c957f2dull * (gen + 1)),
-	    s->quiet_swaps);
+	if (s->honest)
+		conf_print_honest(f);
+	else
+		conf_print(f, gen, s->seed ^ (0x5851f42d4c957f2dull *
+		    (gen + 1)), s->quiet_swaps);
 	if (fclose(f) != 0 || rename(tmp, s->conf) < 0) {
 		log_warn("cannot write '%s'", s->conf);
 		return -1;

@@ -50,6 +50,19 @@ static const struct profile profiles[] = {
 };
 #define NPROFILES	(sizeof(profiles) / sizeof(profiles[0]))
 
+/*
+ * The honest soak's (soak_honest.c): a pool program as PyTorch's
+ * cudaMallocAsync backend is one (cuMemAlloc and pools, trimmed now and
+ * then), and one of every kind the shim sees, IPC and graphs included.
+ */
+static const struct profile honest_profiles[] = {
+	{ "pools", K(SOAK_MEM) | K(SOAK_POOL), "1Mi", "64Mi", "256Mi", 5 },
+	{ "every", K(SOAK_MEM) | K(SOAK_PITCH) | K(SOAK_MANAGED) |
+	    K(SOAK_POOL) | K(SOAK_VMM) | K(SOAK_ARRAY) | K(SOAK_IPC) |
+	    K(SOAK_GRAPH), "4Ki", "32Mi", "192Mi", 10 },
+};
+#define NHONEST		(sizeof(honest_profiles) / sizeof(honest_profiles[0]))
+
 struct spawn_arg {
 	struct soak	*s;
 	int		 i;
@@ -76,8 +89,10 @@ fleet_init(struct soak *s)
 }
 
 static const struct profile *
-profile_of(int i)
+profile_of(const struct soak *s, int i)
 {
+	if (s->honest)
+		return &honest_profiles[(unsigned)i % NHONEST];
 	return &profiles[(unsigned)(i / GROUP_COUNT) % NPROFILES];
 }
 
@@ -87,7 +102,7 @@ child(void *arg, int in, int out)
 {
 	const struct spawn_arg *a = arg;
 	const struct soak_client *c = &a->s->clients[a->i];
-	const struct profile *p = profile_of(a->i);
+	const struct profile *p = profile_of(a->s, a->i);
 	char prog[PATH_MAX], shim[PATH_MAX], slot[16], seed[24], dev[8];
 	char kinds[8], think[12], bound[16];
 	int fd;
@@ -128,10 +143,11 @@ profile_set(struct soak *s, int i)
 {
 	struct soak_client *c = &s->clients[i];
 
-	c->group = i % GROUP_COUNT;
+	c->group = s->honest ? GROUP_ALPHA : i % GROUP_COUNT;
 	c->devmask = i % 2 == 0 ? (1u << SOAK_NDEV) - 1 :
 	    1u << ((unsigned)(i / 2) % SOAK_NDEV);
-	if (i % 5 == 3 && c->limit[0] == '\0')
+	/* Honest: the group's limit is the one they run near. */
+	if (i % 5 == 3 && c->limit[0] == '\0' && !s->honest)
 		snprintf(c->limit, sizeof(c->limit), "%lluMi",
 		    (unsigned long long)soak_between(&s->rng, 96, 512));
 }

@@ -15,7 +15,6 @@
 
 #define GRANULE		512ull		/* simcuda's SIM_GRANULE */
 #define VMM_GRAIN	(2ull << 20)	/* its VMM granularity */
-#define TAG_BYTES	16		/* pattern written at the start */
 
 static uint64_t
 granules(uint64_t n)
@@ -263,8 +262,7 @@ vmm_alloc(struct tenant *t, int dev)
 	return cuMemSetAccess(h->ptr, (size_t)h->size, &acc, 1);
 }
 
-/* Read every pool's reserve again: a synchronisation frees across them. */
-static void
+void
 pools_read(struct tenant *t)
 {
 	cuuint64_t v;
@@ -342,6 +340,9 @@ kind_alloc(struct tenant *t, int kind, int dev)
 		return vmm_alloc(t, dev);
 	case SOAK_POOL:
 		return pool_alloc(t, dev);
+	case SOAK_IPC:
+	case SOAK_GRAPH:
+		return use_held(t, kind, dev);
 	default:
 		return plain_alloc(t, kind, dev);
 	}

@@ -31,6 +31,9 @@ enum {
 	SOAK_POOL,	/* cuMemAllocAsync, cuMemAllocFromPoolAsync */
 	SOAK_VMM,	/* cuMemCreate + cuMemMap */
 	SOAK_ARRAY,	/* cuArrayCreate, cuArray3DCreate, mipmapped */
+	/* Uses of memory held, which take none (soak_uses.c): */
+	SOAK_IPC,	/* cuIpcGetMemHandle of a cuMemAlloc allocation */
+	SOAK_GRAPH,	/* a graph's memset node on one, launched */
 	SOAK_KINDS
 };
 

@@ -17,6 +17,7 @@
 static const char *const kind_names[SOAK_KINDS] = {
 	[SOAK_MEM] = "mem", [SOAK_PITCH] = "pitch", [SOAK_MANAGED] = "managed",
 	[SOAK_POOL] = "pool", [SOAK_VMM] = "vmm", [SOAK_ARRAY] = "array",
+	[SOAK_IPC] = "ipc", [SOAK_GRAPH] = "graph",
 };
 
 static void

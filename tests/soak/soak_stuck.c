@@ -23,6 +23,7 @@ call_name(uint32_t call)
 		[SOAK_MEM] = "mem", [SOAK_PITCH] = "pitch",
 		[SOAK_MANAGED] = "managed", [SOAK_POOL] = "pool",
 		[SOAK_VMM] = "vmm", [SOAK_ARRAY] = "array",
+		[SOAK_IPC] = "ipc", [SOAK_GRAPH] = "graph",
 	};
 	static char buf[48];
 	unsigned k = call & 0xff;
