@@ -25,20 +25,24 @@
 int
 honest_follow(struct soak *s)
 {
-	char prog[PATH_MAX];
+	char prog[PATH_MAX], log[PATH_MAX];
 	int fd;
 
 	if (harness_path(prog, sizeof(prog), s->build, "tools/gpufracctl") <
 	    0 || harness_path(s->events, sizeof(s->events), s->dir,
-	    "events.json") < 0)
+	    "events.json") < 0 || harness_path(log, sizeof(log), s->dir,
+	    "gpufracctl.log") < 0)
 		return -1;
 	if ((s->follower = harness_fork()) < 0) {
 		s->follower = 0;
 		return -1;
 	}
 	if (s->follower == 0) {
+		/* It says on stderr that the daemon went, at the end. */
 		if ((fd = open(s->events, O_WRONLY | O_CREAT | O_TRUNC,
-		    0644)) < 0 || dup2(fd, STDOUT_FILENO) < 0)
+		    0644)) < 0 || dup2(fd, STDOUT_FILENO) < 0 ||
+		    (fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644)) < 0 ||
+		    dup2(fd, STDERR_FILENO) < 0)
 			_exit(127);
 		execl(prog, "gpufracctl", "-s", s->sock, "events", "--follow",
 		    "--json", (char *)NULL);

@@ -3,7 +3,9 @@
  * quiet point: settled, some swapped out, back in; at the end: all
  * gone), a table of what happened, and as the last line one JSON
  * object: clients, ops, kills, restarts, reloads, swaps, lost_bytes,
- * ledger_vs_driver_bytes, daemon_crashes, then the rest.
+ * ledger_vs_driver_bytes, daemon_crashes, then the rest (the honest
+ * soak's counts of the daemon's decisions are 0 in a chaos soak, which
+ * does not follow them).
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -119,6 +121,12 @@ counts_print(const struct soak *s)
 	    " data read back wrong, %" PRIu64 " crashes", n->errors,
 	    n->corrupt, n->client_crashes);
 	row(&t, "ledger warnings", "%" PRIu64, n->ledger_warnings);
+	if (s->honest)
+		row(&t, "gpufracd's decisions", "%" PRIu64 " denied, %" PRIu64
+		    " refused, %" PRIu64 " past a limit, %" PRIu64
+		    " driver out-of-memory, %" PRIu64 " connections closed",
+		    n->daemon_denies, n->refusals, n->past_limits,
+		    n->driver_ooms, n->disconnections);
 	row(&t, "sanitizer reports", "%" PRIu64, n->san_reports);
 	ctl_table_print(&t, stdout);
 	ctl_table_free(&t);
@@ -129,8 +137,9 @@ report_print(const struct soak *s, uint64_t wall_ms)
 {
 	const struct soak_counts *n = &s->n;
 
-	printf("\nsoak: seed %" PRIu64 ", %u s of chaos in %.1f s\n\n", s->seed,
-	    s->seconds, (double)wall_ms / 1000);
+	printf("\nsoak: seed %" PRIu64 ", %u s of %s in %.1f s\n\n", s->seed,
+	    s->seconds, s->honest ? "honest work" : "chaos",
+	    (double)wall_ms / 1000);
 	points_print(s);
 	putchar('\n');
 	counts_print(s);
@@ -141,10 +150,17 @@ report_print(const struct soak *s, uint64_t wall_ms)
 	    PRIu64 ",\"daemon_crashes\":%" PRIu64 ",\"seed\":%" PRIu64
 	    ",\"seconds\":%u,\"processes\":%" PRIu64 ",\"stuck_waiters\":%"
 	    PRIu64 ",\"quiet_points\":%" PRIu64 ",\"sanitizer_reports\":%"
-	    PRIu64 ",\"failures\":%u}\n", s->nclients, n->ops, n->kills,
+	    PRIu64 ",\"mode\":\"%s\",\"denied\":%" PRIu64
+	    ",\"ledger_denied\":%" PRIu64 ",\"refusals\":%" PRIu64
+	    ",\"past_limit\":%" PRIu64 ",\"driver_oom\":%" PRIu64
+	    ",\"disconnections\":%" PRIu64 ",\"failures\":%u}\n",
+	    s->nclients, n->ops, n->kills,
 	    n->restarts_term + n->restarts_kill, n->reloads_hup +
 	    n->reloads_ctl, n->swaps_out + n->swaps_in, n->lost_bytes,
 	    n->ledger_vs_driver, n->daemon_crashes, s->seed, s->seconds,
-	    n->spawned, n->stuck, n->quiet_points, n->san_reports, s->failures);
+	    n->spawned, n->stuck, n->quiet_points, n->san_reports,
+	    s->honest ? "honest" : "chaos", n->denied, n->daemon_denies,
+	    n->refusals, n->past_limits, n->driver_ooms, n->disconnections,
+	    s->failures);
 	fflush(stdout);
 }
