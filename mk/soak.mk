@@ -1,9 +1,9 @@
-# make soak: the chaos soak of tests/soak/ (SOAK_SECONDS, SOAK_SEED, see
-# tests/soak/soak.c). Its driver asks the daemon as gpufracctl does
+# make soak: the chaos soak of tests/soak/, then its honest one
+# (SOAK_SECONDS each, SOAK_SEED, see tests/soak/soak.c). Its driver asks the daemon as gpufracctl does
 # (tools/ctl_query), reads gpufracctl's JSON with jansson (in DEPS for
 # the OCI hook) and starts children as the benchmarks do (bench/harness);
 # its client links the (simulated) driver, as the *_linked test clients
-# do. tests/integration/soak.sh runs a short one.
+# do. tests/integration/soak.sh and soak_honest.sh run short ones.
 SOAK_CLIENT_OBJ = $(O)/tests/soak/soak_client.o $(O)/tests/soak/soak_kinds.o \
     $(O)/tests/soak/soak_uses.o
 SOAK_OBJ    = $(filter-out $(SOAK_CLIENT_OBJ),$(call objs,tests/soak/*.c))
@@ -22,3 +22,4 @@ $(O)/tests/soak/soak_client: $(SOAK_CLIENT_OBJ) $(COMMON_LIB) $(SIM)
 
 soak: all $(SOAK)
 	$(RUN_ENV) $(O)/tests/soak/soak
+	$(RUN_ENV) SOAK_MODE=honest $(O)/tests/soak/soak
