@@ -107,7 +107,7 @@ pool_alloc(CUmemoryPool pool, int dev, uint64_t size,
 	uint64_t reserved, used;
 	struct client_ticket t;
 	struct pool_rec *r;
-	CUresult res, denied;
+	CUresult res;
 
 	pool_table_lock();
 	if ((r = pool_table_add(pool, dev)) == NULL) {
@@ -126,25 +126,28 @@ pool_alloc(CUmemoryPool pool, int dev, uint64_t size,
 	}
 	res = q->alloc(q->arg);
 	reserved = pool_reserved(pool);
-	if (res == CUDA_SUCCESS && pool_cover(r, reserved, &t, &denied) < 0) {
-		q->undo(q->arg);
-		pool_trim_back(pool, r);
-		client_rollback(&t);
-		/* undo synchronised: every pool may have given memory back. */
-		pool_recharge_all();
-		pool_table_unlock();
-		return denied;
-	} else if (res == CUDA_SUCCESS && t.dev >= 0 &&
-	    reserved != r->charged && client_commit(&t, POOL_KEY(pool),
-	    reserved) == 0) {
+	if (res != CUDA_SUCCESS)
+		goto out_settle;
+	if (pool_cover(r, reserved, &t, &res) < 0)
+		goto out_undo;
+	if (t.dev >= 0 && reserved != r->charged &&
+	    client_commit(&t, POOL_KEY(pool), reserved) == 0) {
 		r->charged = reserved;
-		pool_table_unlock();
-		return res;
+		goto out_unlock;
 	}
+out_settle:
 	client_rollback(&t);
 	pool_recharge(pool, r);
+out_unlock:
 	pool_table_unlock();
 	return res;
+out_undo:
+	q->undo(q->arg);
+	pool_trim_back(pool, r);
+	client_rollback(&t);
+	/* undo synchronised: every pool may have given memory back. */
+	pool_recharge_all();
+	goto out_unlock;
 }
 
 void

@@ -2,7 +2,8 @@
 # charged (kind "pool"): it grows with allocations, stays while freed
 # memory is cached, and comes back when the pool releases it at a
 # synchronisation (release threshold 0), on a trim; a pool that caches
-# is no way around the limit.
+# is no way around the limit, nor a pool grown past what was reserved
+# for it: the rest is reserved before it is charged, or the growth undone.
 # shellcheck disable=SC2154	# PID_* are client_start's
 . "$(dirname "$0")/lib.sh"
 C=$CLIENTS/cuclient_linked
@@ -37,5 +38,21 @@ check_eq "beyond the limit, the pool may not grow" \
 	"$(GPUFRAC_MEMORY_LIMIT=6Mi preload "$C" async 4Mi async 4Mi)" \
 	"async ok
 async err=2"
+wait_for "nothing is left charged" 10 device_used_is 0
+
+# Two chunks of 2 MiB, each with 0.5 MiB cached: room for 1 MiB in all,
+# but not in one piece, so the driver grows the pool by a third chunk
+# that no reservation asked for.
+frag="async $((3 * MiB / 2)) async $((3 * MiB / 2)) async $MiB"
+check_eq "a pool grown past its reservation, past the limit, is denied" \
+	"$(GPUFRAC_MEMORY_LIMIT=5Mi preload "$C" $frag)" "async ok
+async ok
+async err=2"
+check_eq "within the limit, the growth is reserved and granted" \
+	"$(GPUFRAC_MEMORY_LIMIT=6Mi preload "$C" $frag)" "async ok
+async ok
+async ok"
+check_eq "neither was believed past a limit" "$(events_of past-limit)" ""
+check_eq "nor refused" "$(events_of refused)" ""
 wait_for "nothing is left charged" 10 device_used_is 0
 finish
