@@ -2,7 +2,8 @@
  * Unit tests of the daemon client's (shim/client*.c) conversation with the
  * daemon: replies matched by seq while a queued RESERVE (WAIT) waits,
  * WAIT's deadline, messages the daemon sends unasked, stale replies,
- * malformed packets and a connection lost under a waiting caller. The
+ * malformed packets, a connection lost under a waiting caller, and a
+ * reservation grown by what the driver took beyond it. The
  * daemon is the test itself, on the other end of a socketpair; no watcher
  * thread runs.
  */
@@ -299,6 +300,83 @@ test_malformed(void **state)
 	assert_int_equal(client_fd, -1);	/* no watcher: closed at once */
 }
 
+/* A reservation grown by more, on another thread: what came of it. */
+struct more {
+	pthread_t	thread;
+	struct client_ticket *t;
+	uint64_t	size;
+	CUresult	r;
+};
+
+static void *
+more_main(void *arg)
+{
+	struct more *mo = arg;
+
+	mo->r = client_reserve_more(mo->t, 0, mo->size, GF_KIND_POOL);
+	return NULL;
+}
+
+/* Reserve size more for *t, the daemon answering type (GRANT or DENY). */
+static CUresult
+reserve_more(struct client_ticket *t, uint64_t size, uint16_t type)
+{
+	struct gf_deny d = { .cuda_error = CUDA_ERROR_OUT_OF_MEMORY };
+	struct more mo = { .t = t, .size = size };
+	struct gf_msg m;
+
+	assert_int_equal(pthread_create(&mo.thread, NULL, more_main, &mo), 0);
+	daemon_recv(&m, GF_MSG_RESERVE);
+	assert_int_equal(m.u.reserve.size, size);
+	if (type == GF_MSG_GRANT)
+		send_grant(m.hdr.seq, 4 * GiB);
+	else
+		daemon_send(GF_MSG_DENY, m.hdr.seq, &d);
+	pthread_join(mo.thread, NULL);
+	return mo.r;
+}
+
+/*
+ * The driver took more than was reserved (a pool grown by a larger
+ * chunk): the rest is reserved too, and the COMMIT says the whole was
+ * (issue 38: no honest path sends a charge that no reserve covers).
+ * Denied, the first reservation stands, for the caller to roll back.
+ */
+static void
+test_reserve_more(void **state)
+{
+	struct reserver a;
+	struct gf_msg m;
+
+	(void)state;
+	reserver_start(&a, 2 * MiB);
+	daemon_recv(&m, GF_MSG_RESERVE);
+	send_grant(m.hdr.seq, 4 * GiB);
+	pthread_join(a.thread, NULL);
+	assert_int_equal(a.r, CUDA_SUCCESS);
+	assert_int_equal(reserve_more(&a.t, 4 * MiB, GF_MSG_GRANT),
+	    CUDA_SUCCESS);
+	assert_int_equal(a.t.size, 6 * MiB);
+	assert_int_equal(client_devs[0].pending, 6 * MiB);
+	assert_int_equal(client_commit(&a.t, 0x1000, 6 * MiB), 0);
+	daemon_recv(&m, GF_MSG_COMMIT);
+	assert_int_equal(m.u.commit.reserved, 6 * MiB);
+	assert_int_equal(m.u.commit.size, 6 * MiB);
+	assert_int_equal(client_devs[0].pending, 0);
+
+	reserver_start(&a, 2 * MiB);
+	daemon_recv(&m, GF_MSG_RESERVE);
+	send_grant(m.hdr.seq, 4 * GiB);
+	pthread_join(a.thread, NULL);
+	assert_int_equal(reserve_more(&a.t, 4 * MiB, GF_MSG_DENY),
+	    CUDA_ERROR_OUT_OF_MEMORY);
+	assert_int_equal(a.t.size, 2 * MiB);
+	client_rollback(&a.t);
+	daemon_recv(&m, GF_MSG_ROLLBACK);
+	assert_int_equal(m.u.rollback.size, 2 * MiB);
+	assert_int_equal(client_devs[0].pending, 0);
+}
+
 /* The daemon goes away under a queued RESERVE: it is decided locally. */
 static void
 test_lost_while_waiting(void **state)
@@ -336,6 +414,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_malformed, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_lost_while_waiting, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_reserve_more, setup,
 		    teardown),
 	};
 
