@@ -9,6 +9,7 @@
 #ifndef GF_DAEMON_MEMLIMITS_H
 #define GF_DAEMON_MEMLIMITS_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,8 +21,10 @@ struct memlimit_wall;
 struct memlimits {
 	int		*usable;	/* per device: limits can be set */
 	char		(*why)[GF_DLIM_REASON_LEN];	/* per device: why not */
-	struct memlimit_wall *walls;	/* in force */
+	struct memlimit_wall *walls;	/* in force, or that may be */
 	size_t		 nwalls;
+	int		 journal_read;	/* the journal taken in (at start) */
+	char		 journal[PATH_MAX];	/* its path; "": none */
 };
 
 /*
