@@ -397,6 +397,33 @@ memlimits_status(const struct arbiter *a, size_t dev,
 	}
 }
 
+int
+memlimits_wall(const struct arbiter *a, size_t i, struct gf_wall *w)
+{
+	const struct memlimits *m = &a->memlimits;
+	const struct memlimit_wall *mw;
+	char why[GF_REASON_LEN];
+	size_t len;
+
+	if (i >= m->nwalls)
+		return 0;
+	mw = &m->walls[i];
+	memset(w, 0, sizeof(*w));
+	memcpy(w->uuid, a->ledger.devices[mw->dev].uuid, GF_UUID_LEN);
+	w->read = nvml_limits_get(mw->dev, mw->dir, &w->soft, &w->hard,
+	    &w->used, why, sizeof(why)) == 0;
+	if (!w->read)
+		w->soft = w->hard = w->used = 0;
+	proto_strlcpy(w->group, mw->group, sizeof(w->group));
+	/* A long path keeps its end, the cgroup's own name. */
+	if ((len = strlen(mw->dir)) < sizeof(w->dir))
+		memcpy(w->dir, mw->dir, len + 1);
+	else
+		snprintf(w->dir, sizeof(w->dir), "...%s", mw->dir + len -
+		    (sizeof(w->dir) - 4));
+	return 1;
+}
+
 void
 memlimits_free(struct arbiter *a)
 {

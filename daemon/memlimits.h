@@ -40,6 +40,12 @@ void	memlimits_apply(struct arbiter *a);
 void	memlimits_status(const struct arbiter *a, size_t dev,
 	    struct gf_device_status *ds);
 
+/*
+ * Wall i of those in force (or that may be), in order, read back from the
+ * driver into *w: 1, or 0 past the last.
+ */
+int	memlimits_wall(const struct arbiter *a, size_t i, struct gf_wall *w);
+
 /* At stop: clear every wall the daemon set, and free the state. */
 void	memlimits_free(struct arbiter *a);
 

@@ -28,7 +28,7 @@ mkdir -m 0700 "$TMP/state"
 J=$TMP/state/driver-walls
 
 limits() { "$Q" limget 0 "$CG"; }
-dlim() { ctl status | grep 'driver limits'; }
+dlim() { ctl status | grep -A9 'driver limits' | grep -e 'driver limits' -e '^  wall'; }
 alloc_in_cg() {
 	sh -c "$IN_CG" "$CG" env -u LD_PRELOAD "$CU" -p linked alloc $((1536 * MiB))
 }
@@ -58,7 +58,12 @@ daemon_kill
 daemon_start
 check_eq "restarted with the group, the wall is still in force" \
 	"$(limits)" "limget soft=$((512 * MiB)) hard=$GiB used=0"
-check_eq "status counts it" "$(dlim)" "device 0: driver limits: on (1 group)"
+check_eq "status lists it, read back from the driver" "$(dlim)" \
+	"device 0: driver limits: on (1 group)
+  wall of group 'walled' on '$CG': hard 1.0GiB, soft 512.0MiB, used 0B"
+check_eq "--json too" "$(ctl status --json |
+	json "[(w['cgroup'], w['group'], w['hard_bytes']) for w in j['devices'][0]['driver_limits']['walls']]")" \
+	"[('$CG', 'walled', $GiB)]"
 check_eq "and 1.5 GiB in the cgroup is refused by the driver" \
 	"$(alloc_in_cg)" "alloc err=2"
 
@@ -71,7 +76,7 @@ daemon_start
 check_eq "restarted without the group, the cgroup loses its wall" \
 	"$(limits)" "limget err=6"
 check_eq "so 1.5 GiB there is granted" "$(alloc_in_cg)" "alloc ok"
-check_eq "status tells the truth" "$(dlim)" \
+check_eq "status tells the truth: no wall" "$(dlim)" \
 	"device 0: driver limits: on (0 groups)"
 check_eq "and the journal holds nothing" "$(grep -c '^GPU-' "$J")" 0
 check "the daemon said so" grep -q \
