@@ -429,9 +429,10 @@ memlimits_free(struct arbiter *a)
 {
 	struct memlimits *m = &a->memlimits;
 
-	/* The walls are the daemon's: none outlives it. */
+	/* The walls are the daemon's: none outlives it (those that could
+	 * not be cleared stay journalled, for the next start). */
 	walls_clear(a, NULL, 0);
-	free(m->walls);
+	walls_free(m->walls, m->nwalls);
 	free(m->usable);
 	free(m->why);
 	memset(m, 0, sizeof(*m));
