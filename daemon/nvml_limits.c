@@ -89,20 +89,32 @@ limits_error(int r, char *why, size_t whylen)
 	return -1;
 }
 
+/* NVML's function name and device dev's handle in *h: the function, or
+ * NULL with why said. */
+static void *
+limits_fn(size_t dev, const char *name, void **h, char *why, size_t whylen)
+{
+	void *fn = nvml_symbol(name);
+
+	if (fn == NULL || (*h = nvml_device(dev)) == NULL) {
+		snprintf(why, whylen, "no such function");
+		return NULL;
+	}
+	return fn;
+}
+
 int
 nvml_limits_set(size_t dev, const char *dir, uint64_t soft, uint64_t hard,
     char *why, size_t whylen)
 {
 	struct nvml_set_limits l = { dir, soft, hard };
 	set_fn set;
-	void *h = nvml_device(dev);
+	void *h;
 	int r;
 
-	*(void **)&set = nvml_symbol("nvmlDeviceSetMemoryLimits_v1");
-	if (set == NULL || h == NULL) {
-		snprintf(why, whylen, "no such function");
+	if ((*(void **)&set = limits_fn(dev, "nvmlDeviceSetMemoryLimits_v1",
+	    &h, why, whylen)) == NULL)
 		return -1;
-	}
 	if ((r = set(h, &l)) == NVML_SUCCESS)
 		return 0;
 	return limits_error(r, why, whylen);
@@ -114,14 +126,12 @@ nvml_limits_get(size_t dev, const char *dir, uint64_t *soft, uint64_t *hard,
 {
 	struct nvml_get_limits l = { dir, 0, 0, 0 };
 	get_fn get;
-	void *h = nvml_device(dev);
+	void *h;
 	int r;
 
-	*(void **)&get = nvml_symbol("nvmlDeviceGetMemoryLimits_v1");
-	if (get == NULL || h == NULL) {
-		snprintf(why, whylen, "no such function");
+	if ((*(void **)&get = limits_fn(dev, "nvmlDeviceGetMemoryLimits_v1",
+	    &h, why, whylen)) == NULL)
 		return -1;
-	}
 	if ((r = get(h, &l)) != NVML_SUCCESS)
 		return limits_error(r, why, whylen);
 	*soft = l.softLimit;
