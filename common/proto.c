@@ -74,6 +74,7 @@ static const struct msg_type types[] = {
 	TS(GROUP_SET, gf_group_set, name),
 	TS(GROUP_RM, gf_group_rm, name),
 	T(LIMIT_REQ, gf_limit_req),
+	T0(WALLS_REQ),
 	T(HELLO_OK, gf_hello_ok),
 	TGN(DEVICE_INFO, gf_device_info, taken),
 	T(GRANT, gf_grant),
@@ -94,6 +95,8 @@ static const struct msg_type types[] = {
 	T(EVENT_END, gf_end),
 	T0(OK),
 	T(MOVE, gf_move),
+	TS2(WALL, gf_wall, group, dir),
+	T(WALL_END, gf_end),
 };
 
 static const struct msg_type *

@@ -3,14 +3,17 @@
  * reload that applies a new configuration entirely or not at all, to the
  * running clients as well, and shutdown.
  */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "activity.h"
 #include "arbiter.h"
 #include "caps.h"
+#include "conncaps.h"
 #include "depart.h"
 #include "devices.h"
 #include "driver.h"
@@ -323,7 +326,22 @@ arbiter_apply(struct arbiter *a, struct config *conf, struct config *rt,
 static void
 arbiter_conn_limits(struct arbiter *a)
 {
-	a->control.max_per_uid = a->conf.max_conns_per_uid;
+	struct conncaps caps;
+	struct rlimit rl;
+	uint64_t nofile = UINT64_MAX;
+
+	/* Sized on the descriptors (issue 38 G): said when they change. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		nofile = rl.rlim_cur;
+	conncaps_size(nofile, a->conf.max_conns_per_uid, &caps);
+	if (caps.per_uid != a->control.max_per_uid ||
+	    caps.total != a->control.max_total)
+		log_info("connections: %u for %" PRIu64 " descriptors: %u of "
+		    "one uid, %u of all but root and admin_group, %u kept "
+		    "for these", caps.conns, nofile, caps.per_uid, caps.total,
+		    caps.reserve);
+	a->control.max_per_uid = caps.per_uid;
+	a->control.max_total = caps.total;
 	a->control.outq_limit = a->conf.outq_limit;
 }
 

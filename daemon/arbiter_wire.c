@@ -4,6 +4,9 @@
  * handlers of each part are added to dispatch's table. Nothing below
  * this file knows what is above it.
  */
+#include <sys/socket.h>
+
+#include "admin.h"
 #include "adminctl.h"
 #include "arbiter.h"
 #include "control.h"
@@ -42,6 +45,16 @@ wire_limited(void *arg, const char *why)
 	arbiter_event(arg, GF_EV_CONN_LIMIT, NULL, -1, 0, "%s", why);
 }
 
+/* Past the connection caps, root and admin_group still come in. */
+static int
+wire_privileged(void *arg, int fd, const struct ucred *cred)
+{
+	struct arbiter *a = arg;
+
+	return admin_allowed(&a->conf, fd, (uint32_t)cred->pid,
+	    (uint32_t)cred->uid, (uint32_t)cred->gid) == ADMIN_ALLOWED;
+}
+
 /* What a closed connection held may be what a waiter needs. */
 static void
 wire_closed(void *arg)
@@ -56,6 +69,7 @@ arbiter_wire(struct arbiter *a)
 	a->control_ops.closing = wire_closing;
 	a->control_ops.closed = wire_closed;
 	a->control_ops.limited = wire_limited;
+	a->control_ops.privileged = wire_privileged;
 	a->control_ops.arg = a;
 	a->tell_limits = view_notify;
 	control_init(&a->control, a->loop, &a->control_ops);

@@ -27,6 +27,7 @@
 #define CONFIG_SOCKET_LEN	sizeof(((struct sockaddr_un *)0)->sun_path)
 #define CONFIG_GROUP_LEN	64
 #define RTGROUPS_FILE		"runtime-groups.conf"	/* in state_dir */
+#define WALLS_FILE		"driver-walls"	/* in state_dir; shorter */
 
 /* One [device X] section (merged over all files). */
 struct config_device {

@@ -1,6 +1,6 @@
 /*
- * The listener and its connections: accept (pausing when descriptors run
- * out, refusing a uid past max_per_uid), peer identity (a pidfd watched
+ * The listener and its connections: accept (the caps in control_admit.c;
+ * pausing when descriptors run out and no spare is left), peer identity (a pidfd watched
  * from accept on: a connection outlives its process only as long as it
  * takes to notice), bounded non-blocking reads handed to the layer above
  * (ops->packet), and output queues flushed as the socket drains, all of
@@ -18,6 +18,7 @@
 
 #include "cgroup.h"
 #include "control.h"
+#include "control_int.h"
 #include "event.h"
 #include "log.h"
 #include "path.h"
@@ -41,6 +42,8 @@ control_init(struct control *ctl, struct event_loop *loop,
 {
 	memset(ctl, 0, sizeof(*ctl));
 	ctl->fd = -1;
+	ctl->spare = -1;
+	ctl->max_total = UINT32_MAX;
 	ctl->loop = loop;
 	ctl->ops = ops;
 	TAILQ_INIT(&ctl->conns);
@@ -93,7 +96,7 @@ conn_free(struct conn *c)
  * event), as a warning at most once a minute (a neighbour may knock a
  * thousand times a second), else at debug level.
  */
-static void
+void
 limit_say(struct control *ctl, struct control_quiet *q, const char *why)
 {
 	uint64_t now = event_now_ms();
@@ -111,44 +114,6 @@ limit_say(struct control *ctl, struct control_quiet *q, const char *why)
 		ctl->ops->limited(ctl->ops->arg, why);
 }
 
-/* Whether uid has max_per_uid connections already (root never has). */
-static int
-uid_full(const struct control *ctl, uint32_t uid)
-{
-	const struct conn *c;
-	uint32_t n = 0;
-
-	if (uid == 0 || ctl->max_per_uid == 0)
-		return 0;
-	TAILQ_FOREACH(c, &ctl->conns, entry)
-		if (c->uid == uid && ++n >= ctl->max_per_uid)
-			return 1;
-	return 0;
-}
-
-/* Refuse a connection of a uid at its cap: one ERROR, then closed. */
-static void
-uid_refuse(struct control *ctl, int fd, const struct ucred *cred)
-{
-	char why[GF_ERRMSG_LEN + 64];
-	struct gf_msg m;
-	struct gf_error e;
-	ssize_t len;
-
-	memset(&e, 0, sizeof(e));
-	e.code = GF_ERR_PERMISSION;
-	snprintf(e.msg, sizeof(e.msg), "uid %u has %u connections to "
-	    "gpufracd, its max_connections_per_uid", (unsigned)cred->uid,
-	    ctl->max_per_uid);
-	if ((len = proto_pack(&m, GF_MSG_ERROR, 0, &e)) > 0)
-		(void)send(fd, &m, (size_t)len, MSG_NOSIGNAL | MSG_DONTWAIT);
-	close(fd);
-	ctl->refused++;
-	snprintf(why, sizeof(why), "refused a connection of pid %d: %s",
-	    (int)cred->pid, e.msg);
-	limit_say(ctl, &ctl->quiet_refused, why);
-}
-
 struct conn *
 control_adopt(struct control *ctl, int fd)
 {
@@ -156,17 +121,15 @@ control_adopt(struct control *ctl, int fd)
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	struct conn *c;
-	int exited;
+	int exited, plain;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
 		log_warn("cannot read the credentials of a new connection");
 		close(fd);
 		return NULL;
 	}
-	if (uid_full(ctl, (uint32_t)cred.uid)) {
-		uid_refuse(ctl, fd, &cred);
+	if (control_admit(ctl, fd, &cred, &plain) < 0)
 		return NULL;
-	}
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
 		log_warnx("out of memory for a connection from pid %d",
 		    (int)cred.pid);
@@ -204,6 +167,8 @@ control_adopt(struct control *ctl, int fd)
 	}
 	TAILQ_INSERT_TAIL(&ctl->conns, c, entry);
 	ctl->nconns++;
+	c->plain = plain;
+	ctl->nplain += (uint32_t)plain;
 	ctl->accepted++;
 	log_debug("connection from pid %u (uid %u, gid %u, cgroup '%s')",
 	    c->pid, c->uid, c->gid, c->cgroup);
@@ -299,6 +264,7 @@ control_close(struct conn *c, const char *why)
 	close(c->fd);
 	TAILQ_REMOVE(&ctl->conns, c, entry);
 	ctl->nconns--;
+	ctl->nplain -= (uint32_t)c->plain;
 	conn_free(c);
 	ctl->ops->closed(ctl->ops->arg);
 }
@@ -623,7 +589,7 @@ static void
 listener_event(struct event_loop *loop, int fd, int mask, void *arg)
 {
 	struct control *ctl = arg;
-	int i, cfd;
+	int i, cfd, r;
 
 	(void)loop;
 	(void)mask;
@@ -645,6 +611,11 @@ listener_event(struct event_loop *loop, int fd, int mask, void *arg)
 			return;
 		case EMFILE:
 		case ENFILE:
+			if ((r = control_refuse_spare(ctl, fd)) > 0)
+				continue;
+			if (r < 0)
+				listener_pause(ctl);
+			return;
 		case ENOBUFS:
 		case ENOMEM:
 			listener_pause(ctl);
@@ -670,6 +641,7 @@ control_listen(struct control *ctl, const char *path, unsigned mode)
 		return -1;
 	}
 	proto_strlcpy(ctl->path, path, sizeof(ctl->path));
+	control_spare_open(ctl);
 	if (event_set(ctl->loop, ctl->fd, EVENT_READ, listener_event,
 	    ctl) < 0) {
 		log_warn("cannot watch '%s'", path);
@@ -706,6 +678,9 @@ control_shutdown(struct control *ctl)
 		if (unlink(ctl->path) < 0 && errno != ENOENT)
 			log_warn("cannot remove '%s'", ctl->path);
 	}
+	if (ctl->spare >= 0)
+		close(ctl->spare);
+	ctl->spare = -1;
 }
 
 int

@@ -18,6 +18,7 @@
 #define CONTROL_OUTQ_MAX	(32u << 20)	/* a peer that lags more is dropped */
 
 struct conn;
+struct ucred;
 struct event_loop;
 struct gf_group_rule;
 struct ledger_client;
@@ -44,6 +45,11 @@ struct control_ops {
 	 * why is one line naming the peer (an event, say).
 	 */
 	void	(*limited)(void *arg, const char *why);
+	/*
+	 * Whether the peer of fd (cred, its SO_PEERCRED) is one a reserve
+	 * is kept for: root or admin_group. Asked only past max_total.
+	 */
+	int	(*privileged)(void *arg, int fd, const struct ucred *cred);
 	void	*arg;
 };
 
@@ -65,6 +71,7 @@ struct conn {
 					   -1 if none could be had; the layer
 					   above may take it as c closes */
 	char		*cgroup;	/* /proc/PID/cgroup, "" if unknown */
+	int		 plain;		/* counts in control.max_total */
 	/* the layers above's: control only keeps them with the peer */
 	struct ledger_client *client;	/* after HELLO, else NULL */
 	uint8_t		*out;		/* queued packets, back to back */
@@ -112,12 +119,20 @@ struct control {
 					   bad or refused message, a failed
 					   send or receive */
 	uint32_t	 max_per_uid;	/* max_connections_per_uid; 0: none */
+	uint32_t	 max_total;	/* connections of all but root and
+					   admin_group (conncaps.h);
+					   UINT32_MAX: none */
+	uint32_t	 nplain;	/* of them, open */
+	int		 spare;		/* a descriptor kept to refuse with
+					   when none is left, or -1 */
 	uint64_t	 outq_limit;	/* output_queue_limit; 0: none */
 	uint64_t	 outq_total;	/* queued on every connection, and held
 					   by long replies under way */
-	uint64_t	 refused;	/* connections refused: max_per_uid */
+	uint64_t	 refused;	/* connections refused: max_per_uid
+					   (the others are events only) */
 	uint64_t	 dropped;	/* closed for outq_limit */
-	struct control_quiet quiet_refused, quiet_dropped;
+	struct control_quiet quiet_refused, quiet_dropped, quiet_total,
+			 quiet_nofd;
 };
 
 void	control_init(struct control *ctl, struct event_loop *loop,

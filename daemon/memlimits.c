@@ -18,7 +18,9 @@
 #include "memlimits.h"
 #include "nvml_limits.h"
 #include "proto.h"
+#include "statefile.h"
 #include "units.h"
+#include "walls_journal.h"
 
 /* One wall, wanted or in force. */
 struct memlimit_wall {
@@ -26,7 +28,11 @@ struct memlimit_wall {
 	char		*dir;		/* the cgroup's directory, full path */
 	char		group[GF_GROUP_LEN];
 	uint64_t	soft, hard;
+	int		set;		/* in force, or may be: journalled */
 };
+
+/* The group of a wall found in the journal, that no group set yet. */
+#define JOURNAL_GROUP	"(journal)"
 
 /* Whether the walls of group g may stand for its limit: a limit each
  * process may raise, or one per process, is no limit for a cgroup. */
@@ -114,6 +120,117 @@ wall_failed(struct arbiter *a, const struct memlimit_wall *w,
 	    what, w->dir, why);
 }
 
+/* Add a wall for want, not set yet: it, or NULL (ENOMEM). */
+static struct memlimit_wall *
+wall_add(struct memlimits *m, const struct memlimit_wall *want)
+{
+	struct memlimit_wall *more, *w;
+	char *dir;
+
+	if ((dir = strdup(want->dir)) == NULL)
+		return NULL;
+	if ((more = reallocarray(m->walls, m->nwalls + 1,
+	    sizeof(*more))) == NULL) {
+		free(dir);
+		return NULL;
+	}
+	m->walls = more;
+	w = &m->walls[m->nwalls++];
+	memset(w, 0, sizeof(*w));
+	w->dev = want->dev;
+	w->dir = dir;
+	memcpy(w->group, want->group, sizeof(w->group));
+	return w;
+}
+
+/*
+ * Write the walls in force, or that may be, to the journal: 0, or -1 with
+ * one line in why.
+ */
+static int
+journal_write(struct arbiter *a, char *why, size_t whylen)
+{
+	struct memlimits *m = &a->memlimits;
+	struct walls_entry *e;
+	size_t i;
+	int r;
+
+	if (m->nwalls > 0 && (e = calloc(m->nwalls, sizeof(*e))) == NULL) {
+		snprintf(why, whylen, "out of memory for the journal of the "
+		    "driver's limits");
+		return -1;
+	} else if (m->nwalls == 0)
+		e = NULL;
+	for (i = 0; i < m->nwalls; i++) {
+		memcpy(e[i].uuid, a->ledger.devices[m->walls[i].dev].uuid,
+		    GF_UUID_LEN);
+		e[i].dir = m->walls[i].dir;
+	}
+	r = walls_journal_save(m->journal, e, m->nwalls, why, whylen);
+	free(e);
+	return r;
+}
+
+/* The device of the ledger whose UUID is uuid: its index, or -1. */
+static long
+journal_device(const struct arbiter *a, const uint8_t uuid[GF_UUID_LEN])
+{
+	size_t d;
+
+	for (d = 0; d < a->ledger.ndevices; d++)
+		if (memcmp(a->ledger.devices[d].uuid, uuid, GF_UUID_LEN) == 0)
+			return (long)d;
+	return -1;
+}
+
+/*
+ * At start: the walls an earlier daemon journalled (killed, it cleared
+ * none) are taken as in force, for walls_clear to clear where no group
+ * wants them and walls_set to set again where one does. 0, or -1
+ * (ENOMEM).
+ */
+static int
+journal_adopt(struct arbiter *a)
+{
+	struct memlimits *m = &a->memlimits;
+	struct memlimit_wall one, *w;
+	struct walls_entry *e;
+	size_t i, n;
+	long d;
+
+	m->journal_read = 1;
+	if (statefile_path(&a->conf, WALLS_FILE, m->journal,
+	    sizeof(m->journal)) < 0) {
+		log_warnx("the journal of the driver's limits does not fit "
+		    "in a path: no wall is set");
+		m->journal[0] = '\0';
+		return 0;
+	}
+	if (walls_journal_load(m->journal, &e, &n) < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if ((d = journal_device(a, e[i].uuid)) < 0) {
+			log_warnx("'%s': a driver limit of '%s' on a device "
+			    "not here is left as it is", m->journal,
+			    e[i].dir);
+			continue;
+		}
+		if (wall_find(m->walls, m->nwalls, (size_t)d, e[i].dir) != NULL)
+			continue;
+		memset(&one, 0, sizeof(one));
+		one.dev = (size_t)d;
+		one.dir = (char *)e[i].dir;
+		proto_strlcpy(one.group, JOURNAL_GROUP, sizeof(one.group));
+		if ((w = wall_add(m, &one)) == NULL) {
+			walls_journal_free(e, n);
+			return -1;
+		}
+		w->set = 1;
+	}
+	walls_journal_free(e, n);
+	return 0;
+}
+
 /* Clear the walls in force that are not wanted (cleared before they
  * go, so that the driver's ancestors are decremented), unless their
  * cgroup is gone already. */
@@ -123,9 +240,9 @@ walls_clear(struct arbiter *a, const struct memlimit_wall *want,
 {
 	struct memlimits *m = &a->memlimits;
 	char why[GF_REASON_LEN];
-	size_t i, k = 0;
+	size_t i, k = 0, n = m->nwalls;
 
-	for (i = 0; i < m->nwalls; i++) {
+	for (i = 0; i < n; i++) {
 		struct memlimit_wall *w = &m->walls[i];
 
 		if (wall_find((struct memlimit_wall *)want, nwant, w->dev,
@@ -137,54 +254,77 @@ walls_clear(struct arbiter *a, const struct memlimit_wall *want,
 			log_info("group '%s': cgroup '%s' is gone with its "
 			    "driver limit", w->group, w->dir);
 		else if (nvml_limits_set(w->dev, w->dir, 0, NVML_LIMITS_CLEAR,
-		    why, sizeof(why)) < 0)
+		    why, sizeof(why)) < 0) {
+			/* Still in force, still journalled. */
 			wall_failed(a, w, "clear", why);
-		else
+			m->walls[k++] = *w;
+			continue;
+		} else
 			log_info("group '%s': driver limit of '%s' on device "
 			    "%zu cleared", w->group, w->dir, w->dev);
 		free(w->dir);
 	}
 	m->nwalls = k;
+	if (k != n && journal_write(a, why, sizeof(why)) < 0)
+		log_warnx("%s", why);
 }
 
-/* Set the wanted walls that are new or changed; those that fail are not
- * in force (a changed one keeps its old limits). */
+/* Forget w, which the driver never took, and journal that. */
+static void
+wall_drop(struct arbiter *a, struct memlimit_wall *w)
+{
+	struct memlimits *m = &a->memlimits;
+	char why[GF_REASON_LEN];
+
+	free(w->dir);
+	*w = m->walls[--m->nwalls];
+	if (journal_write(a, why, sizeof(why)) < 0)
+		log_warnx("%s", why);
+}
+
+/*
+ * Set the wanted walls that are new or changed, each new one journalled
+ * first (issue 38 E: none is in force that a later daemon cannot find);
+ * those that fail are not in force (a changed one keeps its old limits).
+ */
 static int
 walls_set(struct arbiter *a, struct memlimit_wall *want, size_t nwant)
 {
 	struct memlimits *m = &a->memlimits;
-	struct memlimit_wall *w, *more;
+	struct memlimit_wall *w;
 	char why[GF_REASON_LEN], hard[32], soft[32];
 	size_t i;
 
 	for (i = 0; i < nwant; i++) {
 		w = wall_find(m->walls, m->nwalls, want[i].dev, want[i].dir);
-		if (w != NULL && w->soft == want[i].soft &&
+		if (w != NULL && w->set && w->soft == want[i].soft &&
 		    w->hard == want[i].hard && strcmp(w->group,
 		    want[i].group) == 0)
 			continue;
+		if (w == NULL) {
+			if ((w = wall_add(m, &want[i])) == NULL)
+				return -1;
+			if (journal_write(a, why, sizeof(why)) < 0) {
+				wall_failed(a, &want[i], "journal", why);
+				wall_drop(a, w);
+				continue;
+			}
+		}
 		if (nvml_limits_set(want[i].dev, want[i].dir, want[i].soft,
 		    want[i].hard, why, sizeof(why)) < 0) {
 			wall_failed(a, &want[i], "set", why);
+			if (!w->set)
+				wall_drop(a, w);
 			continue;
 		}
 		log_info("group '%s': driver limit of '%s' on device %zu: "
 		    "hard %s, soft %s", want[i].group, want[i].dir,
 		    want[i].dev, size_format(want[i].hard, hard, sizeof(hard)),
 		    size_format(want[i].soft, soft, sizeof(soft)));
-		if (w == NULL) {
-			if ((more = reallocarray(m->walls, m->nwalls + 1,
-			    sizeof(*more))) == NULL)
-				return -1;
-			m->walls = more;
-			w = &m->walls[m->nwalls++];
-			w->dev = want[i].dev;
-			w->dir = want[i].dir;
-			want[i].dir = NULL;	/* taken */
-		}
 		memcpy(w->group, want[i].group, sizeof(w->group));
 		w->soft = want[i].soft;
 		w->hard = want[i].hard;
+		w->set = 1;
 	}
 	return 0;
 }
@@ -212,7 +352,8 @@ memlimits_apply(struct arbiter *a)
 	struct memlimit_wall *want = NULL;
 	size_t nwant = 0, room = 0, g;
 
-	if (memlimits_probe(a) < 0)
+	if (memlimits_probe(a) < 0 ||
+	    (!a->memlimits.journal_read && journal_adopt(a) < 0))
 		goto out_nomem;
 	for (g = 0; g < a->groups.n; g++)
 		if (group_walls(a, g, &want, &nwant, &room) < 0)
@@ -256,14 +397,42 @@ memlimits_status(const struct arbiter *a, size_t dev,
 	}
 }
 
+int
+memlimits_wall(const struct arbiter *a, size_t i, struct gf_wall *w)
+{
+	const struct memlimits *m = &a->memlimits;
+	const struct memlimit_wall *mw;
+	char why[GF_REASON_LEN];
+	size_t len;
+
+	if (i >= m->nwalls)
+		return 0;
+	mw = &m->walls[i];
+	memset(w, 0, sizeof(*w));
+	memcpy(w->uuid, a->ledger.devices[mw->dev].uuid, GF_UUID_LEN);
+	w->read = nvml_limits_get(mw->dev, mw->dir, &w->soft, &w->hard,
+	    &w->used, why, sizeof(why)) == 0;
+	if (!w->read)
+		w->soft = w->hard = w->used = 0;
+	proto_strlcpy(w->group, mw->group, sizeof(w->group));
+	/* A long path keeps its end, the cgroup's own name. */
+	if ((len = strlen(mw->dir)) < sizeof(w->dir))
+		memcpy(w->dir, mw->dir, len + 1);
+	else
+		snprintf(w->dir, sizeof(w->dir), "...%s", mw->dir + len -
+		    (sizeof(w->dir) - 4));
+	return 1;
+}
+
 void
 memlimits_free(struct arbiter *a)
 {
 	struct memlimits *m = &a->memlimits;
 
-	/* The walls are the daemon's: none outlives it. */
+	/* The walls are the daemon's: none outlives it (those that could
+	 * not be cleared stay journalled, for the next start). */
 	walls_clear(a, NULL, 0);
-	free(m->walls);
+	walls_free(m->walls, m->nwalls);
 	free(m->usable);
 	free(m->why);
 	memset(m, 0, sizeof(*m));

@@ -9,6 +9,7 @@
 #ifndef GF_DAEMON_MEMLIMITS_H
 #define GF_DAEMON_MEMLIMITS_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,8 +21,10 @@ struct memlimit_wall;
 struct memlimits {
 	int		*usable;	/* per device: limits can be set */
 	char		(*why)[GF_DLIM_REASON_LEN];	/* per device: why not */
-	struct memlimit_wall *walls;	/* in force */
+	struct memlimit_wall *walls;	/* in force, or that may be */
 	size_t		 nwalls;
+	int		 journal_read;	/* the journal taken in (at start) */
+	char		 journal[PATH_MAX];	/* its path; "": none */
 };
 
 /*
@@ -36,6 +39,12 @@ void	memlimits_apply(struct arbiter *a);
 /* DEVICE_STATUS's driver_limits, driver_groups and driver_reason. */
 void	memlimits_status(const struct arbiter *a, size_t dev,
 	    struct gf_device_status *ds);
+
+/*
+ * Wall i of those in force (or that may be), in order, read back from the
+ * driver into *w: 1, or 0 past the last.
+ */
+int	memlimits_wall(const struct arbiter *a, size_t i, struct gf_wall *w);
 
 /* At stop: clear every wall the daemon set, and free the state. */
 void	memlimits_free(struct arbiter *a);

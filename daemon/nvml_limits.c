@@ -23,7 +23,17 @@ struct nvml_set_limits {
 };
 _Static_assert(sizeof(struct nvml_set_limits) == 24, "nvmlSetMemoryLimits_v1_t");
 
+/* nvmlGetMemoryLimits_v1_t: 32 bytes on x86-64. */
+struct nvml_get_limits {
+	const char	*nameSpace;
+	unsigned long long softLimit;
+	unsigned long long hardLimit;
+	unsigned long long currentUsed;
+};
+_Static_assert(sizeof(struct nvml_get_limits) == 32, "nvmlGetMemoryLimits_v1_t");
+
 typedef int	(*set_fn)(void *, struct nvml_set_limits *);
+typedef int	(*get_fn)(void *, struct nvml_get_limits *);
 typedef int	(*mig_mode_fn)(void *, unsigned int *, unsigned int *);
 typedef int	(*is_mig_fn)(void *, unsigned int *);
 typedef const char *(*error_fn)(int);
@@ -67,25 +77,65 @@ nvml_limits_usable(size_t dev, char *why, size_t whylen)
 	return 1;
 }
 
+/* NVML's word for r, into why. Returns -1. */
+static int
+limits_error(int r, char *why, size_t whylen)
+{
+	error_fn errstr;
+
+	*(void **)&errstr = nvml_symbol("nvmlErrorString");
+	snprintf(why, whylen, "%s (NVML error %d)", errstr != NULL ?
+	    errstr(r) : "error", r);
+	return -1;
+}
+
+/* NVML's function name and device dev's handle in *h: the function, or
+ * NULL with why said. */
+static void *
+limits_fn(size_t dev, const char *name, void **h, char *why, size_t whylen)
+{
+	void *fn = nvml_symbol(name);
+
+	if (fn == NULL || (*h = nvml_device(dev)) == NULL) {
+		snprintf(why, whylen, "no such function");
+		return NULL;
+	}
+	return fn;
+}
+
 int
 nvml_limits_set(size_t dev, const char *dir, uint64_t soft, uint64_t hard,
     char *why, size_t whylen)
 {
 	struct nvml_set_limits l = { dir, soft, hard };
-	error_fn errstr;
 	set_fn set;
-	void *h = nvml_device(dev);
+	void *h;
 	int r;
 
-	*(void **)&set = nvml_symbol("nvmlDeviceSetMemoryLimits_v1");
-	*(void **)&errstr = nvml_symbol("nvmlErrorString");
-	if (set == NULL || h == NULL) {
-		snprintf(why, whylen, "no such function");
+	if ((*(void **)&set = limits_fn(dev, "nvmlDeviceSetMemoryLimits_v1",
+	    &h, why, whylen)) == NULL)
 		return -1;
-	}
 	if ((r = set(h, &l)) == NVML_SUCCESS)
 		return 0;
-	snprintf(why, whylen, "%s (NVML error %d)", errstr != NULL ?
-	    errstr(r) : "error", r);
-	return -1;
+	return limits_error(r, why, whylen);
+}
+
+int
+nvml_limits_get(size_t dev, const char *dir, uint64_t *soft, uint64_t *hard,
+    uint64_t *used, char *why, size_t whylen)
+{
+	struct nvml_get_limits l = { dir, 0, 0, 0 };
+	get_fn get;
+	void *h;
+	int r;
+
+	if ((*(void **)&get = limits_fn(dev, "nvmlDeviceGetMemoryLimits_v1",
+	    &h, why, whylen)) == NULL)
+		return -1;
+	if ((r = get(h, &l)) != NVML_SUCCESS)
+		return limits_error(r, why, whylen);
+	*soft = l.softLimit;
+	*hard = l.hardLimit;
+	*used = l.currentUsed;
+	return 0;
 }

@@ -25,4 +25,12 @@ int	nvml_limits_usable(size_t dev, char *why, size_t whylen);
 int	nvml_limits_set(size_t dev, const char *dir, uint64_t soft,
 	    uint64_t hard, char *why, size_t whylen);
 
+/*
+ * The limits the driver holds on device dev for the cgroup directory dir,
+ * and what the cgroup uses there: 0, or -1 with NVML's word in why (a
+ * directory never limited, or cleared: "Not Found").
+ */
+int	nvml_limits_get(size_t dev, const char *dir, uint64_t *soft,
+	    uint64_t *hard, uint64_t *used, char *why, size_t whylen);
+
 #endif

@@ -170,6 +170,24 @@ on_status_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	return status_groups(l, &a->aside, c, m->hdr.seq, why, whylen);
 }
 
+/* The driver's walls, read back from it (issue 38 E). */
+static int
+on_walls_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
+    char *why, size_t whylen)
+{
+	struct gf_wall w;
+	struct gf_end end;
+	size_t i;
+
+	for (i = 0; memlimits_wall(a, i, &w); i++)
+		if (conn_reply(c, GF_MSG_WALL, m->hdr.seq, &w, why,
+		    whylen) < 0)
+			return -1;
+	memset(&end, 0, sizeof(end));
+	end.count = (uint32_t)i;
+	return conn_reply(c, GF_MSG_WALL_END, m->hdr.seq, &end, why, whylen);
+}
+
 /* One CLIENT record: of device dev, or (dev < 0) of no device. */
 static int
 ps_record(const struct arbiter *a, struct conn *c, uint32_t seq,
@@ -464,6 +482,7 @@ queries_conn_gone(struct arbiter *a, struct conn *c)
 
 static const struct dispatch_handler handlers[] = {
 	{ GF_MSG_STATUS_REQ, DISPATCH_ANY, on_status_req },
+	{ GF_MSG_WALLS_REQ, DISPATCH_ANY, on_walls_req },
 	{ GF_MSG_PS_REQ, DISPATCH_ANY, on_ps_req },
 	{ GF_MSG_ALLOCS_REQ, DISPATCH_ANY, on_allocs_req },
 	{ GF_MSG_EVENTS_REQ, DISPATCH_ANY, on_events_req },

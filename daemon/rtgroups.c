@@ -15,22 +15,13 @@
 #include "match.h"
 #include "proto.h"
 #include "rtgroups.h"
+#include "statefile.h"
 #include "units.h"
 
 int
 rtgroups_path(const struct config *conf, char *buf, size_t size)
 {
-	char dir[sizeof(conf->socket)];
-	int n;
-
-	if (conf->state_dir[0] != '\0')
-		n = snprintf(buf, size, "%s/%s", conf->state_dir,
-		    RTGROUPS_FILE);
-	else {
-		proto_strlcpy(dir, conf->socket, sizeof(dir));
-		n = snprintf(buf, size, "%s/%s", dirname(dir), RTGROUPS_FILE);
-	}
-	return n < 0 || (size_t)n >= size ? -1 : 0;
+	return statefile_path(conf, RTGROUPS_FILE, buf, size);
 }
 
 static void
@@ -61,59 +52,23 @@ rtgroups_load(struct config *rt, const char *path)
 		    "aside to '%s'", path, bad);
 }
 
-/* Make dir's entries durable: a rename survives a crash. */
-static void
-dir_sync(const char *path)
-{
-	char dir[PATH_MAX];
-	int fd;
-
-	proto_strlcpy(dir, path, sizeof(dir));
-	if ((fd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return;
-	(void)fsync(fd);
-	close(fd);
-}
-
 int
 rtgroups_save(const struct config *rt, const struct config *aside,
     const char *path, char *err, size_t errlen)
 {
-	char tmp[PATH_MAX];
+	struct statefile sf;
 	size_t i;
-	FILE *fp;
-	int fd;
 
-	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
-	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0) {
-		snprintf(err, errlen, "cannot write '%s': %s", path,
-		    strerror(errno));
+	if (statefile_begin(&sf, path, err, errlen) < 0)
 		return -1;
-	}
-	if ((fp = fdopen(fd, "w")) == NULL) {
-		close(fd);
-		goto out_unlink;
-	}
-	fprintf(fp, "; gpufrac run-time groups (gpufracctl group set/rm), "
+	fprintf(sf.fp, "; gpufrac run-time groups (gpufracctl group set/rm), "
 	    "written by gpufracd.\n; Change them with gpufracctl, not "
 	    "here: this file is rewritten whole.\n\n");
 	for (i = 0; i < rt->ngroups; i++)
-		config_group_write(fp, &rt->groups[i]);
+		config_group_write(sf.fp, &rt->groups[i]);
 	for (i = 0; aside != NULL && i < aside->ngroups; i++)
-		config_group_write(fp, &aside->groups[i]);
-	if (fflush(fp) != 0 || fsync(fileno(fp)) < 0 || ferror(fp)) {
-		fclose(fp);
-		goto out_unlink;
-	}
-	if (fclose(fp) != 0 || rename(tmp, path) < 0)
-		goto out_unlink;
-	dir_sync(path);
-	return 0;
-
-out_unlink:
-	snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
-	unlink(tmp);
-	return -1;
+		config_group_write(sf.fp, &aside->groups[i]);
+	return statefile_commit(&sf, err, errlen);
 }
 
 /* out's groups: copies of rt's. 0, or -1 (ENOMEM, out empty). */

@@ -168,6 +168,7 @@ one(struct input *in, uint16_t type)
 		    (void *)&mv);
 		return;
 	case GF_MSG_STATUS_REQ:
+	case GF_MSG_WALLS_REQ:
 	case GF_MSG_PS_REQ:
 	case GF_MSG_RELOAD_REQ:
 		pkt(in, type, none);

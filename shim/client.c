@@ -646,6 +646,9 @@ client_view_of(int dev, uint64_t real_total, struct client_view *v)
 		v->total = limit;
 	own = sat_add(sat_add(alloc_table_used(dev), d->pending), d->overhead);
 	v->free = sat_sub(sat_sub(v->total, d->taken), own);
+	/* Refused, it may take nothing (issue 38 H). */
+	if (__atomic_load_n(&client_shut_out, __ATOMIC_RELAXED))
+		v->free = 0;
 }
 
 int
@@ -680,8 +683,10 @@ client_view_uuid(const uint8_t uuid[GF_UUID_LEN], uint64_t real_total,
 	d->in_use = 1;
 	if (client_up && d->open_gen != client_gen)
 		client_device_open_live(dev);
-	if (!d->have_limit)
-		goto out;	/* the daemon never answered: nothing to show */
+	/* The daemon never answered: nothing to show, unless it refused. */
+	if (!d->have_limit &&
+	    !__atomic_load_n(&client_shut_out, __ATOMIC_RELAXED))
+		goto out;
 	client_view_of(dev, real_total, v);
 	r = 0;
 out:

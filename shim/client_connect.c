@@ -27,6 +27,8 @@
 
 /* client_hello: the daemon refused this libgpufrac (why says so). */
 #define CLIENT_REFUSED	(-2)
+/* Why, when connect(2) found the daemon's backlog full for 5 s. */
+#define CLIENT_NO_ROOM	"had no room in its backlog within 5 s"
 
 int client_tried;
 int client_shut_out;
@@ -149,19 +151,49 @@ client_refused(const struct gf_msg *m, char *why, size_t whylen)
 /*
  * A daemon that is there and says no (issue 32): the process is shut out,
  * every allocation refused until a connection is let in; a refusal is an
- * answer, and must not open the door that an absent daemon leaves open.
+ * answer, and must not open the door that an absent daemon leaves open,
+ * nor the lease an earlier daemon lent (issue 38 G: closed here, so that
+ * the fast path, which reads only the lease, draws nothing from it).
  * Said at error level once per refusal, as an unreachable daemon is.
  */
 static void
 client_say_refused(const char *why)
 {
+	int dev;
+
 	__atomic_store_n(&client_shut_out, 1, __ATOMIC_RELAXED);
+	for (dev = 0; dev < GF_ACTIVITY_DEVICES; dev++)
+		lease_shut(dev);
 	if (shim_once(&said_refused)) {
 		(void)shim_once(&client_said_unreachable);
 		log_errx("daemon at '%s' %s; allocations fail until it lets "
 		    "this process in", shim_env.socket, why);
 	} else
 		log_debug("daemon at '%s' %s", shim_env.socket, why);
+}
+
+/*
+ * A connection that reached a daemon that is there, and was not let in
+ * (issue 38 G): no HELLO_OK, a registration refused, a connection closed
+ * on the way. It fails closed as a stated refusal does: only a daemon
+ * that is not there at all (no socket, nobody listening) leaves the shim
+ * on its last known limit. why, what went wrong, is made to say so.
+ */
+static void
+client_not_let_in(char *why, size_t whylen)
+{
+	static const char pre[] = "did not let this process in: ";
+	size_t n = strnlen(why, whylen);
+
+	if (whylen > sizeof(pre)) {
+		/* Shifted in place, cut to fit. */
+		if (n > whylen - sizeof(pre))
+			n = whylen - sizeof(pre);
+		memmove(why + sizeof(pre) - 1, why, n);
+		memcpy(why, pre, sizeof(pre) - 1);
+		why[sizeof(pre) - 1 + n] = '\0';
+	}
+	client_say_refused(why);
 }
 
 /* A connection was let in: a refusal said before is over. */
@@ -266,19 +298,19 @@ client_start(void)
 	 * a neighbour's connections) costs it CLIENT_TIMEOUT_MS at most.
 	 */
 	if ((fd = sock_connect_within(shim_env.socket, CLIENT_TIMEOUT_MS, why,
-	    sizeof(why))) < 0)
-		snprintf(why, sizeof(why), "%s", errno == ETIMEDOUT ?
-		    "no room in its backlog within 5 s" : strerror(errno));
-	else if ((r = client_hello(fd, why, sizeof(why))) < 0 ||
+	    sizeof(why))) < 0) {
+		if (errno == ETIMEDOUT)
+			client_say_refused(CLIENT_NO_ROOM);
+		else
+			client_say_unreachable(strerror(errno));
+	} else if ((r = client_hello(fd, why, sizeof(why))) < 0 ||
 	    client_register(fd, &n, why, sizeof(why)) < 0) {
 		close(fd);
-		fd = -1;
-	}
-	if (r == CLIENT_REFUSED)
-		client_say_refused(why);
-	else if (fd < 0)
-		client_say_unreachable(why);
-	else
+		if (r == CLIENT_REFUSED)
+			client_say_refused(why);
+		else
+			client_not_let_in(why, sizeof(why));
+	} else
 		log_info("connected to gpufracd at '%s'", shim_env.socket);
 	client_monitor_start();
 }
@@ -301,7 +333,10 @@ client_reconnect(void)
 	pthread_mutex_lock(&client_rejoin_lock);
 	if ((fd = sock_connect_within(shim_env.socket, CLIENT_TIMEOUT_MS, why,
 	    sizeof(why))) < 0) {
+		r = errno;
 		pthread_mutex_unlock(&client_rejoin_lock);
+		if (r == ETIMEDOUT)
+			client_say_refused(CLIENT_NO_ROOM);
 		log_debug("%s", why);
 		return -1;
 	}
@@ -310,11 +345,14 @@ client_reconnect(void)
 	if (r < 0) {
 		if (r == CLIENT_REFUSED)
 			client_say_refused(why);
+		else
+			client_not_let_in(why, sizeof(why));
 		goto out_close;
 	}
 	pthread_mutex_lock(&client_lock);
 	if (client_register(fd, &n, why, sizeof(why)) < 0) {
 		pthread_mutex_unlock(&client_lock);
+		client_not_let_in(why, sizeof(why));
 		goto out_close;
 	}
 	pthread_mutex_unlock(&client_lock);

@@ -61,6 +61,25 @@ lease_put(int dev, uint64_t size)
 	return 1;
 }
 
+/*
+ * Close dev's lease on the shim's own authority, as the daemon takes back
+ * a lease's unused part (include/gpufrac/activity.h): for a process the
+ * daemon refuses (issue 38 G), whose lease an earlier daemon lent. What
+ * is drawn stays in total, as it is freed it goes off it
+ * (client_lease_return); the unused part goes off at once, so that a
+ * daemon that lets the process in later is told only what it holds.
+ */
+static inline void
+lease_shut(int dev)
+{
+	struct gf_lease_slot *s = lease_slot(dev);
+	uint64_t old = __atomic_exchange_n(&s->avail, GF_LEASE_CLOSED,
+	    __ATOMIC_SEQ_CST);
+
+	__atomic_sub_fetch(&s->total, old & ~GF_LEASE_CLOSED,
+	    __ATOMIC_SEQ_CST);
+}
+
 /* What dev's lease holds that is not allocated. */
 static inline uint64_t
 lease_unused(int dev)

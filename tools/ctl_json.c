@@ -86,6 +86,32 @@ json_uuid(FILE *fp, const uint8_t uuid[GF_UUID_LEN])
 		fprintf(fp, "\"%s\"", uuid_format(uuid, s, sizeof(s)));
 }
 
+/* The driver's walls on the device uuid, as the daemon read them back. */
+static void
+json_walls(FILE *fp, const struct ctl_status *st,
+    const uint8_t uuid[GF_UUID_LEN])
+{
+	const char *sep = "";
+	size_t i;
+
+	fputs(",\"walls\":[", fp);
+	for (i = 0; i < st->nwalls; i++) {
+		const struct gf_wall *w = &st->walls[i];
+
+		if (memcmp(w->uuid, uuid, GF_UUID_LEN) != 0)
+			continue;
+		fprintf(fp, "%s{\"cgroup\":", sep);
+		ctl_json_string(fp, w->dir, sizeof(w->dir));
+		fputs(",\"group\":", fp);
+		ctl_json_string(fp, w->group, sizeof(w->group));
+		fprintf(fp, ",\"read\":%s,\"hard_bytes\":%" PRIu64
+		    ",\"soft_bytes\":%" PRIu64 ",\"used_bytes\":%" PRIu64 "}",
+		    w->read ? "true" : "false", w->hard, w->soft, w->used);
+		sep = ",";
+	}
+	fputc(']', fp);
+}
+
 static void
 json_device(FILE *fp, const struct ctl_status *st,
     const struct gf_device_status *dev)
@@ -110,6 +136,7 @@ json_device(FILE *fp, const struct ctl_status *st,
 	    PRIu32 ",\"reason\":", dev->driver_limits == GF_DLIM_ON ?
 	    "true" : "false", dev->driver_groups);
 	ctl_json_string(fp, dev->driver_reason, sizeof(dev->driver_reason));
+	json_walls(fp, st, dev->uuid);
 	fputs("}}", fp);
 }
 

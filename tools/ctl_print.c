@@ -229,6 +229,34 @@ ctl_print_daemon(FILE *fp, const struct ctl_status *st)
 		    sizeof(reason)));
 }
 
+/* The driver's walls on the device uuid, one line each, as the daemon
+ * read them back from it (issue 38 E). */
+static void
+status_walls(FILE *fp, const struct ctl_status *st,
+    const uint8_t uuid[GF_UUID_LEN])
+{
+	char dir[GF_WALL_DIR_LEN], group[GF_GROUP_LEN], hard[16], soft[16],
+	    used[16];
+	size_t i;
+
+	for (i = 0; i < st->nwalls; i++) {
+		const struct gf_wall *w = &st->walls[i];
+
+		if (memcmp(w->uuid, uuid, GF_UUID_LEN) != 0)
+			continue;
+		fprintf(fp, "  wall of group '%s' on '%s': ", ctl_printable(
+		    w->group, sizeof(w->group), group, sizeof(group)),
+		    ctl_printable(w->dir, sizeof(w->dir), dir, sizeof(dir)));
+		if (!w->read)
+			fputs("the driver does not say\n", fp);
+		else
+			fprintf(fp, "hard %s, soft %s, used %s\n",
+			    size_format(w->hard, hard, sizeof(hard)),
+			    size_format(w->soft, soft, sizeof(soft)),
+			    size_format(w->used, used, sizeof(used)));
+	}
+}
+
 /* Each device's own limits per cgroup (driver r615), as the daemon says:
  * one too old to say, nothing. */
 static void
@@ -240,12 +268,13 @@ status_driver_limits(FILE *fp, const struct ctl_status *st)
 	for (i = 0; i < st->ndevices; i++) {
 		const struct gf_device_status *dev = &st->devices[i];
 
-		if (dev->driver_limits == GF_DLIM_ON)
+		if (dev->driver_limits == GF_DLIM_ON) {
 			fprintf(fp, "device %" PRIu32 ": driver limits: on (%"
 			    PRIu32 " group%s)\n", dev->index,
 			    dev->driver_groups,
 			    dev->driver_groups == 1 ? "" : "s");
-		else if (dev->driver_limits == GF_DLIM_OFF)
+			status_walls(fp, st, dev->uuid);
+		} else if (dev->driver_limits == GF_DLIM_OFF)
 			fprintf(fp, "device %" PRIu32 ": driver limits: off: "
 			    "%s\n", dev->index, ctl_printable(dev->driver_reason,
 			    sizeof(dev->driver_reason), reason, sizeof(reason)));

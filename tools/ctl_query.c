@@ -318,6 +318,44 @@ group_cmp(const void *a, const void *b, void *arg)
 	return memcmp(x->uuid, y->uuid, GF_UUID_LEN);
 }
 
+static int
+wall_cmp(const void *a, const void *b)
+{
+	const struct gf_wall *x = a, *y = b;
+	int r = memcmp(x->uuid, y->uuid, GF_UUID_LEN);
+
+	return r != 0 ? r : strncmp(x->dir, y->dir, sizeof(x->dir));
+}
+
+/*
+ * The driver's walls (WALLS_REQ), where a device has driver limits on: a
+ * daemon that has none says nothing of them, and may not know the
+ * request. 0, or -1 (said).
+ */
+static int
+status_walls(const char *path, struct ctl_status *st)
+{
+	struct conv c;
+	void *recs;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < st->ndevices; i++)
+		if (st->devices[i].driver_limits == GF_DLIM_ON)
+			break;
+	if (i == st->ndevices)
+		return 0;
+	if (conv_open(&c, path, GF_MSG_WALLS_REQ, NULL) < 0)
+		return -1;
+	rc = conv_list(&c, GF_MSG_WALL, GF_MSG_WALL_END, &recs, &st->nwalls);
+	if (rc == 0)
+		st->walls = recs;
+	if (rc == 0 && st->nwalls > 1)
+		qsort(st->walls, st->nwalls, sizeof(*st->walls), wall_cmp);
+	close(c.fd);
+	return rc;
+}
+
 int
 ctl_query_status(const char *path, struct ctl_status *st)
 {
@@ -344,6 +382,10 @@ ctl_query_status(const char *path, struct ctl_status *st)
 	    &st->ngroups) < 0)
 		goto out_close;
 	st->groups = recs;
+	close(c.fd);
+	c.fd = -1;
+	if (status_walls(path, st) < 0)
+		goto out_close;
 	if (st->ndevices > 1)
 		qsort(st->devices, st->ndevices, sizeof(*st->devices),
 		    device_cmp);
@@ -352,7 +394,8 @@ ctl_query_status(const char *path, struct ctl_status *st)
 		    group_cmp, st);
 	rc = 0;
 out_close:
-	close(c.fd);
+	if (c.fd >= 0)
+		close(c.fd);
 	return rc;
 }
 
@@ -361,6 +404,7 @@ ctl_status_free(struct ctl_status *st)
 {
 	free(st->devices);
 	free(st->groups);
+	free(st->walls);
 	memset(st, 0, sizeof(*st));
 }
 

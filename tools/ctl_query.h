@@ -20,6 +20,11 @@ struct ctl_status {
 	size_t			 ndevices;
 	struct gf_group_status	*groups;	/* by name, then device */
 	size_t			 ngroups;
+	struct gf_wall		*walls;		/* the driver's, as the daemon
+						   read them back; asked for
+						   only where driver limits
+						   are on */
+	size_t			 nwalls;
 };
 
 /*

@@ -48,6 +48,8 @@
  *   STATUS_REQ       -> STATUS, DEVICE_STATUS x N, DEVICE_END,
  *                       GROUP_STATUS x M, GROUP_END  (one per group+device)
  *   PS_REQ           -> CLIENT x N, CLIENT_END   (one CLIENT per pid+device)
+ *   WALLS_REQ        -> WALL x N, WALL_END       the driver's walls in
+ *                                                force, read back from it
  *   ALLOCS_REQ       -> ALLOC x N, ALLOC_END | ERROR
  *   EVENTS_REQ       -> EVENT x N, EVENT_END; with follow set, then EVENT
  *                       as decisions happen, until the peer hangs up
@@ -146,6 +148,7 @@ enum {
 	GF_MSG_GROUP_SET,
 	GF_MSG_GROUP_RM,
 	GF_MSG_LIMIT_REQ,
+	GF_MSG_WALLS_REQ,
 	/* daemon -> peer */
 	GF_MSG_HELLO_OK = 64,
 	GF_MSG_DEVICE_INFO,
@@ -166,6 +169,8 @@ enum {
 	GF_MSG_EVENT_END,
 	GF_MSG_OK,
 	GF_MSG_MOVE,
+	GF_MSG_WALL,
+	GF_MSG_WALL_END,
 };
 
 #define GF_UNSET		0xffffffffu	/* "not requested" in a u32 field */
@@ -666,6 +671,26 @@ struct gf_error {
 	uint32_t	zero;
 };
 
+#define GF_WALL_DIR_LEN		160	/* a cgroup directory, its end kept */
+
+/*
+ * WALL: one of the driver's memory limits per cgroup (r615) that the
+ * daemon set or found journalled, as the driver reads it back now.
+ */
+struct gf_wall {
+	uint8_t		uuid[GF_UUID_LEN];	/* the device */
+	uint64_t	soft;		/* as the driver says them */
+	uint64_t	hard;
+	uint64_t	used;		/* what the cgroup holds there */
+	uint32_t	read;		/* 1: read back; 0: the driver would
+					   not say (the fields above 0) */
+	uint32_t	zero;
+	char		group[GF_GROUP_LEN];	/* whose; "(journal)": found
+					   in the journal, no group's yet */
+	char		dir[GF_WALL_DIR_LEN];	/* "..." then its end when
+					   longer */
+};
+
 /* One received or outgoing packet. */
 struct gf_msg {
 	struct gf_hdr	hdr;
@@ -701,6 +726,7 @@ struct gf_msg {
 		struct gf_limit_req	limit_req;
 		struct gf_group_status	group_status;
 		struct gf_event		event;
+		struct gf_wall		wall;
 		uint8_t			raw[GF_MSG_MAX - sizeof(struct gf_hdr)];
 	} u;
 };
@@ -731,6 +757,7 @@ _Static_assert(sizeof(struct gf_group_rm) == GF_GROUP_LEN, "gf_group_rm layout")
 _Static_assert(sizeof(struct gf_limit_req) == 40, "gf_limit_req layout");
 _Static_assert(sizeof(struct gf_alloc) == 48, "gf_alloc layout");
 _Static_assert(sizeof(struct gf_error) == 232, "gf_error layout");
+_Static_assert(sizeof(struct gf_wall) == 240, "gf_wall layout");
 _Static_assert(sizeof(struct gf_msg) == GF_MSG_MAX, "gf_msg layout");
 
 #endif

@@ -11,9 +11,10 @@
   hostile.py reserve SOCK UUID SIZE
       HELLO and RESERVE SIZE bytes; print the reply's type (GRANT, WAIT,
       DENY), and after a WAIT the next one within 10 s
-  hostile.py conns SOCK N
-      as uid 65534: open N connections and say HELLO on each; print how
-      many got HELLO_OK and how many were refused, then wait on stdin
+  hostile.py conns SOCK N [root]
+      as uid 65534 (or as root, staying so): open N connections and say
+      HELLO on each; print how many got HELLO_OK and how many were
+      refused, then wait on stdin
   hostile.py commits SOCK UUID N
       HELLO, open UUID, and re-register N allocations of 4 KiB (COMMIT with
       reserved 0); print "committed N" once the daemon has answered a
@@ -154,8 +155,9 @@ def reserve(path, uuid, size):
     print(got, flush=True)
 
 
-def conns(path, n):
-    nobody()
+def conns(path, n, who="nobody"):
+    if who == "nobody":
+        nobody()
     held, ok, refused = [], 0, 0
     for _ in range(n):
         s = connect(path)
@@ -256,7 +258,7 @@ def main():
     elif cmd == "reserve":
         reserve(args[0], args[1], int(args[2]))
     elif cmd == "conns":
-        conns(args[0], int(args[1]))
+        conns(args[0], int(args[1]), *args[2:3])
     elif cmd == "commits":
         commits(args[0], args[1], int(args[2]))
     elif cmd == "overcharge":

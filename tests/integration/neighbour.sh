@@ -1,9 +1,9 @@
 # No neighbour can lock others out (issue 22): a uid's connections past
 # max_connections_per_uid are refused (root's never), the daemon raises its
 # soft descriptor limit, a program whose daemon's backlog is full gives up
-# connecting within 5 s, all output queues together stay under
-# output_queue_limit (the one that reads least closed first), and
-# gpufracctl allocs lists a million allocations of one process.
+# connecting within 5 s and fails closed (issue 38 G), all output queues
+# together stay under output_queue_limit (the one that reads least closed
+# first), and gpufracctl allocs lists a million allocations of one process.
 . "$(dirname "$0")/lib.sh"
 H=$TOP/tests/clients/hostile.py
 C=$CLIENTS/cuclient_linked
@@ -51,9 +51,11 @@ wait_for "a stuck daemon's backlog is full" 10 grep -q full "$TMP/stuck.out"
 GPUFRAC_SOCKET=$TMP/stuck.sock timeout 30 env \
 	"LD_PRELOAD=${SAN_RT:+$SAN_RT }$SHIM" "$C" alloc 1Gi \
 	>"$TMP/stuck.cout" 2>"$TMP/stuck.cerr"
-check_eq "the program runs on, without the daemon" $? 0
+check_eq "the program runs on, neither crashing nor hanging" $? 0
+check_eq "but a daemon there that cannot take it is no absence: refused" \
+	"$(cat "$TMP/stuck.cout")" "alloc err=2"
 check "saying once why" grep -q \
-	"cannot reach gpufracd at '$TMP/stuck.sock': no room in its backlog within 5 s" \
+	"daemon at '$TMP/stuck.sock' had no room in its backlog within 5 s; allocations fail until it lets this process in" \
 	"$TMP/stuck.cerr"
 ctl_stuck=$(timeout 30 "$GPUFRACCTL" -s "$TMP/stuck.sock" status 2>&1)
 check_eq "gpufracctl gives up too, in one line" "$ctl_stuck" \

@@ -260,8 +260,8 @@ test_unknown_type(void **state)
 {
 	static const uint16_t unknown[] = {
 		0, GF_MSG_MOVED + 1, GF_MSG_STATUS_REQ - 1,
-		GF_MSG_LIMIT_REQ + 1, GF_MSG_HELLO_OK - 1,
-		GF_MSG_MOVE + 1, 0x7fff, 0xffff,
+		GF_MSG_WALLS_REQ + 1, GF_MSG_HELLO_OK - 1,
+		GF_MSG_WALL_END + 1, 0x7fff, 0xffff,
 	};
 	struct type_case tc = T0(OK);
 	struct gf_msg m;
@@ -324,9 +324,9 @@ test_unterminated_strings(void **state)
 	 * HELLO version, ERROR msg, STATUS version and swap_reason,
 	 * DEVICE_STATUS name and driver_reason, CLIENT group and version,
 	 * GROUP_STATUS name, EVENT group, reason and reason_more, GROUP_RULE
-	 * rule, GROUP_SET and GROUP_RM name, MOVED what
+	 * rule, GROUP_SET and GROUP_RM name, MOVED what, WALL group and dir
 	 */
-	assert_int_equal(nstr, 16);
+	assert_int_equal(nstr, 18);
 }
 
 /* Both strings of EVENT unterminated, and each alone at full length. */
