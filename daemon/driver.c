@@ -12,6 +12,8 @@
 #include "depart.h"
 #include "driver.h"
 #include "event.h"
+#include "glance.h"
+#include "jitter.h"
 #include "lease.h"
 #include "ledger.h"
 #include "log.h"
@@ -208,6 +210,7 @@ look_dev(struct arbiter *a, size_t dev, int *serve, int *changed)
 		    (unsigned long long)foreign);
 	dd->foreign = foreign;
 	ld->foreign = foreign + dd->shortfall;
+	glance_base(a, dev, used);
 	driver_seen = 1;
 	return 1;
 }
@@ -294,7 +297,7 @@ driver_fire(struct event_loop *loop, void *arg)
 	(void)loop;
 	a->driver_timer = 0;
 	look(a);
-	driver_arm(a, pending(a) ? DRIVER_FAST_MS : DRIVER_PERIOD_MS);
+	driver_arm(a, jitter_ms(pending(a) ? DRIVER_FAST_MS : DRIVER_PERIOD_MS));
 }
 
 /* The next look in ms, unless one comes sooner already. */
@@ -358,7 +361,8 @@ driver_init(struct arbiter *a)
 	}
 	if (nvml_ready())
 		look(a);
-	driver_arm(a, DRIVER_PERIOD_MS);
+	driver_arm(a, jitter_ms(DRIVER_PERIOD_MS));
+	glance_init(a);
 	return 0;
 }
 
@@ -367,6 +371,7 @@ driver_free(struct arbiter *a)
 {
 	size_t i;
 
+	glance_free(a);
 	if (a->driver_timer > 0)
 		event_timer_cancel(a->loop, a->driver_timer);
 	a->driver_timer = 0;

@@ -1,0 +1,37 @@
+/*
+ * The driver's glance (issue 38, D): between two of the driver's looks
+ * (driver.c), which list every process and cost a /proc visit for each
+ * stranger, one cheap device-wide figure is read: NVML's used memory per
+ * device, every GLANCE_MS on average (jitter.h). When it has risen past
+ * what the ledger explains (its charges and the foreign memory, less the
+ * leases' unused parts) by more than GLANCE_SLACK since the last look,
+ * the look runs at once: memory held between two looks is seen within a
+ * glance or two, whenever the looks come.
+ *
+ * What the ledger explains is compared with the figure's own at the last
+ * look, lowered at every glance that finds less (memory given back before
+ * the ledger hears of it, a burst's charge outliving the burst), so that
+ * room the ledger charges but nobody holds hides no burst either. Honest
+ * clients reserve before the driver allocates: their rises are explained.
+ * Without NVML there is no glance.
+ */
+#ifndef GF_DAEMON_GLANCE_H
+#define GF_DAEMON_GLANCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GLANCE_MS	100
+#define GLANCE_SLACK	(64ull << 20)	/* a rise below this waits for the
+					   look: a context, a rounding */
+
+struct arbiter;
+
+/* With the driver's looks (driver_init): glance from now on. */
+void	glance_init(struct arbiter *a);
+void	glance_free(struct arbiter *a);
+
+/* A look at dev found NVML's used at used, the ledger now says why. */
+void	glance_base(struct arbiter *a, size_t dev, uint64_t used);
+
+#endif
