@@ -50,6 +50,7 @@ struct driver_dev {
 	int64_t		unexplained;	/* NVML's used less what the ledger
 					   explains, at the last look, lowered
 					   by the glances since (glance.c) */
+	int64_t		glanced;	/* the same at the last glance */
 };
 
 /* After overhead_init (NVML open or not): look now, and from now on. */

@@ -35,17 +35,23 @@ unexplained(const struct arbiter *a, size_t dev, uint64_t used)
 void
 glance_base(struct arbiter *a, size_t dev, uint64_t used)
 {
-	a->driver[dev].unexplained = unexplained(a, dev, used);
+	struct driver_dev *dd = &a->driver[dev];
+
+	dd->unexplained = dd->glanced = unexplained(a, dev, used);
 }
 
-/* Whether dev's figure rose past what the ledger explains; else the base
- * comes down to what it shows. */
+/*
+ * Whether dev's figure rose past what the ledger explains; else the base
+ * comes down to what two glances in a row show: an honest free leaves the
+ * driver a moment before the ledger hears of it, which is no room for a
+ * burst to hide in, while a burst's charge outlives it till the look.
+ */
 static int
 risen(struct arbiter *a, size_t dev)
 {
 	struct driver_dev *dd = &a->driver[dev];
 	uint64_t used;
-	int64_t u;
+	int64_t u, least;
 
 	if (nvml_used(dev, &used) < 0)
 		return 0;
@@ -56,8 +62,10 @@ risen(struct arbiter *a, size_t dev)
 		    (long long)(u - dd->unexplained));
 		return 1;
 	}
-	if (u < dd->unexplained)
-		dd->unexplained = u;
+	least = u > dd->glanced ? u : dd->glanced;
+	if (least < dd->unexplained)
+		dd->unexplained = least;
+	dd->glanced = u;
 	return 0;
 }
 

@@ -9,9 +9,9 @@
  * glance or two, whenever the looks come.
  *
  * What the ledger explains is compared with the figure's own at the last
- * look, lowered at every glance that finds less (memory given back before
- * the ledger hears of it, a burst's charge outliving the burst), so that
- * room the ledger charges but nobody holds hides no burst either. Honest
+ * look, lowered to what two glances in a row find (a burst's charge
+ * outliving the burst till the next look, a pool trimmed), so that room
+ * the ledger charges but nobody holds hides no burst either. Honest
  * clients reserve before the driver allocates: their rises are explained.
  * Without NVML there is no glance.
  */
