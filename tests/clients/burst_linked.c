@@ -7,8 +7,10 @@
  *   burst_linked SIZE HOLD_MS PERIOD_MS COUNT [SYNC_FILE]
  * With SYNC_FILE it counts them instead from the moment that file
  * appears, which the caller creates when `gpufracctl ps` first lists the
- * probe: the daemon's look that saw it. A timed attacker so keeps its
- * bursts between looks that come every PERIOD_MS. It prints "probe" once
+ * probe: the daemon's look that saw it. That moment comes a little after
+ * the look, so each burst then starts SYNC_LEAD_MS after its instant: a
+ * timed attacker keeps its bursts between looks that come every
+ * PERIOD_MS. It prints "probe" once
  * the probe is held, "burst K MS" as burst K (from 1) is taken, MS after
  * the first instant ("burst K err=CODE" if refused), and "unseen COUNT"
  * at the end. Run with or without the shim. Exit status 0; 1 when an
@@ -25,6 +27,7 @@
 
 #define PROBE_BYTES	(2ull << 20)
 #define SYNC_WAIT_MS	30000
+#define SYNC_LEAD_MS	50
 
 static uint64_t
 now_ms(void)
@@ -72,7 +75,7 @@ usage(const char *why)
 int
 main(int argc, char **argv)
 {
-	uint64_t size, hold, period, count, t0, k;
+	uint64_t size, hold, period, count, t0, lead, k;
 	CUdeviceptr probe, p;
 	CUcontext ctx;
 	CUresult r;
@@ -96,13 +99,16 @@ main(int argc, char **argv)
 	}
 	printf("probe\n");
 	t0 = now_ms();
+	lead = (period - hold) / 2;
+	if (argc == 6 && (lead = SYNC_LEAD_MS) > period - hold)
+		return usage("HOLD_MS leaves no room to time");
 	if (argc == 6 && (t0 = sync_wait(argv[5])) == 0) {
 		fprintf(stderr, "burst_linked: '%s' never appeared\n",
 		    argv[5]);
 		return 2;
 	}
 	for (k = 0; k < count; k++) {
-		sleep_until(t0 + k * period + (period - hold) / 2);
+		sleep_until(t0 + k * period + lead);
 		if ((r = cuMemAlloc(&p, size)) != CUDA_SUCCESS) {
 			printf("burst %llu err=%d\n", (unsigned long long)k + 1,
 			    (int)r);
