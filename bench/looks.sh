@@ -14,9 +14,10 @@
 #    first burst to its death;
 #  - cost: what one glance costs on the simulated driver with
 #    BENCH_LOOKS_PROCS (8) processes holding memory: the simulated
-#    nvmlDeviceGetMemoryInfo's wall time over 1000 calls, and the
-#    daemon's instructions per glance (callgrind, glance_fire inclusive,
-#    over BENCH_LOOKS_CG_S (20) s; skipped without valgrind).
+#    nvmlDeviceGetMemoryInfo's wall time and system calls (strace) over
+#    2000 calls, and the daemon's instructions per glance (callgrind,
+#    glance_fire inclusive, over BENCH_LOOKS_CG_S (20) s); each skipped
+#    without its tool.
 # Prints a line per measure, then one JSON line. Run from the top of a
 # built tree (make bench-looks builds burst_linked and nvml_query):
 # bench/looks.sh [BUILD] (default build).
@@ -68,26 +69,28 @@ daemon_start() {
 daemon_stop() { kill -TERM "$daemon"; wait "$daemon"; daemon=; }
 nothing_held() { ! ctl ps | grep -q unshimmed; }
 
-# burster HOLD PERIOD COUNT: one burster to its end; prints
-# "SEEN K LASTED_MS KILL_MS": SEEN 1 if killed in burst K, LASTED_MS
-# from the instant its bursts count from, KILL_MS from burst K's start.
+# burster HOLD PERIOD COUNT: one burster to its end (not this shell's
+# job: its death by SIGKILL is the daemon's to say); prints
+# "SEEN K LASTED_MS KILL_MS": SEEN 1 if it was killed, in burst K,
+# LASTED_MS after its first instant, KILL_MS after burst K began.
+ended() { ! kill -0 "$1"; }
 burster() {
-	local pid t0 t1 line
-	"$B" 3Gi "$1" "$2" "$3" >"$tmp/b.out" 2>&1 &
-	pid=$!
-	until grep -q '^probe' "$tmp/b.out"; do
-		kill -0 "$pid" 2>/dev/null || die "burst_linked: $(cat "$tmp/b.out")"
-		sleep 0.001
-	done
-	t0=$(now_ms)
-	wait "$pid"
-	local rc=$?
-	t1=$(now_ms)
+	local pid start line at
+	pid=$("$B" 3Gi "$1" "$2" "$3" </dev/null >"$tmp/b.out" 2>&1 & echo $!)
+	until_ok $(($2 * $3 / 1000 + 30)) ended "$pid" ||
+	    die "burst_linked did not end"
+	start=$(sed -n 's/^start //p' "$tmp/b.out")
 	line=$(grep '^burst' "$tmp/b.out" | tail -n 1)
 	set -- $line
-	[ $# = 3 ] || die "burst_linked: $(cat "$tmp/b.out")"
+	[ -n "$start" ] && [ $# = 3 ] || die "burst_linked: $(cat "$tmp/b.out")"
+	at=$(ctl events --json | grep "\"event\":\"unshimmed-kill\",\"pid\":$pid," |
+	    sed 's/.*"time_ms":\([0-9]*\).*/\1/')
 	until_ok 10 nothing_held || die "the burster's memory is still held"
-	echo "$([ $rc = 137 ] && echo 1 || echo 0) $2 $((t1 - t0)) $((t1 - t0 - $3))"
+	if [ -n "$at" ]; then
+		echo "1 $2 $((at - start)) $((at - start - $3))"
+	else
+		echo "0 $2 0 0"
+	fi
 }
 
 daemon_start
@@ -115,8 +118,8 @@ done
 
 # The glance's cost: nprocs holders, each a 2 MiB probe.
 for ((i = 0; i < nprocs; i++)); do
-	"$B" 1Mi 0 3600000 1 >"$tmp/h$i.out" 2>&1 &
-	holders+=($!)
+	holders+=("$("$B" 1Mi 0 3600000 1 </dev/null >"$tmp/h$i.out" 2>&1 &
+	    echo $!)")
 done
 for ((i = 0; i < nprocs; i++)); do
 	until_ok 20 grep -q '^probe' "$tmp/h$i.out" || die "a holder did not start"
@@ -126,8 +129,16 @@ t0=$(date +%s%N); "$Q" mem 0 >/dev/null; t1=$(date +%s%N)
 mapfile -t many < <(yes 'mem
 0' | head -n 2000)
 "$Q" "${many[@]}" >/dev/null; t2=$(date +%s%N)
-read_ns=$(( (t2 - t1 - (t1 - t0)) / 999 ))
-echo "NVML's used memory on the simulated driver, $nprocs processes: $read_ns ns a reading"
+# "mem" reads it twice (nvmlDeviceGetMemoryInfo and its _v2).
+read_ns=$(( (t2 - t1 - (t1 - t0)) / 999 / 2 ))
+read_sys=null
+if command -v strace >/dev/null; then
+	calls() { strace -c -o "$tmp/st" "$Q" "$@" >/dev/null &&
+	    awk '$NF == "total" { print $4 }' "$tmp/st"; }
+	one=$(calls mem 0) all=$(calls "${many[@]}")
+	read_sys=$(( (all - one) / 999 / 2 ))
+fi
+echo "NVML's used memory on the simulated driver, $nprocs processes: $read_ns ns, $read_sys system calls a reading"
 glance_ir=null
 if command -v valgrind >/dev/null; then
 	daemon_stop
@@ -135,7 +146,7 @@ if command -v valgrind >/dev/null; then
 	    --callgrind-out-file="$tmp/cg.out"
 	sleep "$cg_s"
 	daemon_stop
-	glance_ir=$(awk '/^cfn=.* glance_fire$/ { getline; n += $1 ? 0 : 0;
+	glance_ir=$(awk '/^cfn=.* glance_fire$/ { getline;
 	    sub("calls=", ""); calls += $1 } /^summary:/ { ir = $2 }
 	    END { if (calls) printf "%d", ir / calls; else print "null" }' \
 	    "$tmp/cg.out")
@@ -148,5 +159,6 @@ printf '},"bursts":%s,"longest_unseen_ms":%s,"slowest_kill_ms":%s,' \
 	"$bursts" "$longest" "$worst_kill"
 printf '"lasted_ms_f06":[%s],"lasted_ms_f01":[%s],' \
 	"$(echo ${lasted[6]} | tr ' ' ,)" "$(echo ${lasted[1]} | tr ' ' ,)"
-printf '"procs":%s,"reading_ns":%s,"glance_instructions":%s}\n' \
-	"$nprocs" "$read_ns" "$glance_ir"
+printf '"procs":%s,"reading_ns":%s,"reading_syscalls":%s,' \
+	"$nprocs" "$read_ns" "$read_sys"
+printf '"glance_instructions":%s}\n' "$glance_ir"

@@ -11,9 +11,10 @@
  * the look, so each burst then starts SYNC_LEAD_MS after its instant: a
  * timed attacker keeps its bursts between looks that come every
  * PERIOD_MS. It prints "probe" once
- * the probe is held, "burst K MS" as burst K (from 1) is taken, MS after
- * the first instant ("burst K err=CODE" if refused), and "unseen COUNT"
- * at the end. Run with or without the shim. Exit status 0; 1 when an
+ * the probe is held, "start MS" at the first instant (MS since the epoch,
+ * as the daemon's events say their time), "burst K MS" as burst K (from
+ * 1) is taken, MS after the first instant ("burst K err=CODE" if
+ * refused), and "unseen COUNT" at the end. Run with or without the shim. Exit status 0; 1 when an
  * allocation failed; 2 on a usage or set-up error.
  */
 #include <cuda.h>
@@ -35,6 +36,15 @@ now_ms(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static uint64_t
+epoch_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
@@ -107,6 +117,8 @@ main(int argc, char **argv)
 		    argv[5]);
 		return 2;
 	}
+	printf("start %llu\n", (unsigned long long)(epoch_ms() - (now_ms() -
+	    t0)));
 	for (k = 0; k < count; k++) {
 		sleep_until(t0 + k * period + lead);
 		if ((r = cuMemAlloc(&p, size)) != CUDA_SUCCESS) {
