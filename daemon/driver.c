@@ -210,7 +210,8 @@ look_dev(struct arbiter *a, size_t dev, int *serve, int *changed)
 		    (unsigned long long)foreign);
 	dd->foreign = foreign;
 	ld->foreign = foreign + dd->shortfall;
-	glance_base(a, dev, used);
+	dd->looked_used = used;
+	dd->looked = 1;
 	driver_seen = 1;
 	return 1;
 }
@@ -283,6 +284,12 @@ look(struct arbiter *a)
 	}
 	serve |= unshimmed_settle(a);
 	serve |= departs_settle(a, looked) > 0;
+	/* What the look found is charged now: the glances' new base. */
+	for (i = 0; i < a->ledger.ndevices; i++)
+		if (a->driver[i].looked) {
+			glance_base(a, i, a->driver[i].looked_used);
+			a->driver[i].looked = 0;
+		}
 	if (changed)
 		a->tell_limits(a, NULL);
 	if (serve)

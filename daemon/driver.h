@@ -51,6 +51,8 @@ struct driver_dev {
 					   explains, at the last look, lowered
 					   by the glances since (glance.c) */
 	int64_t		glanced;	/* the same at the last glance */
+	uint64_t	looked_used;	/* NVML's used at the last look */
+	int		looked;		/* by the look under way */
 };
 
 /* After overhead_init (NVML open or not): look now, and from now on. */

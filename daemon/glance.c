@@ -32,12 +32,20 @@ unexplained(const struct arbiter *a, size_t dev, uint64_t used)
 	return (int64_t)(used - explained);
 }
 
+/*
+ * The look's figure moves the base up, never down: read while an honest
+ * free has left the driver and not yet reached the ledger, it is one
+ * instant's dip, which the glances' rule below is there to ignore.
+ */
 void
 glance_base(struct arbiter *a, size_t dev, uint64_t used)
 {
 	struct driver_dev *dd = &a->driver[dev];
+	int64_t u = unexplained(a, dev, used);
 
-	dd->unexplained = dd->glanced = unexplained(a, dev, used);
+	if (u > dd->unexplained)
+		dd->unexplained = u;
+	dd->glanced = u;
 }
 
 /*

@@ -9,7 +9,8 @@
  * glance or two, whenever the looks come.
  *
  * What the ledger explains is compared with the figure's own at the last
- * look, lowered to what two glances in a row find (a burst's charge
+ * look (raised by it, never lowered), lowered to what two glances in a
+ * row find (a burst's charge
  * outliving the burst till the next look, a pool trimmed), so that room
  * the ledger charges but nobody holds hides no burst either. Honest
  * clients reserve before the driver allocates: their rises are explained.
@@ -31,7 +32,10 @@ struct arbiter;
 void	glance_init(struct arbiter *a);
 void	glance_free(struct arbiter *a);
 
-/* A look at dev found NVML's used at used, the ledger now says why. */
+/*
+ * A look at dev found NVML's used at used, and has charged what it found:
+ * the ledger now says why (called once the look has settled).
+ */
 void	glance_base(struct arbiter *a, size_t dev, uint64_t used);
 
 #endif
