@@ -50,7 +50,8 @@ struct driver_dev {
 	int64_t		unexplained;	/* NVML's used less what the ledger
 					   explains, at the last look, lowered
 					   by the glances since (glance.c) */
-	int64_t		glanced;	/* the same at the last glance */
+	uint64_t	low_since;	/* glances found less since (ms), or 0 */
+	int64_t		low_most;	/* and at the most this */
 	uint64_t	looked_used;	/* NVML's used at the last look */
 	int		looked;		/* by the look under way */
 };

@@ -45,21 +45,45 @@ glance_base(struct arbiter *a, size_t dev, uint64_t used)
 
 	if (u > dd->unexplained)
 		dd->unexplained = u;
-	dd->glanced = u;
+	dd->low_since = 0;
 }
 
 /*
- * Whether dev's figure rose past what the ledger explains; else the base
- * comes down to what two glances in a row show: an honest free leaves the
- * driver a moment before the ledger hears of it, which is no room for a
- * burst to hide in, while a burst's charge outlives it till the look.
+ * Below the base: it comes down to the most the glances have shown since
+ * they first found less, once that has lasted GLANCE_DIP_MS. An honest
+ * free leaves the driver a moment before the ledger hears of it, which
+ * is no room for a burst to hide in; a burst's charge outlives it till
+ * the next look, and a trimmed pool's its trim.
  */
+static void
+lower(struct driver_dev *dd, int64_t u)
+{
+	uint64_t now = event_now_ms();
+
+	if (u >= dd->unexplained) {
+		dd->low_since = 0;
+		return;
+	}
+	if (dd->low_since == 0) {
+		dd->low_since = now;
+		dd->low_most = u;
+		return;
+	}
+	if (u > dd->low_most)
+		dd->low_most = u;
+	if (now - dd->low_since >= GLANCE_DIP_MS) {
+		dd->unexplained = dd->low_most;
+		dd->low_since = 0;
+	}
+}
+
+/* Whether dev's figure rose past what the ledger explains. */
 static int
 risen(struct arbiter *a, size_t dev)
 {
 	struct driver_dev *dd = &a->driver[dev];
 	uint64_t used;
-	int64_t u, least;
+	int64_t u;
 
 	if (nvml_used(dev, &used) < 0)
 		return 0;
@@ -70,10 +94,7 @@ risen(struct arbiter *a, size_t dev)
 		    (long long)(u - dd->unexplained));
 		return 1;
 	}
-	least = u > dd->glanced ? u : dd->glanced;
-	if (least < dd->unexplained)
-		dd->unexplained = least;
-	dd->glanced = u;
+	lower(dd, u);
 	return 0;
 }
 

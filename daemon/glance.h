@@ -9,11 +9,12 @@
  * glance or two, whenever the looks come.
  *
  * What the ledger explains is compared with the figure's own at the last
- * look (raised by it, never lowered), lowered to what two glances in a
- * row find (a burst's charge
- * outliving the burst till the next look, a pool trimmed), so that room
- * the ledger charges but nobody holds hides no burst either. Honest
- * clients reserve before the driver allocates: their rises are explained.
+ * look (raised by it, never lowered), lowered to what the glances find
+ * for GLANCE_DIP_MS on end (a burst's charge outliving the burst till the
+ * next look, a pool trimmed), so that room the ledger charges but nobody
+ * holds hides no burst for longer. Honest clients reserve before the
+ * driver allocates, and free in the driver before they tell the ledger:
+ * their rises are explained, their dips too brief to count.
  * Without NVML there is no glance.
  */
 #ifndef GF_DAEMON_GLANCE_H
@@ -25,6 +26,8 @@
 #define GLANCE_MS	100
 #define GLANCE_SLACK	(64ull << 20)	/* a rise below this waits for the
 					   look: a context, a rounding */
+#define GLANCE_DIP_MS	300		/* less held than charged this long:
+					   the new base */
 
 struct arbiter;
 
