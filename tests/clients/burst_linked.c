@@ -74,11 +74,14 @@ sync_wait(const char *path)
 	return now_ms();
 }
 
+/* A bad argument: what it is, its value (NULL: a wrong count). */
 static int
-usage(const char *why)
+usage(const char *what, const char *value)
 {
-	fprintf(stderr, "burst_linked: %s\nusage: burst_linked SIZE HOLD_MS "
-	    "PERIOD_MS COUNT [SYNC_FILE]\n", why);
+	if (value != NULL)
+		fprintf(stderr, "burst_linked: bad %s '%s'\n", what, value);
+	fprintf(stderr, "usage: burst_linked SIZE HOLD_MS PERIOD_MS COUNT "
+	    "[SYNC_FILE]\n");
 	return 2;
 }
 
@@ -91,14 +94,15 @@ main(int argc, char **argv)
 	CUresult r;
 
 	if (argc < 5 || argc > 6)
-		return usage("wrong number of arguments");
+		return usage(NULL, NULL);
 	if (size_parse(argv[1], &size) < 0)
-		return usage("bad SIZE");
-	if (decimal_parse(argv[2], UINT32_MAX, &hold) < 0 ||
-	    decimal_parse(argv[3], UINT32_MAX, &period) < 0 || hold > period)
-		return usage("bad HOLD_MS or PERIOD_MS");
+		return usage("SIZE", argv[1]);
+	if (decimal_parse(argv[2], UINT32_MAX, &hold) < 0)
+		return usage("HOLD_MS", argv[2]);
+	if (decimal_parse(argv[3], UINT32_MAX, &period) < 0 || hold > period)
+		return usage("PERIOD_MS (HOLD_MS at most)", argv[3]);
 	if (decimal_parse(argv[4], UINT32_MAX, &count) < 0)
-		return usage("bad COUNT");
+		return usage("COUNT", argv[4]);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (cuInit(0) != CUDA_SUCCESS ||
 	    cuDevicePrimaryCtxRetain(&ctx, 0) != CUDA_SUCCESS ||
@@ -111,7 +115,7 @@ main(int argc, char **argv)
 	t0 = now_ms();
 	lead = (period - hold) / 2;
 	if (argc == 6 && (lead = SYNC_LEAD_MS) > period - hold)
-		return usage("HOLD_MS leaves no room to time");
+		return usage("HOLD_MS (no room left to time)", argv[2]);
 	if (argc == 6 && (t0 = sync_wait(argv[5])) == 0) {
 		fprintf(stderr, "burst_linked: '%s' never appeared\n",
 		    argv[5]);
