@@ -47,9 +47,9 @@ struct driver_dev {
 	unsigned	rising;		/* looks that saw more than that */
 	uint64_t	shortfall;	/* the driver refused this much more */
 	uint64_t	shortfall_used;	/* NVML's used when it did (0: no NVML) */
-	int64_t		unexplained;	/* NVML's used less what the ledger
-					   explains, at the last look, lowered
-					   by the glances since (glance.c) */
+	int64_t		unexplained;	/* the glances' base: NVML's used
+					   less what the ledger explains
+					   (glance.h) */
 	uint64_t	low_since;	/* glances found less since (ms), or 0 */
 	int64_t		low_most;	/* and at the most this */
 	uint64_t	looked_used;	/* NVML's used at the last look */

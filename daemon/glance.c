@@ -50,10 +50,8 @@ glance_base(struct arbiter *a, size_t dev, uint64_t used)
 
 /*
  * Below the base: it comes down to the most the glances have shown since
- * they first found less, once that has lasted GLANCE_DIP_MS. An honest
- * free leaves the driver a moment before the ledger hears of it, which
- * is no room for a burst to hide in; a burst's charge outlives it till
- * the next look, and a trimmed pool's its trim.
+ * they first found less, once that has lasted GLANCE_DIP_MS (glance.h
+ * says why not at once).
  */
 static void
 lower(struct driver_dev *dd, int64_t u)

@@ -8,13 +8,14 @@
  * the look runs at once: memory held between two looks is seen within a
  * glance or two, whenever the looks come.
  *
- * What the ledger explains is compared with the figure's own at the last
- * look (raised by it, never lowered), lowered to what the glances find
- * for GLANCE_DIP_MS on end (a burst's charge outliving the burst till the
- * next look, a pool trimmed), so that room the ledger charges but nobody
- * holds hides no burst for longer. Honest clients reserve before the
- * driver allocates, and free in the driver before they tell the ledger:
- * their rises are explained, their dips too brief to count.
+ * The rise is measured from a base: what the last look left unexplained
+ * (a look only raises it: its one reading may fall in an honest free's
+ * dip), lowered when the glances find less for GLANCE_DIP_MS on end (a
+ * burst's charge outliving the burst until the next look, a pool's
+ * reserve outliving its trim), so that room the ledger charges but
+ * nobody holds hides no burst for long. Honest clients reserve before
+ * the driver allocates, and free in the driver just before they tell the
+ * ledger: their rises are explained, their dips too brief to count.
  * Without NVML there is no glance.
  */
 #ifndef GF_DAEMON_GLANCE_H
