@@ -6,13 +6,15 @@
 # device's used memory every ~100 ms looks at once when it rose past what
 # the ledger explains: the same timed bursts, in a kill group of 1 GiB,
 # are seen and killed. Honest shimmed programs allocating in bursts, one
-# near its group's limit, are neither killed nor reported, nor looked at
-# for memory the ledger cannot explain.
+# near its group's limit, are neither killed nor reported, and the
+# ledger explains their bursts: only a new process's context, held
+# before it connects, may call a look.
 # shellcheck disable=SC2154	# PID_* are bg's
 . "$(dirname "$0")/lib.sh"
 C=$CLIENTS/burst_linked
 PRE="${SAN_RT:+$SAN_RT }$SHIM"
-export SIMCUDA_DEVICES=8Gi
+# Contexts take memory before a program's first allocation, as on a GPU.
+export SIMCUDA_DEVICES=8Gi SIMCUDA_CONTEXT_BYTES=128Mi
 
 nobody_setup
 printf '[daemon]\nlog_level = debug\n[group cap]\nmatch = uid:65534\nlimit = 1Gi\nunshimmed = kill\n' \
@@ -33,8 +35,9 @@ check_eq "every one of them" "$(tail -n 1 "$TMP/near.out") $(tail -n 1 "$TMP/big
 	"unseen 15 unseen 6"
 check "no honest process is taken for one without the shim" eval \
 	"! ctl events --json | grep -q '\"event\":\"unshimmed'"
-check_eq "nor looked at for memory the ledger cannot explain" \
-	"$(unexplained)" 0
+# A context may be seen before its process connects, once per process;
+# the 21 bursts are all explained.
+check "nor looked at for their bursts" test "$(unexplained)" -le 2
 
 # The timed attacker: a probe to learn when the looks come, then 3 GiB
 # bursts of 600 ms between them, in the kill group of 1 GiB.
