@@ -17,8 +17,8 @@
 #    BENCH_LOOKS_PROCS (8) processes holding memory: the simulated
 #    nvmlDeviceGetMemoryInfo's wall time and system calls (strace) over
 #    2000 calls, and the daemon's instructions per glance (callgrind,
-#    glance_fire inclusive, over BENCH_LOOKS_CG_S (20) s); each skipped
-#    without its tool.
+#    glance_fire inclusive, over BENCH_LOOKS_CG_S (20) s), the reading's
+#    and the daemon's own apart; each skipped without its tool.
 # Prints a line per measure, then one JSON line. Run from the top of a
 # built tree (make bench-looks builds burst_linked and nvml_query):
 # bench/looks.sh [BUILD] (default build).
@@ -149,18 +149,30 @@ if command -v strace >/dev/null; then
 	read_sys=$(( (all - one) / 999 / 2 ))
 fi
 echo "NVML's used memory on the simulated driver, $nprocs processes: $read_ns ns, $read_sys system calls a reading"
-glance_ir=null
+glance_ir=null reading_ir=null own_ir=null
 if command -v valgrind >/dev/null; then
 	daemon_stop
 	daemon_start valgrind -q --tool=callgrind --toggle-collect=glance_fire \
 	    --callgrind-out-file="$tmp/cg.out"
 	sleep "$cg_s"
 	daemon_stop
-	glance_ir=$(awk '/^cfn=.* glance_fire$/ { getline;
-	    sub("calls=", ""); calls += $1 } /^summary:/ { ir = $2 }
-	    END { if (calls) printf "%d", ir / calls; else print "null" }' \
-	    "$tmp/cg.out")
-	echo "a glance in the daemon: $glance_ir instructions (callgrind)"
+	# Glances: the calls of nvml_used (one a device) inside glance_fire,
+	# the only code collected; callgrind names a function once, by id.
+	calls=$(awk '/^c?fn=\([0-9]+\) nvml_used$/ { id = $1;
+	    sub("^c?fn=", "", id) }
+	    /^cfn=/ { c = $1; sub("^cfn=", "", c); hit = (id != "" && c == id) }
+	    /^calls=/ && hit { sub("calls=", ""); n += $1; hit = 0 }
+	    END { print n + 0 }' "$tmp/cg.out")
+	ir=$(awk '/^summary:/ { print $2 }' "$tmp/cg.out")
+	# Of which the reading: nvml_used, the simulated NVML's call within.
+	nvml_ir=$(callgrind_annotate --inclusive=yes "$tmp/cg.out" 2>/dev/null |
+	    awk '/:nvml_used( |$)/ && !/=>/ { gsub(",", "", $1); print $1; exit }')
+	if [ -n "$ir" ] && [ "$calls" -gt 0 ]; then
+		glance_ir=$((ir / calls))
+		[ -n "$nvml_ir" ] && reading_ir=$((nvml_ir / calls)) &&
+		    own_ir=$((glance_ir - reading_ir))
+	fi
+	echo "a glance in the daemon: $glance_ir instructions (callgrind), ${reading_ir:-?} of them NVML's reading"
 fi
 printf '{"unseen_by_hold_ms":{'
 sep=
@@ -174,4 +186,5 @@ printf '"lasted_ms_f06":[%s],"lasted_ms_f01":[%s],' \
 	"$(echo "${lasted[6]% }" | tr ' ' ,)" "$(echo "${lasted[1]% }" | tr ' ' ,)"
 printf '"procs":%s,"reading_ns":%s,"reading_syscalls":%s,' \
 	"$nprocs" "$read_ns" "$read_sys"
-printf '"glance_instructions":%s}\n' "$glance_ir"
+printf '"glance_instructions":%s,"reading_instructions":%s,"own_instructions":%s}\n' \
+	"$glance_ir" "$reading_ir" "$own_ir"
