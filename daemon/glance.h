@@ -16,7 +16,11 @@
  * nobody holds hides no burst for long. Honest clients reserve before
  * the driver allocates, and free in the driver just before they tell the
  * ledger: their rises are explained, their dips too brief to count.
- * Without NVML there is no glance.
+ * Without NVML there is no glance. What one costs (make bench-looks):
+ * some 350 instructions of the daemon's own a device, besides NVML's
+ * reading, which on the real driver is one query of the device and on
+ * the simulated one reads /proc for each process holding memory (about
+ * 17,000 instructions and 27 system calls with 8).
  */
 #ifndef GF_DAEMON_GLANCE_H
 #define GF_DAEMON_GLANCE_H
