@@ -56,6 +56,7 @@ struct arbiter {
 	struct driver_dev *driver;	/* per device (driver.h) */
 	int64_t		 driver_timer;	/* the next NVML look, or 0 */
 	uint64_t	 driver_when;	/* and when it comes */
+	int64_t		 glance_timer;	/* the next glance (glance.h), or 0 */
 	int64_t		 lease_timer;	/* the next look for idle leases */
 	int64_t		 view_timer;	/* the next look at what clients are
 					   shown free (view.h) */

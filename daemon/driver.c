@@ -12,6 +12,8 @@
 #include "depart.h"
 #include "driver.h"
 #include "event.h"
+#include "glance.h"
+#include "jitter.h"
 #include "lease.h"
 #include "ledger.h"
 #include "log.h"
@@ -208,6 +210,8 @@ look_dev(struct arbiter *a, size_t dev, int *serve, int *changed)
 		    (unsigned long long)foreign);
 	dd->foreign = foreign;
 	ld->foreign = foreign + dd->shortfall;
+	dd->looked_used = used;
+	dd->looked = 1;
 	driver_seen = 1;
 	return 1;
 }
@@ -280,6 +284,12 @@ look(struct arbiter *a)
 	}
 	serve |= unshimmed_settle(a);
 	serve |= departs_settle(a, looked) > 0;
+	/* What the look found is charged now: the glances' new base. */
+	for (i = 0; i < a->ledger.ndevices; i++)
+		if (a->driver[i].looked) {
+			glance_base(a, i, a->driver[i].looked_used);
+			a->driver[i].looked = 0;
+		}
 	if (changed)
 		a->tell_limits(a, NULL);
 	if (serve)
@@ -294,7 +304,7 @@ driver_fire(struct event_loop *loop, void *arg)
 	(void)loop;
 	a->driver_timer = 0;
 	look(a);
-	driver_arm(a, pending(a) ? DRIVER_FAST_MS : DRIVER_PERIOD_MS);
+	driver_arm(a, jitter_ms(pending(a) ? DRIVER_FAST_MS : DRIVER_PERIOD_MS));
 }
 
 /* The next look in ms, unless one comes sooner already. */
@@ -358,7 +368,8 @@ driver_init(struct arbiter *a)
 	}
 	if (nvml_ready())
 		look(a);
-	driver_arm(a, DRIVER_PERIOD_MS);
+	driver_arm(a, jitter_ms(DRIVER_PERIOD_MS));
+	glance_init(a);
 	return 0;
 }
 
@@ -367,6 +378,7 @@ driver_free(struct arbiter *a)
 {
 	size_t i;
 
+	glance_free(a);
 	if (a->driver_timer > 0)
 		event_timer_cancel(a->loop, a->driver_timer);
 	a->driver_timer = 0;

@@ -2,7 +2,9 @@
  * The driver is the truth of what is free (DESIGN.md §4, issue 20). The
  * ledger counts what its clients hold; the device may hold more, and
  * NVML, looked at every DRIVER_PERIOD_MS (DRIVER_FAST_MS while memory is
- * on its way back), says how much:
+ * on its way back) on average, each wait drawn at random (jitter.h), and
+ * at once when the glance between looks sees the device hold more than
+ * the ledger explains (glance.h), says how much:
  *  - foreign memory: what NVML shows held by processes gpufrac does not
  *    know, and by no process NVML lists beyond what departed clients
  *    still account for (the driver's own, another pid namespace's); the
@@ -45,6 +47,13 @@ struct driver_dev {
 	unsigned	rising;		/* looks that saw more than that */
 	uint64_t	shortfall;	/* the driver refused this much more */
 	uint64_t	shortfall_used;	/* NVML's used when it did (0: no NVML) */
+	int64_t		unexplained;	/* the glances' base: NVML's used
+					   less what the ledger explains
+					   (glance.h) */
+	uint64_t	low_since;	/* glances found less since (ms), or 0 */
+	int64_t		low_most;	/* and at the most this */
+	uint64_t	looked_used;	/* NVML's used at the last look */
+	int		looked;		/* by the look under way */
 };
 
 /* After overhead_init (NVML open or not): look now, and from now on. */

@@ -46,6 +46,7 @@ void	__wrap_nvml_close(void);
 int	__wrap_procid_read(uint32_t, uint64_t, const char *, struct procid *);
 void	__wrap_log_errx(const char *, ...)
 	    __attribute__((format(printf, 1, 2)));
+uint64_t __wrap_jitter_ms(uint64_t);
 
 #define GiB	(1ull << 30)
 
@@ -56,6 +57,13 @@ static int nvml_up;
 static int verbose = -1;	/* FUZZ_LOG is set */
 
 /* ---- the clock ---------------------------------------------------------- */
+
+/* The daemon's random waits (jitter.h) at their mean: an input replays. */
+uint64_t
+__wrap_jitter_ms(uint64_t ms)
+{
+	return ms;
+}
 
 void
 fz_clock_start(void)

@@ -27,7 +27,8 @@ FUZZ_SRC      = fuzz/harness.c fuzz/peers.c fuzz/fakes.c fuzz/configs.c \
 # The machine under the daemon: what fuzz/fakes.c stands in for.
 FUZZ_WRAP     = $(addprefix -Wl$(FUZZ_COMMA)--wrap=,clock_gettime pidfd_signal \
 		devices_discover devices_checkpoint_api nvml_open nvml_ready \
-		nvml_procs nvml_used nvml_close procid_read log_errx)
+		nvml_procs nvml_used nvml_close procid_read log_errx \
+		jitter_ms)
 FUZZ_COMMA   := ,
 
 # libFuzzer's build: the daemon and common/ again with clang, coverage
