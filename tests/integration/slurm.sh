@@ -172,10 +172,13 @@ EOF
 # The GPU: a character device of NVIDIA's major number, no real one needed.
 # gres.conf is beside slurm.conf, where slurmd and the plugin look for it.
 mknod "$SX/nvidia0" c 195 0
+# Node zz, which does not exist, has 1 shard a GPU: a job that names it
+# must not get its shards' share (issue 39, point 8).
 cat >"$SX/gres.conf" <<EOF
 AutoDetect=off
-Name=gpu File=$SX/nvidia0
-Name=shard Count=8 File=$SX/nvidia0
+NodeName=$HOST Name=gpu File=$SX/nvidia0
+NodeName=$HOST Name=shard Count=8 File=$SX/nvidia0
+NodeName=zz Name=shard Count=1 File=$SX/nvidia0
 EOF
 echo "required $PLUGIN socket=$GPUFRAC_SOCKET shim=$SHIM cgroup=$CG max_priority=10" \
 	>"$SX/plugstack.conf"
@@ -307,8 +310,15 @@ srun --gpu-priority=3 sh -c 'echo ran' >"$TMP/p.out" 2>"$TMP/p.err"
 check_eq "--gpu-priority without --gpu-mem or shards: no task" \
 	"$?:$(cat "$TMP/p.out")" 1:
 check "the plugin's line says what it needs" grep -Eq \
-	"error: gpufrac: step [0-9]+\.0: --gpu-priority and --gpu-resolver need --gpu-mem or shards \(--gres=shard:K\)" \
+	"error: gpufrac: step [0-9]+\.0: --gpu-priority, --gpu-resolver and --gpu-unshimmed need --gpu-mem or shards \(--gres=shard:K\)" \
 	"$TMP/p.err"
+# --gpu-unshimmed alone, likewise: never dropped silently (issue 39, 11).
+srun --gpu-unshimmed=kill sh -c 'echo ran' >"$TMP/u.out" 2>"$TMP/u.err"
+check_eq "--gpu-unshimmed without --gpu-mem or shards: no task" \
+	"$?:$(cat "$TMP/u.out")" 1:
+check "with the same line" grep -Eq \
+	"error: gpufrac: step [0-9]+\.0: --gpu-priority, --gpu-resolver and --gpu-unshimmed need --gpu-mem or shards" \
+	"$TMP/u.err"
 
 # --- no quota, no task: the daemon cannot be reached ---------------------
 sed "s|socket=$GPUFRAC_SOCKET|socket=$TMP/none.sock|" "$SX/plugstack.conf" \
@@ -352,6 +362,12 @@ for k in 2 6; do
 		"$(echo "$out" | tr '\n' ' ')" \
 		"$k 0 total $((k * 64 * MiB)) many $((k * 64)) err=2 "
 done
+# The node's name is slurmd's, not the job's (issue 39, point 8).
+check_eq "SLURMD_NODENAME=zz in srun's environment: still 1 of 8 shards" \
+	"$(SLURMD_NODENAME=zz srun --gres=shard:1 "$C" total)" "total $((64 * MiB))"
+check_eq "nor in --export" "$(timeout 60 command srun --quiet \
+	"${TASK_ENV[0]:---export=ALL},SLURMD_NODENAME=zz" --gres=shard:1 "$C" total)" \
+	"total $((64 * MiB))"
 check_eq "--gres=shard:6 --gpu-mem=64Mi: the smaller wins" \
 	"$(srun --gres=shard:6 --gpu-mem=64Mi "$C" total many 1000 1Mi | tr '\n' ' ')" \
 	"total $((64 * MiB)) many 64 err=2 "
