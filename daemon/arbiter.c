@@ -11,6 +11,7 @@
 #include "activity.h"
 #include "arbiter.h"
 #include "caps.h"
+#include "jobbound.h"
 #include "depart.h"
 #include "devices.h"
 #include "driver.h"
@@ -580,26 +581,32 @@ in_files(const struct arbiter *a, const char *name, char *err,
 }
 
 /*
- * A container's or step's request (GF_GROUP_JOB) held to [jobs], into
+ * A container's or step's request (GF_GROUP_JOB) held to [jobs] and to
+ * the [group] its processes would match without it (jobbound.h), into
  * *s: 0, or -1 with err naming the cap it is over. What was capped is
  * logged.
  */
 static int
-job_caps(const struct arbiter *a, struct gf_group_set *s, char *err,
+job_caps(const struct arbiter *a, struct gf_group_set *s,
+    const struct gf_group_rule *rules, size_t nrules, char *err,
     size_t errlen)
 {
 	const struct ledger *l = &a->ledger;
-	uint64_t *cap = calloc(l->ndevices ? l->ndevices : 1, sizeof(*cap));
+	struct caps_bound b;
+	uint64_t *cap;
 	size_t i;
 	int rc;
 
-	if (cap == NULL) {
+	if (jobbound_find(&a->conf, s, rules, nrules, &b, err, errlen) < 0)
+		return -1;
+	if ((cap = calloc(l->ndevices ? l->ndevices : 1,
+	    sizeof(*cap))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	for (i = 0; i < l->ndevices; i++)
 		cap[i] = l->devices[i].capacity;
-	rc = caps_hold(&a->conf, cap, l->ndevices, s, err, errlen);
+	rc = caps_hold(&a->conf, &b, cap, l->ndevices, s, err, errlen);
 	free(cap);
 	if (rc == CAPS_CAPPED)
 		log_warnx("group '%s': %s", s->name, err);
@@ -656,7 +663,7 @@ arbiter_group_set(struct arbiter *a, struct conn *self,
 
 	config_init(&rt);
 	if (in_files(a, s.name, err, errlen) || ((s.flags & GF_GROUP_JOB) &&
-	    job_caps(a, &s, err, errlen) < 0) ||
+	    job_caps(a, &s, rules, nrules, err, errlen) < 0) ||
 	    rtgroups_set(&a->rt, &s, rules, nrules, &rt, err, errlen) < 0)
 		return -1;
 	if ((i = aside_find(a, s.name)) >= 0)

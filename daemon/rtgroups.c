@@ -191,7 +191,7 @@ values_check(const struct gf_group_set *s, char *err, size_t errlen)
 	else if (s->priority_set > 1)
 		bad = "priority_set";
 	else if (s->flags & ~(GF_GROUP_TRANSIENT | GF_GROUP_JOB |
-	    GF_GROUP_UNSHIMMED_KILL))
+	    GF_GROUP_UNSHIMMED_KILL | GF_GROUP_OWNER))
 		bad = "flags";
 	else
 		return 0;

@@ -261,21 +261,35 @@ step_limit(const struct step_shards *given, char *err,
 
 /*
  * The run-time group: the step's cgroup and what the user asked for,
- * flagged GF_GROUP_JOB so that the daemon holds it to its [jobs] caps.
+ * flagged GF_GROUP_JOB so that the daemon holds it to its [jobs] caps and
+ * to the [group] of the job's user (GF_GROUP_OWNER).
  * Nothing lets the tasks raise it themselves (client_may_raise is the
  * daemon's configuration, never set here): GPUFRAC_MEMORY_LIMIT in a
  * task can only lower its own share.
  */
 static int
-group_register(char *err, size_t errlen)
+group_register(spank_t sp, char *err, size_t errlen)
 {
 	const struct opts_req *r = opts_req();
 	char e[SOCK_ERR_LEN];
 	struct ctlreq_group g;
+	spank_err_t rc;
+	uid_t uid;
+	gid_t gid;
 
 	if (ctlreq_group_init(&g, step.group, err, errlen) < 0)
 		return -1;
 	g.set.flags |= GF_GROUP_JOB;
+	/* the job's owner, from its credential: what its group is bound by */
+	if ((rc = spank_get_item(sp, S_JOB_UID, &uid)) != ESPANK_SUCCESS ||
+	    (rc = spank_get_item(sp, S_JOB_GID, &gid)) != ESPANK_SUCCESS) {
+		snprintf(err, errlen, "cannot tell the job's user: %s",
+		    spank_strerror(rc));
+		return -1;
+	}
+	g.set.flags |= GF_GROUP_OWNER;
+	g.set.owner_uid = (uint32_t)uid;
+	g.set.owner_gid = (uint32_t)gid;
 	g.set.limit_kind = step.limit_kind;
 	g.set.limit_value = step.limit_value;
 	if ((r->priority[0] != '\0' && ctlreq_group_option(&g, "priority",
@@ -427,7 +441,7 @@ step_start(spank_t sp)
 		return step_fail("%s", err);
 	if (cgroup_place(job, err, sizeof(err)) < 0)
 		return step_fail("%s", err);
-	if (group_register(err, sizeof(err)) < 0) {
+	if (group_register(sp, err, sizeof(err)) < 0) {
 		if (stepcg_remove(&step.cg, e, sizeof(e)) < 0)
 			slurm_error("gpufrac: step %s: %s", step.label, e);
 		return step_fail("%s", err);
