@@ -647,6 +647,24 @@ aside_take(struct arbiter *a, size_t i, struct config_group *g, int put)
 }
 
 /*
+ * The group name, set in rt, is for the cgroup at its path now; a group
+ * made for an earlier cgroup at that path goes (issue 39: a new cgroup
+ * at an old path is a new job).
+ */
+static void
+cgroup_note(struct config *rt, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < rt->ngroups; i++)
+		if (strcmp(rt->groups[i].pol.name, name) == 0) {
+			reap_identify(&rt->groups[i], 1);
+			reap_replaced_drop(rt, &rt->groups[i]);
+			return;
+		}
+}
+
+/*
  * A set-aside group set again is set anew (its old settings are not
  * kept): the change saves the state file without the old one.
  */
@@ -666,6 +684,7 @@ arbiter_group_set(struct arbiter *a, struct conn *self,
 	    job_caps(a, &s, rules, nrules, err, errlen) < 0) ||
 	    rtgroups_set(&a->rt, &s, rules, nrules, &rt, err, errlen) < 0)
 		return -1;
+	cgroup_note(&rt, s.name);
 	if ((i = aside_find(a, s.name)) >= 0)
 		aside_take(a, (size_t)i, &old, 0);
 	rc = arbiter_rt_change(a, self, &rt, err, errlen);

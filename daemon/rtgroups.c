@@ -370,9 +370,16 @@ rtgroups_rm(const struct config *rt, const char *name, struct config *out,
 		config_free(out);
 		return RTGROUPS_NONE;
 	}
-	config_group_free(g);
-	memmove(g, g + 1, (size_t)(out->groups + out->ngroups - (g + 1)) *
-	    sizeof(*g));
-	out->ngroups--;
+	rtgroups_drop(out, (size_t)(g - out->groups));
 	return 0;
+}
+
+void
+rtgroups_drop(struct config *rt, size_t i)
+{
+	struct config_group *g = &rt->groups[i];
+
+	config_group_free(g);
+	memmove(g, g + 1, (rt->ngroups - i - 1) * sizeof(*g));
+	rt->ngroups--;
 }
