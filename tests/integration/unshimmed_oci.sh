@@ -55,7 +55,8 @@ killed() {
 	bundle "$1" "$SPEC" "$2" env -u LD_PRELOAD "$C" alloc 2Gi hold
 	crun_start "$1"
 	wait_for "$3" 10 eval "ctl events --json |
-		grep '\"event\":\"unshimmed-kill\"' | grep -q 'oci-$1'"
+		grep '\"event\":\"unshimmed-kill\"' | grep -q 'oci-$1'" ||
+	    in_cgroup2 crun --root "$RUNROOT" kill "$1" KILL >/dev/null 2>&1
 	wait "$CRUN_PID"
 	check "$1: its container ends, its process killed" [ $? -ne 0 ]
 }
