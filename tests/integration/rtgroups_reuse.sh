@@ -69,8 +69,9 @@ check_eq "B's process is held to B's 512Mi, not A's 3Gi" \
 
 ended
 container '' ''
+only_default() { [ "$(group_names)" = "['default']" ]; }
 wait_for "a new cgroup at B's path with no door: B's group goes within a look" 5 \
-	test "$(group_names)" = "['default']"
+	only_default
 check_eq "and a process there is held by no job's group" \
 	"$(total_in_cgroup)" "total $((8192 * MiB))"
 ended
