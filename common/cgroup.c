@@ -150,3 +150,15 @@ cgroup_exists(const char *path)
 		return S_ISDIR(st.st_mode);
 	return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
 }
+
+uint64_t
+cgroup_identity(const char *path)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+
+	if (cgroup_dir(path, dir, sizeof(dir), NULL) < 0 ||
+	    stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	return (uint64_t)st.st_ino;
+}

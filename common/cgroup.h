@@ -39,4 +39,12 @@ int	cgroup_dir(const char *path, char *dir, size_t size, size_t *mntlen);
  */
 int	cgroup_exists(const char *path);
 
+/*
+ * The identity of the cgroup at path now: its directory's inode, which
+ * is the cgroup's id (kernfs, Linux >= 5.5, never given again in a boot):
+ * a cgroup removed and made again at the same path has a new one. 0 when
+ * there is none, or it cannot be told.
+ */
+uint64_t cgroup_identity(const char *path);
+
 #endif

@@ -71,7 +71,7 @@ static const struct msg_type types[] = {
 	T0(RELOAD_REQ),
 	T(SWAP_REQ, gf_swap_req),
 	TS(GROUP_RULE, gf_group_rule, rule),
-	TS(GROUP_SET, gf_group_set, name),
+	TG(GROUP_SET, gf_group_set, owner_uid, name),
 	TS(GROUP_RM, gf_group_rm, name),
 	T(LIMIT_REQ, gf_limit_req),
 	T0(WALLS_REQ),

@@ -14,6 +14,7 @@
 #include "arbiter.h"
 #include "caps.h"
 #include "conncaps.h"
+#include "jobbound.h"
 #include "depart.h"
 #include "devices.h"
 #include "driver.h"
@@ -598,26 +599,32 @@ in_files(const struct arbiter *a, const char *name, char *err,
 }
 
 /*
- * A container's or step's request (GF_GROUP_JOB) held to [jobs], into
+ * A container's or step's request (GF_GROUP_JOB) held to [jobs] and to
+ * the [group] its processes would match without it (jobbound.h), into
  * *s: 0, or -1 with err naming the cap it is over. What was capped is
  * logged.
  */
 static int
-job_caps(const struct arbiter *a, struct gf_group_set *s, char *err,
+job_caps(const struct arbiter *a, struct gf_group_set *s,
+    const struct gf_group_rule *rules, size_t nrules, char *err,
     size_t errlen)
 {
 	const struct ledger *l = &a->ledger;
-	uint64_t *cap = calloc(l->ndevices ? l->ndevices : 1, sizeof(*cap));
+	struct caps_bound b;
+	uint64_t *cap;
 	size_t i;
 	int rc;
 
-	if (cap == NULL) {
+	if (jobbound_find(&a->conf, s, rules, nrules, &b, err, errlen) < 0)
+		return -1;
+	if ((cap = calloc(l->ndevices ? l->ndevices : 1,
+	    sizeof(*cap))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	for (i = 0; i < l->ndevices; i++)
 		cap[i] = l->devices[i].capacity;
-	rc = caps_hold(&a->conf, cap, l->ndevices, s, err, errlen);
+	rc = caps_hold(&a->conf, &b, cap, l->ndevices, s, err, errlen);
 	free(cap);
 	if (rc == CAPS_CAPPED)
 		log_warnx("group '%s': %s", s->name, err);
@@ -658,6 +665,24 @@ aside_take(struct arbiter *a, size_t i, struct config_group *g, int put)
 }
 
 /*
+ * The group name, set in rt, is for the cgroup at its path now; a group
+ * made for an earlier cgroup at that path goes (issue 39: a new cgroup
+ * at an old path is a new job).
+ */
+static void
+cgroup_note(struct config *rt, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < rt->ngroups; i++)
+		if (strcmp(rt->groups[i].pol.name, name) == 0) {
+			reap_identify(&rt->groups[i], 1);
+			reap_replaced_drop(rt, &rt->groups[i]);
+			return;
+		}
+}
+
+/*
  * A set-aside group set again is set anew (its old settings are not
  * kept): the change saves the state file without the old one.
  */
@@ -674,9 +699,10 @@ arbiter_group_set(struct arbiter *a, struct conn *self,
 
 	config_init(&rt);
 	if (in_files(a, s.name, err, errlen) || ((s.flags & GF_GROUP_JOB) &&
-	    job_caps(a, &s, err, errlen) < 0) ||
+	    job_caps(a, &s, rules, nrules, err, errlen) < 0) ||
 	    rtgroups_set(&a->rt, &s, rules, nrules, &rt, err, errlen) < 0)
 		return -1;
+	cgroup_note(&rt, s.name);
 	if ((i = aside_find(a, s.name)) >= 0)
 		aside_take(a, (size_t)i, &old, 0);
 	rc = arbiter_rt_change(a, self, &rt, err, errlen);

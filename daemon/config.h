@@ -55,6 +55,8 @@ struct config_group {
 	int		transient;	/* a run-time group that goes with its
 					   cgroups (GF_GROUP_TRANSIENT) */
 	uint64_t	gone_since_ms;	/* reap.c's: its cgroups missing since */
+	uint64_t	cgroup_ino;	/* reap.c's: its cgroup's identity when
+					   first seen (cgroup_identity); 0: not yet */
 };
 
 #define LEASE_IDLE_MIN_MS	100	/* lease_idle's least */

@@ -12,6 +12,75 @@
 #include "match.h"
 #include "proto.h"
 #include "reap.h"
+#include "rtgroups.h"
+
+/* The literal path of g's first cgroup rule, into buf: 0, or -1. */
+static int
+group_path(const struct config_group *g, char *buf, size_t size)
+{
+	size_t i;
+
+	for (i = 0; i < g->nrules; i++)
+		if (match_rule_path(&g->rules[i], buf, size) == 0)
+			return 0;
+	return -1;
+}
+
+void
+reap_identify(struct config_group *g, int again)
+{
+	char path[4096];
+
+	if (again)
+		g->cgroup_ino = 0;
+	if (g->transient && g->cgroup_ino == 0 &&
+	    group_path(g, path, sizeof(path)) == 0)
+		g->cgroup_ino = cgroup_identity(path);
+}
+
+/* 1 when g's cgroup is known and another is at its path now, else 0. */
+static int
+cgroup_replaced(const struct config_group *g)
+{
+	char path[4096];
+	uint64_t now;
+
+	if (!g->transient || g->cgroup_ino == 0 ||
+	    group_path(g, path, sizeof(path)) < 0)
+		return 0;
+	now = cgroup_identity(path);
+	return now != 0 && now != g->cgroup_ino;
+}
+
+void
+reap_replaced_drop(struct config *rt, const struct config_group *g)
+{
+	char path[4096], other[4096];
+	size_t i = 0;
+
+	if (!g->transient || g->cgroup_ino == 0 ||
+	    group_path(g, path, sizeof(path)) < 0)
+		return;
+	while (i < rt->ngroups) {
+		struct config_group *h = &rt->groups[i];
+
+		if (h != g && h->transient && group_path(h, other,
+		    sizeof(other)) == 0 && strcmp(path, other) == 0) {
+			reap_identify(h, 0);
+			if (h->cgroup_ino != g->cgroup_ino) {
+				log_info("run-time group '%s' removed: its "
+				    "cgroup '%s' is gone, and a new one there "
+				    "is group '%s''s", h->pol.name, path,
+				    g->pol.name);
+				if (h < g)
+					g--;	/* moved down with the rest */
+				rtgroups_drop(rt, i);
+				continue;
+			}
+		}
+		i++;
+	}
+}
 
 /* 1 when g names cgroups and none of them exists now, else 0. */
 static int
@@ -54,6 +123,9 @@ reap_pick(struct arbiter *a, uint64_t now)
 
 		if (!g->transient)
 			continue;
+		reap_identify(g, 0);
+		if (cgroup_replaced(g))
+			return g->pol.name;	/* the processes are not its */
 		if (!cgroups_gone(g) || members(a, g) > 0) {
 			g->gone_since_ms = 0;
 			continue;

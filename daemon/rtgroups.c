@@ -146,7 +146,7 @@ values_check(const struct gf_group_set *s, char *err, size_t errlen)
 	else if (s->priority_set > 1)
 		bad = "priority_set";
 	else if (s->flags & ~(GF_GROUP_TRANSIENT | GF_GROUP_JOB |
-	    GF_GROUP_UNSHIMMED_KILL))
+	    GF_GROUP_UNSHIMMED_KILL | GF_GROUP_OWNER))
 		bad = "flags";
 	else
 		return 0;
@@ -325,9 +325,16 @@ rtgroups_rm(const struct config *rt, const char *name, struct config *out,
 		config_free(out);
 		return RTGROUPS_NONE;
 	}
-	config_group_free(g);
-	memmove(g, g + 1, (size_t)(out->groups + out->ngroups - (g + 1)) *
-	    sizeof(*g));
-	out->ngroups--;
+	rtgroups_drop(out, (size_t)(g - out->groups));
 	return 0;
+}
+
+void
+rtgroups_drop(struct config *rt, size_t i)
+{
+	struct config_group *g = &rt->groups[i];
+
+	config_group_free(g);
+	memmove(g, g + 1, (rt->ngroups - i - 1) * sizeof(*g));
+	rt->ngroups--;
 }

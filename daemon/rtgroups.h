@@ -53,4 +53,7 @@ int	rtgroups_set(const struct config *rt, const struct gf_group_set *s,
 int	rtgroups_rm(const struct config *rt, const char *name,
 	    struct config *out, char *err, size_t errlen);
 
+/* Remove group i of rt (a copy being changed) in place. */
+void	rtgroups_drop(struct config *rt, size_t i);
+
 #endif

@@ -24,6 +24,7 @@
 #include "ctlreq.h"
 #include "group.h"
 #include "log.h"
+#include "owner.h"
 #include "sock.h"
 #include "state.h"
 #include "units.h"
@@ -91,6 +92,17 @@ stage_create(const char *path, const struct oci_state *st)
 
 	if (oci_group_build(st, &g, err, sizeof(err)) < 0)
 		goto out;
+	if (st->bundle == NULL) {
+		snprintf(err, sizeof(err), "container '%s': its state gives "
+		    "no bundle, where its user is said", st->id);
+		goto out;
+	}
+	if (oci_owner_read(st->bundle, &g.set.owner_uid, &g.set.owner_gid,
+	    why, sizeof(why)) < 0) {
+		snprintf(err, sizeof(err), "container '%s': %s", st->id, why);
+		goto out;
+	}
+	g.set.flags |= GF_GROUP_OWNER;
 	if (st->pid == 0) {
 		snprintf(err, sizeof(err), "container '%s': its state gives "
 		    "no pid", st->id);

@@ -100,6 +100,27 @@ status_take(json_t *root, struct oci_state *st, char *err, size_t errlen)
 	return 0;
 }
 
+/* The bundle, where the runtime keeps the container's config.json. */
+static int
+bundle_take(json_t *root, struct oci_state *st, char *err, size_t errlen)
+{
+	json_t *v = json_object_get(root, "bundle");
+
+	if (v == NULL || json_is_null(v))
+		return 0;
+	if (!json_is_string(v) || json_string_value(v)[0] != '/' ||
+	    !printable(json_string_value(v), json_string_length(v))) {
+		snprintf(err, errlen, "container '%s': bad bundle in its "
+		    "state (expected an absolute path)", st->id);
+		return -1;
+	}
+	if ((st->bundle = strdup(json_string_value(v))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
 /* The pid is absent, or 0, once the container has stopped. */
 static int
 pid_take(json_t *root, struct oci_state *st, char *err, size_t errlen)
@@ -209,6 +230,7 @@ oci_state_read(FILE *fp, struct oci_state *st, char *err, size_t errlen)
 	if (id_take(root, st, err, errlen) < 0 ||
 	    status_take(root, st, err, errlen) < 0 ||
 	    pid_take(root, st, err, errlen) < 0 ||
+	    bundle_take(root, st, err, errlen) < 0 ||
 	    annots_take(root, st, err, errlen) < 0) {
 		oci_state_free(st);
 		goto out_put;
@@ -242,6 +264,7 @@ oci_state_free(struct oci_state *st)
 	}
 	free(st->annots);
 	free(st->status);
+	free(st->bundle);
 	free(st->id);
 	memset(st, 0, sizeof(*st));
 }

@@ -1,7 +1,7 @@
 /*
  * The container's state as an OCI runtime hands it to a hook on stdin
  * (runtime-spec, "State"): what gpufrac-oci-hook needs of it, its id, the
- * pid of its process and its gpufrac.io/ annotations.
+ * pid of its process, its bundle and its gpufrac.io/ annotations.
  */
 #ifndef GF_OCI_STATE_H
 #define GF_OCI_STATE_H
@@ -25,6 +25,7 @@ struct oci_state {
 	char		*id;		/* never empty */
 	char		*status;	/* "creating", "stopped"...; NULL: none */
 	uint32_t	 pid;		/* 0: none given (poststop) */
+	char		*bundle;	/* its directory; NULL: none given */
 	struct oci_annot *annots;	/* the gpufrac.io/ ones only */
 	size_t		 nannots;
 };

@@ -129,12 +129,35 @@ shards_given(spank_t sp, struct step_shards *sh, char *err, size_t errlen)
 }
 
 /*
+ * The node's name as slurmd takes it, into buf: plugstack.conf's node=
+ * (for a slurmd started with -N), else the host's name up to its first
+ * '.'. Never the job's SLURMD_NODENAME: at this point that is whatever
+ * the user exported (issue 39: a name with more shards per GPU).
+ */
+static int
+node_name(char *buf, size_t size, char *err, size_t errlen)
+{
+	if (opts_conf()->node[0] != '\0') {
+		snprintf(buf, size, "%s", opts_conf()->node);
+		return 0;
+	}
+	if (gethostname(buf, size) < 0) {
+		snprintf(err, errlen, "cannot tell the node's name: %s",
+		    strerror(errno));
+		return -1;
+	}
+	buf[size - 1] = '\0';
+	buf[strcspn(buf, ".")] = '\0';
+	return 0;
+}
+
+/*
  * N, from the node's gres.conf: plugstack.conf's gres_conf=, else the one
  * beside slurmd's slurm.conf (slurmstepd has slurmd's SLURM_CONF, not the
  * job's), else SHARDS_GRES_CONF. The node is slurmd's name for it.
  */
 static int
-shards_per_gpu_read(spank_t sp, size_t gpus_seen, uint64_t *n, char *err,
+shards_per_gpu_read(size_t gpus_seen, uint64_t *n, char *err,
     size_t errlen)
 {
 	char path[PATH_MAX], node[256], *slash;
@@ -150,12 +173,8 @@ shards_per_gpu_read(spank_t sp, size_t gpus_seen, uint64_t *n, char *err,
 		strcpy(slash + 1, "gres.conf");
 	} else
 		snprintf(path, sizeof(path), "%s", SHARDS_GRES_CONF);
-	if (spank_getenv(sp, "SLURMD_NODENAME", node, sizeof(node)) !=
-	    ESPANK_SUCCESS && gethostname(node, sizeof(node)) < 0) {
-		snprintf(err, errlen, "cannot tell the node's name: %s",
-		    strerror(errno));
+	if (node_name(node, sizeof(node), err, errlen) < 0)
 		return -1;
-	}
 	if (shards_gres_read(path, node, gpus_seen, &sn, err, errlen) < 0)
 		return -1;
 	*n = shards_per_gpu(&sn);
@@ -205,7 +224,7 @@ limit_compose(const char *mem, const struct step_shards *sh,
  * shards ("slurm-JOB.STEP-shardsKofN") where they fit in it.
  */
 static int
-step_limit(spank_t sp, const struct step_shards *given, char *err,
+step_limit(const struct step_shards *given, char *err,
     size_t errlen)
 {
 	const char *mem = opts_req()->mem;
@@ -223,7 +242,7 @@ step_limit(spank_t sp, const struct step_shards *given, char *err,
 		snprintf(err, errlen, "cannot ask for the GPUs: %s", e);
 		return -1;
 	}
-	if (shards_per_gpu_read(sp, dev.n, &sh.n, err, errlen) < 0)
+	if (shards_per_gpu_read(dev.n, &sh.n, err, errlen) < 0)
 		return -1;
 	sh.share = shards_share(sh.k, sh.gpus, sh.n);
 	if (limit_compose(mem, &sh, &dev, err, errlen) < 0)
@@ -242,21 +261,35 @@ step_limit(spank_t sp, const struct step_shards *given, char *err,
 
 /*
  * The run-time group: the step's cgroup and what the user asked for,
- * flagged GF_GROUP_JOB so that the daemon holds it to its [jobs] caps.
+ * flagged GF_GROUP_JOB so that the daemon holds it to its [jobs] caps and
+ * to the [group] of the job's user (GF_GROUP_OWNER).
  * Nothing lets the tasks raise it themselves (client_may_raise is the
  * daemon's configuration, never set here): GPUFRAC_MEMORY_LIMIT in a
  * task can only lower its own share.
  */
 static int
-group_register(char *err, size_t errlen)
+group_register(spank_t sp, char *err, size_t errlen)
 {
 	const struct opts_req *r = opts_req();
 	char e[SOCK_ERR_LEN];
 	struct ctlreq_group g;
+	spank_err_t rc;
+	uid_t uid;
+	gid_t gid;
 
 	if (ctlreq_group_init(&g, step.group, err, errlen) < 0)
 		return -1;
 	g.set.flags |= GF_GROUP_JOB;
+	/* the job's owner, from its credential: what its group is bound by */
+	if ((rc = spank_get_item(sp, S_JOB_UID, &uid)) != ESPANK_SUCCESS ||
+	    (rc = spank_get_item(sp, S_JOB_GID, &gid)) != ESPANK_SUCCESS) {
+		snprintf(err, errlen, "cannot tell the job's user: %s",
+		    spank_strerror(rc));
+		return -1;
+	}
+	g.set.flags |= GF_GROUP_OWNER;
+	g.set.owner_uid = (uint32_t)uid;
+	g.set.owner_gid = (uint32_t)gid;
 	g.set.limit_kind = step.limit_kind;
 	g.set.limit_value = step.limit_value;
 	if ((r->priority[0] != '\0' && ctlreq_group_option(&g, "priority",
@@ -388,7 +421,7 @@ step_start(spank_t sp)
 	snprintf(step.label, sizeof(step.label), "?");
 	shards = shards_given(sp, &sh, err, sizeof(err));
 	if (shards == 0 && r->mem[0] == '\0' && r->priority[0] == '\0' &&
-	    r->resolver[0] == '\0')
+	    r->resolver[0] == '\0' && r->unshimmed[0] == '\0')
 		return 0;	/* left alone */
 	if ((rc = spank_get_item(sp, S_JOB_ID, &job)) != ESPANK_SUCCESS ||
 	    (rc = spank_get_item(sp, S_JOB_STEPID, &id)) != ESPANK_SUCCESS)
@@ -401,13 +434,14 @@ step_start(spank_t sp)
 	snprintf(step.label, sizeof(step.label), "%u.%s", job, step.name);
 	/* Shards carry memory as --gpu-mem does: either is enough. */
 	if (shards == 0 && r->mem[0] == '\0')
-		return step_fail("--gpu-priority and --gpu-resolver need "
-		    "--gpu-mem or shards (--gres=shard:K)");
-	if (shards < 0 || step_limit(sp, &sh, err, sizeof(err)) < 0)
+		return step_fail("--gpu-priority, --gpu-resolver and "
+		    "--gpu-unshimmed need --gpu-mem or shards "
+		    "(--gres=shard:K)");
+	if (shards < 0 || step_limit(&sh, err, sizeof(err)) < 0)
 		return step_fail("%s", err);
 	if (cgroup_place(job, err, sizeof(err)) < 0)
 		return step_fail("%s", err);
-	if (group_register(err, sizeof(err)) < 0) {
+	if (group_register(sp, err, sizeof(err)) < 0) {
 		if (stepcg_remove(&step.cg, e, sizeof(e)) < 0)
 			slurm_error("gpufrac: step %s: %s", step.label, e);
 		return step_fail("%s", err);

@@ -125,10 +125,19 @@ arg_one(const char *arg, char *err, size_t errlen)
 	if (klen == 9 && strncmp(arg, "gres_conf", klen) == 0)
 		return arg_path("gres_conf", v, conf.gres_conf,
 		    sizeof(conf.gres_conf), err, errlen);
+	if (klen == 4 && strncmp(arg, "node", klen) == 0) {
+		if (v[0] == '\0' || strlen(v) >= sizeof(conf.node)) {
+			snprintf(err, errlen, "bad node= '%s' (a node name of "
+			    "1 to %zu characters)", v, sizeof(conf.node) - 1);
+			return -1;
+		}
+		strcpy(conf.node, v);
+		return 0;
+	}
 unknown:
 	snprintf(err, errlen, "unknown argument '%s' (expected socket=PATH, "
 	    "shim=PATH, cgroup=DIR, max_priority=N, timeout=DURATION, "
-	    "shards=on|off or gres_conf=PATH)", arg);
+	    "shards=on|off, gres_conf=PATH or node=NAME)", arg);
 	return -1;
 }
 

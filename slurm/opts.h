@@ -26,7 +26,7 @@
 
 /*
  * plugstack.conf: socket=PATH shim=PATH cgroup=DIR max_priority=N
- * timeout=DURATION shards=on|off gres_conf=PATH (timeout: the
+ * timeout=DURATION shards=on|off gres_conf=PATH node=NAME (timeout: the
  * daemon's connect and reply together, for
  * ctlreq_timeout_set; CTLREQ_TIMEOUT_MS when not given)
  */
@@ -38,6 +38,7 @@ struct opts_conf {
 	int32_t	max_priority;		/* the highest --gpu-priority */
 	int	shards_off;		/* shards are not memory */
 	char	gres_conf[PATH_MAX];	/* the node's; "": slurmd's */
+	char	node[256];		/* slurmd's -N; "": the host's */
 };
 
 /* The user's --gpu-mem, --gpu-priority, --gpu-resolver, --gpu-unshimmed;

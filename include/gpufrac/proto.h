@@ -84,7 +84,9 @@
  * STATUS grew by swap_host_kept; EVENT from 176 bytes by reason_more,
  * where a longer reason goes on; GROUP_STATUS from 104 bytes by
  * swap_engine, whose 0 is the checkpoint engine, the only one before;
- * DEVICE_STATUS from 168 bytes by driver_limits, whose 0 says nothing.)
+ * DEVICE_STATUS from 168 bytes by driver_limits, whose 0 says nothing;
+ * GROUP_SET from 88 bytes by owner_uid and owner_gid, which only the flag
+ * GF_GROUP_OWNER makes read.)
  * Across protocol versions, three things never change, so that any two
  * ends can tell each other that they cannot talk: the header, the numbers
  * of HELLO and ERROR, and ERROR's payload. A daemon answers a HELLO of a
@@ -578,6 +580,8 @@ struct gf_group_set {
 	uint32_t	wait_timeout_ms; /* or GF_UNSET */
 	uint32_t	flags;		/* GF_GROUP_* to set */
 	uint32_t	zero;
+	uint32_t	owner_uid;	/* with GF_GROUP_OWNER: the job's user */
+	uint32_t	owner_gid;	/* and primary group */
 };
 
 /*
@@ -604,6 +608,16 @@ struct gf_group_set {
  * daemon without this flag refuses it ("bad flags").
  */
 #define GF_GROUP_UNSHIMMED_KILL	0x4u
+
+/*
+ * owner_uid and owner_gid are given: the user a job's processes run as,
+ * as its launcher knows it from what the job cannot write (the OCI
+ * container's process user mapped to the host, the Slurm job's uid).
+ * The daemon bounds a GF_GROUP_JOB by the [group] that user's processes
+ * in the job's cgroup would match without it, and refuses a job without
+ * an owner. A daemon without this flag refuses it ("bad flags").
+ */
+#define GF_GROUP_OWNER		0x8u
 
 /* gf_group_status.runtime of a run-time group that did not fit at start. */
 #define GF_GROUP_ASIDE		2u
@@ -752,7 +766,7 @@ _Static_assert(sizeof(struct gf_event) == 240, "gf_event layout");
 _Static_assert(sizeof(struct gf_swap_in) == 8, "gf_swap_in layout");
 _Static_assert(sizeof(struct gf_swap_req) == 8, "gf_swap_req layout");
 _Static_assert(sizeof(struct gf_group_rule) == GF_RULE_LEN, "gf_group_rule layout");
-_Static_assert(sizeof(struct gf_group_set) == 88, "gf_group_set layout");
+_Static_assert(sizeof(struct gf_group_set) == 96, "gf_group_set layout");
 _Static_assert(sizeof(struct gf_group_rm) == GF_GROUP_LEN, "gf_group_rm layout");
 _Static_assert(sizeof(struct gf_limit_req) == 40, "gf_limit_req layout");
 _Static_assert(sizeof(struct gf_alloc) == 48, "gf_alloc layout");

@@ -49,7 +49,8 @@ in_cgroup2() {
 # build tree and $TMP at their own paths, the host's /dev/shm (the simulated GPU's shared
 # state). Hook messages go to $TMP/NAME.hook (crun's run.oci.hooks.stderr).
 # HOOK_ARGS=none: the hooks are given no arguments, only their path, as
-# hand-written hook configurations often are.
+# hand-written hook configurations often are. OCI_USER=UID:GID: the
+# container's process user (default 0:0).
 bundle() {
 	CONTAINERS="$CONTAINERS $1"
 	"$PYTHON" - "$TMP" "$TOP" "$BUILD" "$1" "/gpufrac-test-$$-$1" "$2" "$3" \
@@ -116,7 +117,8 @@ annotations = json.loads(annots)
 annotations["run.oci.hooks.stderr"] = os.path.join(tmp, name + ".hook")
 config = {
     "ociVersion": "1.0.2",
-    "process": {"terminal": False, "user": {"uid": 0, "gid": 0},
+    "process": {"terminal": False, "user": dict(zip(("uid", "gid"),
+                map(int, os.environ.get("OCI_USER", "0:0").split(":")))),
                 "args": args, "cwd": "/", "noNewPrivileges": True,
                 "env": ["%s=%s" % kv for kv in sorted(env.items())]},
     "root": {"path": "rootfs", "readonly": True},

@@ -10,6 +10,8 @@
 # cut in 8 shards (gres/shard, on a character device made here): a step
 # given K of them gets K/8 of the 512 MiB device, or its --gpu-mem if
 # smaller, in srun, sbatch and salloc; shards=off leaves such steps alone.
+# The node's name is slurmd's, never the job's SLURMD_NODENAME; a step of
+# user 65534 cannot ask more than that user's [group] gives (issue 39).
 #
 # Sanitizers: the Makefile builds the plugin without one. Instrumented, it
 # could not be dlopened into srun and slurmstepd ("ASan runtime does not
@@ -172,10 +174,13 @@ EOF
 # The GPU: a character device of NVIDIA's major number, no real one needed.
 # gres.conf is beside slurm.conf, where slurmd and the plugin look for it.
 mknod "$SX/nvidia0" c 195 0
+# Node zz, which does not exist, has 1 shard a GPU: a job that names it
+# must not get its shards' share (issue 39, point 8).
 cat >"$SX/gres.conf" <<EOF
 AutoDetect=off
-Name=gpu File=$SX/nvidia0
-Name=shard Count=8 File=$SX/nvidia0
+NodeName=$HOST Name=gpu File=$SX/nvidia0
+NodeName=$HOST Name=shard Count=8 File=$SX/nvidia0
+NodeName=zz Name=shard Count=1 File=$SX/nvidia0
 EOF
 echo "required $PLUGIN socket=$GPUFRAC_SOCKET shim=$SHIM cgroup=$CG max_priority=10" \
 	>"$SX/plugstack.conf"
@@ -307,8 +312,15 @@ srun --gpu-priority=3 sh -c 'echo ran' >"$TMP/p.out" 2>"$TMP/p.err"
 check_eq "--gpu-priority without --gpu-mem or shards: no task" \
 	"$?:$(cat "$TMP/p.out")" 1:
 check "the plugin's line says what it needs" grep -Eq \
-	"error: gpufrac: step [0-9]+\.0: --gpu-priority and --gpu-resolver need --gpu-mem or shards \(--gres=shard:K\)" \
+	"error: gpufrac: step [0-9]+\.0: --gpu-priority, --gpu-resolver and --gpu-unshimmed need --gpu-mem or shards \(--gres=shard:K\)" \
 	"$TMP/p.err"
+# --gpu-unshimmed alone, likewise: never dropped silently (issue 39, 11).
+srun --gpu-unshimmed=kill sh -c 'echo ran' >"$TMP/u.out" 2>"$TMP/u.err"
+check_eq "--gpu-unshimmed without --gpu-mem or shards: no task" \
+	"$?:$(cat "$TMP/u.out")" 1:
+check "with the same line" grep -Eq \
+	"error: gpufrac: step [0-9]+\.0: --gpu-priority, --gpu-resolver and --gpu-unshimmed need --gpu-mem or shards" \
+	"$TMP/u.err"
 
 # --- no quota, no task: the daemon cannot be reached ---------------------
 sed "s|socket=$GPUFRAC_SOCKET|socket=$TMP/none.sock|" "$SX/plugstack.conf" \
@@ -352,6 +364,12 @@ for k in 2 6; do
 		"$(echo "$out" | tr '\n' ' ')" \
 		"$k 0 total $((k * 64 * MiB)) many $((k * 64)) err=2 "
 done
+# The node's name is slurmd's, not the job's (issue 39, point 8).
+check_eq "SLURMD_NODENAME=zz in srun's environment: still 1 of 8 shards" \
+	"$(SLURMD_NODENAME=zz srun --gres=shard:1 "$C" total)" "total $((64 * MiB))"
+check_eq "nor in --export" "$(timeout 60 srun --quiet \
+	"${TASK_ENV[0]:---export=ALL},SLURMD_NODENAME=zz" --gres=shard:1 "$C" total)" \
+	"total $((64 * MiB))"
 check_eq "--gres=shard:6 --gpu-mem=64Mi: the smaller wins" \
 	"$(srun --gres=shard:6 --gpu-mem=64Mi "$C" total many 1000 1Mi | tr '\n' ' ')" \
 	"total $((64 * MiB)) many 64 err=2 "
@@ -440,6 +458,23 @@ wait_for "sbatch --gres=shard:6: the job ends well" 30 job_state COMPLETED
 check_eq "the batch step and its steps get their 6 of 8 shards" \
 	"$(tr '\n' ' ' <"$TMP/shards.out")" \
 	"total $((384 * MiB)) total $((384 * MiB)) total $((16 * MiB)) "
+
+# --- a step's door never widens its user's [group] (issue 39, point 10) --
+printf '[daemon]\nmetrics_listen = 127.0.0.1:%s\n[jobs]\nmax_priority = 8\nresolvers = fail wait\n[group users]\nmatch = uid:65534\nlimit = 128Mi\n' \
+	"$MPORT" >"$TMP/gpufrac.conf"
+check "the daemon takes a [group] of user 65534" ctl reload
+nobody_setup
+nobody_srun() {
+	timeout 60 "${NOBODY_ENV[@]}" "${AS_NOBODY[@]}" srun --quiet \
+	    --chdir=/tmp "${TASK_ENV[@]}" "$@"
+}
+nobody_srun --gpu-mem=100% "$C" total >"$TMP/w.out" 2>"$TMP/w.err"
+check_eq "user 65534's srun --gpu-mem=100%: no task" "$?:$(cat "$TMP/w.out")" 1:
+check "the daemon's line names the [group]'s limit" grep -Eq \
+	"error: gpufrac: step [0-9]+\.0: cannot set group 'slurm-[0-9]+\.0': limit 100% is above \[group users\] limit 128\.0MiB" \
+	"$TMP/w.err"
+check_eq "within it, the step gets what it asks" \
+	"$(nobody_srun --gpu-mem=64Mi "$C" total)" "total $((64 * MiB))"
 
 slurm_stop
 finish

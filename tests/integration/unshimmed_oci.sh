@@ -6,8 +6,10 @@
 # container's cgroup, not to its uid's (root: group default), and a
 # process under the shim in that cgroup is refused what the group's limit
 # no longer holds. A container annotated gpufrac.io/unshimmed: kill, or
-# any annotated one where [jobs] says unshimmed = kill, has such a process
-# killed past its group's limit.
+# any annotated one where [jobs] says unshimmed = kill, or whose user's
+# [group] says it (issue 39), has such a process killed past its group's
+# limit; a container of that user asking more than its [group]'s limit is
+# refused at its door.
 . "$(dirname "$0")/lib.sh"
 HOOK=$BUILD/oci/gpufrac-oci-hook
 mkdir "$TMP/run"	# the socket's directory, which the CDI spec mounts
@@ -53,7 +55,8 @@ killed() {
 	bundle "$1" "$SPEC" "$2" env -u LD_PRELOAD "$C" alloc 2Gi hold
 	crun_start "$1"
 	wait_for "$3" 10 eval "ctl events --json |
-		grep '\"event\":\"unshimmed-kill\"' | grep -q 'oci-$1'"
+		grep '\"event\":\"unshimmed-kill\"' | grep -q 'oci-$1'" ||
+	    in_cgroup2 crun --root "$RUNROOT" kill "$1" KILL >/dev/null 2>&1
 	wait "$CRUN_PID"
 	check "$1: its container ends, its process killed" [ $? -ne 0 ]
 }
@@ -64,4 +67,29 @@ printf '[jobs]\nunshimmed = kill\n' >"$TMP/gpufrac.conf"
 daemon_start
 killed site '{"gpufrac.io/memory": "1Gi"}' \
 	"where [jobs] says unshimmed = kill, any job's group kills it"
+
+# A job's door narrows, never widens (issue 39, point 10): the container's
+# group is bounded by the [group] its user's processes would match without
+# it, at least its unshimmed = kill, at most its limit.
+daemon_stop
+printf '[daemon]\nunshimmed = count\n[group users]\nmatch = uid:65534\nlimit = 1Gi\nunshimmed = kill\n' \
+	>"$TMP/gpufrac.conf"
+daemon_start
+nobody_setup
+OCI_USER=65534:65534 killed narrow \
+	'{"gpufrac.io/memory": "1Gi", "gpufrac.io/unshimmed": "count"}' \
+	"a container of user 65534 asking unshimmed=count has its 2 GiB process killed, as its [group] says"
+OCI_USER=65534:65534 bundle wide "$SPEC" '{"gpufrac.io/memory": "2Gi"}' \
+	sh -c 'echo started'
+crun_run wide
+check "a container of user 65534 asking 2Gi is refused at its door" \
+	test $? -ne 0
+check_eq "saying why in one line" "$(grep -v "was already gone" "$TMP/wide.hook")" \
+	"gpufrac-oci-hook: cannot create group 'oci-wide' for container 'wide': limit 2.0GiB is above [group users] limit 1.0GiB"
+check "its program never ran" test ! -s "$TMP/wide.out"
+# honest: root matches no [group]; its container gets what it asks
+bundle root "$SPEC" '{"gpufrac.io/memory": "2Gi"}' "$C" total
+crun_run root
+check_eq "a container of root asking 2Gi runs with it" \
+	"$?:$(cat "$TMP/root.out")" "0:total $((2 * GiB))"
 finish

@@ -33,13 +33,25 @@ asked(void)
 	return s;
 }
 
+/* caps_hold where no [group] bounds the job: [daemon]'s default does. */
+static int
+hold(const struct config *c, struct gf_group_set *s, char *err,
+    size_t errlen)
+{
+	struct caps_bound b;
+
+	config_default_policy(c, &b.pol);
+	b.named = 0;
+	return caps_hold(c, &b, devs, 2, s, err, errlen);
+}
+
 /* s must be refused, err saying want. */
 static void
 refused(const struct config *c, struct gf_group_set s, const char *want)
 {
 	char err[256];
 
-	assert_int_equal(caps_hold(c, devs, 2, &s, err, sizeof(err)), -1);
+	assert_int_equal(hold(c, &s, err, sizeof(err)), -1);
 	assert_string_equal(err, want);
 }
 
@@ -53,7 +65,7 @@ test_defaults_refuse(void **state)
 
 	(void)state;
 	config_init(&c);
-	assert_int_equal(caps_hold(&c, devs, 2, &s, err, sizeof(err)), 0);
+	assert_int_equal(hold(&c, &s, err, sizeof(err)), 0);
 	assert_int_equal(s.priority, 0);
 
 	s = asked();
@@ -74,7 +86,7 @@ test_defaults_refuse(void **state)
 	s.priority = -3;
 	s.guarantee_kind = GF_LIMIT_BYTES;
 	s.resolver = GF_RESOLVER_WAIT;
-	assert_int_equal(caps_hold(&c, devs, 2, &s, err, sizeof(err)), 0);
+	assert_int_equal(hold(&c, &s, err, sizeof(err)), 0);
 	config_free(&c);
 }
 
@@ -94,16 +106,16 @@ test_limit_on_each_device(void **state)
 	s.limit_value = 5000;		/* 8Gi on the first device */
 	refused(&c, s, "limit 50% is above [jobs] max_limit 4.0GiB");
 	s.limit_value = 2500;		/* 4Gi and 1Gi */
-	assert_int_equal(caps_hold(&c, devs, 2, &s, err, sizeof(err)), 0);
+	assert_int_equal(hold(&c, &s, err, sizeof(err)), 0);
 	/* an unset limit is [daemon]'s default, 100% */
 	s = asked();
 	s.limit_kind = GF_LIMIT_NONE;
 	refused(&c, s, "limit 100% is above [jobs] max_limit 4.0GiB");
-	/* no max_limit: any limit, even above the devices */
+	/* no max_limit, [daemon]'s 100%: any limit, even above the devices */
 	c.jobs.max_limit_kind = GF_LIMIT_NONE;
 	s = asked();
 	s.limit_value = 64 * GiB;
-	assert_int_equal(caps_hold(&c, devs, 2, &s, err, sizeof(err)), 0);
+	assert_int_equal(hold(&c, &s, err, sizeof(err)), 0);
 	config_free(&c);
 }
 
@@ -125,7 +137,7 @@ test_cap(void **state)
 	s.guarantee_kind = GF_LIMIT_BYTES;
 	s.guarantee_value = 3 * GiB;
 	s.resolver = GF_RESOLVER_PREEMPT;
-	assert_int_equal(caps_hold(&c, devs, 2, &s, err, sizeof(err)),
+	assert_int_equal(hold(&c, &s, err, sizeof(err)),
 	    CAPS_CAPPED);
 	assert_int_equal(s.priority, 5);
 	assert_int_equal(s.guarantee_value, GiB);

@@ -214,7 +214,7 @@ test_set_refuses(void **state)
 	s.on_preempt = GF_PREEMPT_NONE + 1;
 	set_fails(&rt, &s, &good, 1, "bad on_preempt");
 	s = set_of("x");
-	s.flags = 0x8;
+	s.flags = 0x10;
 	set_fails(&rt, &s, &good, 1, "bad flags");
 }
 

@@ -64,6 +64,7 @@ test_crun_create(void **state)
 	    0);
 	assert_string_equal(st.id, "gftest1");
 	assert_int_equal(st.pid, 5803);
+	assert_string_equal(st.bundle, "/tmp/b");
 	assert_string_equal(st.status, "created");
 	assert_int_equal(st.nannots, 2);
 	assert_string_equal(oci_state_annot(&st, "memory"), "64Mi");
@@ -134,6 +135,8 @@ test_bad_status(void **state)
 	state_bad("{\"id\":\"c\",\"status\":42}", "container 'c': bad "
 	    "status in its state");
 	state_bad("{\"id\":\"c\",\"status\":{}}", "bad status");
+	state_bad("{\"id\":\"c\",\"bundle\":\"rel/dir\"}", "container "
+	    "'c': bad bundle in its state (expected an absolute path)");
 	state_bad("{\"id\":\"c\",\"status\":\"stop\\nped\"}", "bad status");
 }
 
