@@ -16,11 +16,13 @@
 #include "dispatch.h"
 #include "driver.h"
 #include "event.h"
+#include "expect.h"
 #include "groups.h"
 #include "lease.h"
 #include "ledger.h"
 #include "log.h"
 #include "overhead.h"
+#include "pidfd.h"
 #include "proto.h"
 #include "resolve.h"
 #include "swap.h"
@@ -486,6 +488,9 @@ conversation_closing(struct arbiter *a, struct conn *c)
 
 	resolve_conn_gone(a, c);
 	if (c->client != NULL) {
+		/* Lost, and alive: it may be back (expect.h). */
+		if (c->pidfd >= 0 && !pidfd_exited(c->pidfd))
+			expect_lost(a, c->pid, pidfd_start_ms(c->pid));
 		/* Its process, watched from now on by the departure. */
 		kept = depart_begin(a, c->client, c->pidfd);
 		c->pidfd = -1;
