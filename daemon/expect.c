@@ -4,6 +4,7 @@
  * expect.h says who gets one.
  */
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "arbiter.h"
 #include "event.h"
@@ -56,12 +57,16 @@ expect_lost(struct arbiter *a, uint32_t pid, uint64_t start_ms)
 uint64_t
 expect_until(struct arbiter *a, uint32_t pid, uint64_t start_ms)
 {
+	static uint64_t self_ms;
 	uint64_t window = a->start_ms + EXPECT_GRACE_MS;
 	struct expect *e = expect_find(a, pid);
 
 	if (e != NULL && e->start_ms == start_ms)
 		return e->until_ms;
-	if (event_now_ms() >= window)
+	/* Only one that ran before the daemon: it may be its clients'. */
+	if (self_ms == 0)
+		self_ms = pidfd_start_ms((uint32_t)getpid());
+	if (event_now_ms() >= window || start_ms == 0 || start_ms >= self_ms)
 		return 0;
 	e = expect_add(a, pid, start_ms, window);
 	return e != NULL ? e->until_ms : 0;

@@ -1,8 +1,8 @@
 /*
  * The processes the daemon has reason to expect to connect (issue 38, B):
- * one whose connection it has just lost, and any it finds holding memory
- * in the first EXPECT_GRACE_MS after its own start (its clients coming
- * back). Only these are given time before their memory may cost them
+ * one whose connection it has just lost, and one that was running
+ * before the daemon started and that it finds holding memory in its
+ * first EXPECT_GRACE_MS (an earlier daemon's client coming back). Only these are given time before their memory may cost them
  * their life (unshimmed.h): nothing a process says or names about itself
  * buys any. A process has one grace in its life, however often it is
  * seen, missed or lost: it is known by its pid and start time, and its
@@ -35,7 +35,8 @@ void	expect_lost(struct arbiter *a, uint32_t pid, uint64_t start_ms);
 /*
  * When pid's grace ends (started at start_ms, first seen holding memory
  * now): its record's, or a new one in the daemon's first
- * EXPECT_GRACE_MS, else 0 (none: it is counted and judged at once).
+ * EXPECT_GRACE_MS for a process older than the daemon, else 0 (none:
+ * it is counted and judged at once).
  */
 uint64_t expect_until(struct arbiter *a, uint32_t pid, uint64_t start_ms);
 
