@@ -20,17 +20,8 @@ daemon_start
 mkdir -m 0755 "$TMP/fake"
 cp /lib/x86_64-linux-gnu/libdl.so.2 "$TMP/fake/libgpufrac.so" 2>/dev/null ||
 	skip "no libdl.so.2 to name libgpufrac.so"
-FAKE=(env LD_PRELOAD="$TMP/fake/libgpufrac.so" "${NOBODY_ENV[@]}"
+FAKE=(env LD_PRELOAD="${SAN_RT:+$SAN_RT }$TMP/fake/libgpufrac.so" "${NOBODY_ENV[@]}"
 	"${AS_NOBODY[@]}" "$C")
-# killed_by_signal PID: it is gone, by SIGKILL (never waits for a live one).
-killed_by_signal() {
-	kill -0 "$1" 2>/dev/null && return 1
-	wait "$1"
-	[ $? = 137 ]
-}
-foreign_is() {
-	[ "$(ctl status --json | json "j['devices'][0]['foreign_bytes']")" = "$1" ]
-}
 
 for i in 1 2 3 4; do
 	bg "liar$i" "${FAKE[@]}" alloc 3Gi hold
@@ -39,7 +30,7 @@ for i in 1 2 3 4; do
 		"$TMP/liar$i.out"
 	wait_for "liar $i is taken in at once, said to have the shim loaded" 3 \
 		has_event unshimmed "${!pidvar}" 'shim loaded, not connected'
-	wait_for "liar $i is killed" 3 killed_by_signal "${!pidvar}"
+	wait_for "liar $i is killed" 3 gone_by_sigkill "${!pidvar}"
 done
 check_eq "four kills, one each" \
 	"$(ctl events --json | grep -c '"event":"unshimmed-kill"')" 4
@@ -65,5 +56,5 @@ wait_for "its grace is over" 10 uptime_past 5500
 kill -USR1 "$PID_old"
 wait_for "it takes 3 GiB again" 10 grep -q '^alloc ok' "$TMP/old.out"
 wait_for "it is killed at once: a missed look gave it no new grace" 3 \
-	killed_by_signal "$PID_old"
+	gone_by_sigkill "$PID_old"
 finish

@@ -14,12 +14,6 @@ nobody_setup
 printf '[group team]\nmatch = uid:65533 uid:65534\nlimit = 4Gi\nunshimmed = kill\n' \
 	>"$TMP/gpufrac.conf"
 daemon_start
-# killed_by_signal PID: it is gone, by SIGKILL (never waits for a live one).
-killed_by_signal() {
-	kill -0 "$1" 2>/dev/null && return 1
-	wait "$1"
-	[ $? = 137 ]
-}
 alive() { kill -0 "$1" 2>/dev/null; }
 # unshimmed NAME UID CMD...: a process of UID without the shim, run until
 # it holds, then listed.
@@ -36,7 +30,7 @@ unshimmed first 65533 alloc 3Gi hold
 bg newcomer env -u LD_PRELOAD "${NOBODY_ENV[@]}" "${AS_NOBODY[@]}" "$C" \
 	alloc 1536Mi hold
 wait_for "the newcomer holds 1.5 GiB" 10 grep -q '^alloc ok' "$TMP/newcomer.out"
-wait_for "the newcomer is killed" 3 killed_by_signal "$PID_newcomer"
+wait_for "the newcomer is killed" 3 gone_by_sigkill "$PID_newcomer"
 check "for its group" has_event unshimmed-kill "$PID_newcomer" 'its group holds 4.5GiB'
 check "the one that was there first, within the limit, is not" alive "$PID_first"
 kill -USR1 "$PID_first"
@@ -50,7 +44,7 @@ kill -USR1 "$PID_grower"
 wait_for "the first grows to 1.5 GiB" 10 eval \
 	"[ \"\$(grep -c '^holding' '$TMP/grower.out')\" = 2 ]"
 wait_for "the grower, whose growth came last past the limit, is killed" 3 \
-	killed_by_signal "$PID_grower"
+	gone_by_sigkill "$PID_grower"
 check "the larger one, there before that growth, is not" alive "$PID_steady"
 kill -USR1 "$PID_steady"
 wait "$PID_steady"

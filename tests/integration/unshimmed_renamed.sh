@@ -18,15 +18,6 @@ daemon_start
 mkdir -m 0755 "$TMP/drv"
 cp "$BUILD/tests/simcuda/libcuda.so.1" "$TMP/drv/drv.so"
 ln -s drv.so "$TMP/drv/libcuda.so.1"
-# killed_by_signal PID: it is gone, by SIGKILL (never waits for a live one).
-killed_by_signal() {
-	kill -0 "$1" 2>/dev/null && return 1
-	wait "$1"
-	[ $? = 137 ]
-}
-foreign_is() {
-	[ "$(ctl status --json | json "j['devices'][0]['foreign_bytes']")" = "$1" ]
-}
 
 bg honest env LD_PRELOAD="$PRE" "${NOBODY_ENV[@]}" "${AS_NOBODY[@]}" \
 	"$C" alloc 512Mi hold
@@ -42,7 +33,7 @@ wait_for "it is taken for a process without the shim" 3 \
 	has_event unshimmed "$PID_renamed" 'no shim loaded'
 wait_for "and killed, past its group's limit" 3 \
 	has_event unshimmed-kill "$PID_renamed"
-wait_for "by SIGKILL" 3 killed_by_signal "$PID_renamed"
+wait_for "by SIGKILL" 3 gone_by_sigkill "$PID_renamed"
 check "no byte of it was FOREIGN" foreign_is 0
 check "the honest one is not killed" kill -0 "$PID_honest"
 check "nor taken for one without the shim" eval \
