@@ -27,8 +27,8 @@ for i in 1 2 3 4 5 6 7 8; do
 		"${AS_NOBODY[@]}" "$C" alloc 256Mi hold
 done
 for i in 1 2 3 4 5 6 7 8; do
-	wait_for "pause$i has its context" 10 holding "pause$i" 1
-	wait_for "rush$i has allocated" 10 holding "rush$i" 1
+	wait_for "pause$i has its context" 30 holding "pause$i" 1
+	wait_for "rush$i has allocated" 30 holding "rush$i" 1
 done
 t=$(($(uptime) + 2500))
 wait_for "two looks have seen the contexts" 10 uptime_past "$t"
@@ -38,7 +38,7 @@ for i in 1 2 3 4 5 6 7 8; do
 	kill -USR1 "${!pidvar}"
 done
 for i in 1 2 3 4 5 6 7 8; do
-	wait_for "pause$i has allocated" 10 holding "pause$i" 2
+	wait_for "pause$i has allocated" 30 holding "pause$i" 2
 done
 check "every allocation was granted" eval \
 	"[ \"\$(cat '$TMP'/*.out | grep -c '^alloc ok')\" = 16 ]"
