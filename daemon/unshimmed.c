@@ -171,9 +171,7 @@ departed_alive(struct arbiter *a, struct ledger_client *lc, size_t dev,
 	if ((n = unshim_new(a, pid, dev, bytes, at_ms)) == NULL)
 		return lc;
 	/* Its departure, dropped: the new record stands in its place. */
-	TAILQ_REMOVE(&a->ledger.clients, n, entry);
 	(void)depart_cancel(a, pid);
-	TAILQ_INSERT_TAIL(&a->ledger.clients, n, entry);
 	return n;
 }
 
