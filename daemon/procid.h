@@ -22,9 +22,10 @@ enum {
 	PROCID_NO_SHIM,		/* libgpufrac.so is not loaded */
 	PROCID_DISABLED,	/* loaded, GPUFRAC_DISABLE=1 */
 	PROCID_OTHER_SOCKET,	/* loaded, GPUFRAC_SOCKET is another */
-	PROCID_NOT_CONNECTED,	/* loaded for this daemon, not (yet)
-				   connected: after a daemon restart, or
-				   between its context and its HELLO */
+	PROCID_NOT_CONNECTED,	/* a file of that name loaded, this
+				   daemon's socket, no connection: a
+				   client lost or coming back, or one
+				   that only says so */
 };
 
 struct procid {
