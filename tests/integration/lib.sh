@@ -232,6 +232,11 @@ gone_by_sigkill() {
 	wait "$1"
 	[ $? = 137 ]
 }
+# allocated_or_killed NAME PID: NAME's program printed "alloc ok", or
+# was killed for it before it could (the look may come first).
+allocated_or_killed() {
+	grep -q '^alloc ok' "$TMP/$1.out" || has_event unshimmed-kill "$2"
+}
 foreign_is() {
 	[ "$(ctl status --json | json "j['devices'][0]['foreign_bytes']")" = "$1" ]
 }

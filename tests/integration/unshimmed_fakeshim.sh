@@ -26,8 +26,8 @@ FAKE=(env LD_PRELOAD="${SAN_RT:+$SAN_RT }$TMP/fake/libgpufrac.so" "${NOBODY_ENV[
 for i in 1 2 3 4; do
 	bg "liar$i" "${FAKE[@]}" alloc 3Gi hold
 	pidvar=PID_liar$i
-	wait_for "liar $i holds 3 GiB" 10 grep -q '^alloc ok' \
-		"$TMP/liar$i.out"
+	wait_for "liar $i holds 3 GiB" 10 allocated_or_killed "liar$i" \
+		"${!pidvar}"
 	wait_for "liar $i is taken in at once, said to have the shim loaded" 3 \
 		has_event unshimmed "${!pidvar}" 'shim loaded, not connected'
 	wait_for "liar $i is killed" 3 gone_by_sigkill "${!pidvar}"
@@ -54,7 +54,7 @@ wait_for "and is no longer listed" 3 eval \
 uptime_past() { [ "$(ctl status --json | json "j['daemon']['uptime_ms']")" -ge "$1" ]; }
 wait_for "its grace is over" 10 uptime_past 5500
 kill -USR1 "$PID_old"
-wait_for "it takes 3 GiB again" 10 grep -q '^alloc ok' "$TMP/old.out"
+wait_for "it takes 3 GiB again" 10 allocated_or_killed old "$PID_old"
 wait_for "it is killed at once: a missed look gave it no new grace" 3 \
 	gone_by_sigkill "$PID_old"
 finish

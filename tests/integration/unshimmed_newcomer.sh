@@ -29,7 +29,8 @@ unshimmed() {
 unshimmed first 65533 alloc 3Gi hold
 bg newcomer env -u LD_PRELOAD "${NOBODY_ENV[@]}" "${AS_NOBODY[@]}" "$C" \
 	alloc 1536Mi hold
-wait_for "the newcomer holds 1.5 GiB" 10 grep -q '^alloc ok' "$TMP/newcomer.out"
+wait_for "the newcomer holds 1.5 GiB" 10 \
+	allocated_or_killed newcomer "$PID_newcomer"
 wait_for "the newcomer is killed" 3 gone_by_sigkill "$PID_newcomer"
 check "for its group" has_event unshimmed-kill "$PID_newcomer" 'its group holds 4.5GiB'
 check "the one that was there first, within the limit, is not" alive "$PID_first"

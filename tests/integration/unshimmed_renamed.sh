@@ -24,11 +24,14 @@ bg honest env LD_PRELOAD="$PRE" "${NOBODY_ENV[@]}" "${AS_NOBODY[@]}" \
 wait_for "an honest member of the group holds 512 MiB" 10 \
 	grep -q '^holding' "$TMP/honest.out"
 bg renamed env -u LD_PRELOAD LD_LIBRARY_PATH="$TMP/drv" \
-	"${NOBODY_ENV[@]}" "${AS_NOBODY[@]}" "$C" alloc 3Gi hold
-wait_for "the renamed driver's program holds 3 GiB" 10 \
-	grep -q '^alloc ok' "$TMP/renamed.out"
+	"${NOBODY_ENV[@]}" "${AS_NOBODY[@]}" "$C" dev 0 hold alloc 3Gi hold
+wait_for "the renamed driver's program has its context" 10 \
+	grep -q '^holding' "$TMP/renamed.out"
 check "its maps name no libcuda" eval \
-	"! grep -q '/libcuda.so' /proc/$PID_renamed/maps"
+	"grep -q '/drv/drv.so' /proc/$PID_renamed/maps &&
+	! grep -q '/libcuda.so' /proc/$PID_renamed/maps"
+kill -USR1 "$PID_renamed"
+wait_for "it holds 3 GiB" 10 allocated_or_killed renamed "$PID_renamed"
 wait_for "it is taken for a process without the shim" 3 \
 	has_event unshimmed "$PID_renamed" 'no shim loaded'
 wait_for "and killed, past its group's limit" 3 \
