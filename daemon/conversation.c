@@ -163,7 +163,9 @@ on_device_open(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	ledger_open(&a->ledger, c->client, (size_t)dev, o->limit_kind,
 	    o->limit_value);
 	lease_open(a, c->client, (size_t)dev, o->ordinal);
-	/* Its context is there already: charged before it reserves. */
+	/* Its context is there already: charged before it reserves, and
+	   no longer foreign (driver.c). */
+	driver_client_new(a, c->pid);
 	overhead_client(a, c->client, (size_t)dev);
 	view_info(a, c->client, (size_t)dev, &info);
 	log_debug("pid %u opens %s as ordinal %u: limit %llu", c->pid, ubuf,

@@ -5,6 +5,8 @@
 # start together in a group that says kill: eight allocate at once, eight
 # make their context and wait two looks before allocating. Every one is
 # a client before it allocates; none is counted unshimmed or killed.
+# A context made before the device is opened is taken (foreign) until
+# its process opens the device, then its own.
 # shellcheck disable=SC2154	# PID_* are bg's
 . "$(dirname "$0")/lib.sh"
 C=$CLIENTS/cuclient_linked
@@ -33,6 +35,8 @@ done
 t=$(($(uptime) + 2500))
 wait_for "two looks have seen the contexts" 10 uptime_past "$t"
 check "all sixteen are clients, those not allocating yet too" clients_are 16
+check "the contexts of those not allocating yet count as taken (foreign)" \
+	foreign_is $((8 * 64 << 20))
 for i in 1 2 3 4 5 6 7 8; do
 	pidvar=PID_pause$i
 	kill -USR1 "${!pidvar}"
@@ -46,6 +50,7 @@ t=$(($(uptime) + 2500))
 wait_for "two looks have seen them all" 10 uptime_past "$t"
 check "none was taken for a process without the shim" none_of unshimmed
 check "none was killed" none_of unshimmed-kill
+check "once each has opened the device, nothing is foreign" foreign_is 0
 for i in 1 2 3 4 5 6 7 8; do
 	client_release "pause$i"
 	client_release "rush$i"
