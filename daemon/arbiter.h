@@ -66,9 +66,9 @@ struct arbiter {
 					   whose cgroups are gone (reap.h) */
 	struct metrics	 metrics;	/* counters, HTTP server (metrics.h) */
 	struct memlimits memlimits;	/* the driver's walls (memlimits.h) */
-	struct unshim_wait *unshim_wait; /* processes with the shim that have
-					   not connected yet (unshimmed.c) */
-	size_t		 nunshim_wait;
+	struct expect	*expect;	/* processes given a grace to
+					   connect (expect.h) */
+	size_t		 nexpect;
 };
 
 /*

@@ -16,11 +16,13 @@
 #include "dispatch.h"
 #include "driver.h"
 #include "event.h"
+#include "expect.h"
 #include "groups.h"
 #include "lease.h"
 #include "ledger.h"
 #include "log.h"
 #include "overhead.h"
+#include "pidfd.h"
 #include "proto.h"
 #include "resolve.h"
 #include "swap.h"
@@ -161,7 +163,9 @@ on_device_open(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	ledger_open(&a->ledger, c->client, (size_t)dev, o->limit_kind,
 	    o->limit_value);
 	lease_open(a, c->client, (size_t)dev, o->ordinal);
-	/* Its context is there already: charged before it reserves. */
+	/* Its context is there already: charged before it reserves, and
+	   no longer foreign (driver.c). */
+	driver_client_new(a, c->pid);
 	overhead_client(a, c->client, (size_t)dev);
 	view_info(a, c->client, (size_t)dev, &info);
 	log_debug("pid %u opens %s as ordinal %u: limit %llu", c->pid, ubuf,
@@ -486,6 +490,9 @@ conversation_closing(struct arbiter *a, struct conn *c)
 
 	resolve_conn_gone(a, c);
 	if (c->client != NULL) {
+		/* Lost, and alive: it may be back (expect.h). */
+		if (c->pidfd >= 0 && !pidfd_exited(c->pidfd))
+			expect_lost(a, c->pid, pidfd_start_ms(c->pid));
 		/* Its process, watched from now on by the departure. */
 		kept = depart_begin(a, c->client, c->pidfd);
 		c->pidfd = -1;

@@ -73,19 +73,23 @@ listed_bytes(const struct nvml_proc *procs, long n)
 
 /*
  * Keep in dd->strangers what NVML lists on dev for processes that are
- * neither clients (unshimmed ones are, unshimmed.h) nor the daemon itself (procs is taken over), and return
- * how much that is.
+ * neither clients that opened dev (unshimmed ones are, unshimmed.h) nor
+ * the daemon itself (procs is taken over), and return how much that is.
  */
 static uint64_t
-strangers_keep(const struct ledger *l, struct driver_dev *dd,
+strangers_keep(const struct ledger *l, size_t dev, struct driver_dev *dd,
     struct nvml_proc *procs, long n)
 {
+	const struct ledger_client *lc;
 	uint64_t foreign = 0;
 	long i, k = 0;
 
 	for (i = 0; i < n; i++) {
+		/* A client's on a device it has not opened (its context
+		   before its first allocation there) is nobody's yet. */
 		if (procs[i].pid == (uint32_t)getpid() ||
-		    ledger_client_find(l, procs[i].pid, NULL) != NULL)
+		    ((lc = ledger_client_find(l, procs[i].pid, NULL)) != NULL &&
+		    lc->usage[dev].opened))
 			continue;
 		foreign += procs[i].bytes;
 		procs[k++] = procs[i];
@@ -184,7 +188,7 @@ look_dev(struct arbiter *a, size_t dev, int *serve, int *changed)
 	unlisted = used > all ? used - all : 0;
 	excess = departed_on(a, dev, procs, n, unlisted > dd->unlisted ?
 	    unlisted - dd->unlisted : 0, &any);
-	foreign = strangers_keep(&a->ledger, dd, procs, n);
+	foreign = strangers_keep(&a->ledger, dev, dd, procs, n);
 	/*
 	 * With nobody on the way out, what nobody holds is the usual: at
 	 * once when it is less, only after DRIVER_SETTLE_LOOKS looks when it

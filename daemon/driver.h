@@ -61,9 +61,11 @@ int	driver_init(struct arbiter *a);
 void	driver_free(struct arbiter *a);
 
 /*
- * A client of pid says HELLO: what the last look counted as foreign for
- * pid is its own now (its re-registered allocations, its context), so it
- * is no longer counted twice until the next look.
+ * A client of pid says HELLO, or opens a device: what the last look
+ * counted as foreign for pid is its own now (its re-registered
+ * allocations, its context), so it is no longer counted twice until the
+ * next look. Until it opens a device, what NVML shows it holding there
+ * is foreign: taken, nobody's.
  */
 void	driver_client_new(struct arbiter *a, uint32_t pid);
 

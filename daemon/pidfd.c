@@ -39,9 +39,8 @@ pidfd_boot_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* When pid started, in ms since boot (/proc/PID/stat); 0 if unknown. */
-static uint64_t
-start_ms(uint32_t pid)
+uint64_t
+pidfd_start_ms(uint32_t pid)
 {
 	char path[64], buf[1024], *p;
 	unsigned long long ticks;
@@ -97,7 +96,7 @@ pidfd_by_pid(uint32_t pid, uint64_t at_ms, int *exited)
 	 * the pid cannot change hands again meanwhile; a process that has
 	 * exited is no one's to watch either.
 	 */
-	if (start_ms(pid) > at_ms || pidfd_exited(fd)) {
+	if (pidfd_start_ms(pid) > at_ms || pidfd_exited(fd)) {
 		close(fd);
 		*exited = 1;
 		return -1;

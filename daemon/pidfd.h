@@ -30,6 +30,12 @@ int	pidfd_of_peer(int sock, uint32_t pid, uint64_t at_ms, int *exited);
  */
 int	pidfd_by_pid(uint32_t pid, uint64_t at_ms, int *exited);
 
+/*
+ * When pid's process started, in ms since boot (/proc/PID/stat), what a
+ * process is known by besides its pid; 0 if unknown (it has exited).
+ */
+uint64_t pidfd_start_ms(uint32_t pid);
+
 /* Milliseconds since boot (CLOCK_BOOTTIME), what pidfd_of_peer compares. */
 uint64_t pidfd_boot_ms(void);
 

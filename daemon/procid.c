@@ -1,6 +1,7 @@
 /*
  * A process's identity read from /proc with its pidfd held: uid and gid
- * (status), cgroup, and from its maps and environ why it has no shim.
+ * (status), start time, cgroup, and from its maps and environ why it
+ * has no shim (only said, never believed).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,8 +41,9 @@ ids_read(uint32_t pid, uint32_t *uid, uint32_t *gid)
 }
 
 /*
- * What /proc/PID/maps shows loaded: bit 0 libcuda, bit 1 libgpufrac.
- * -1 when it cannot be read (another uid's, the daemon not root).
+ * Whether /proc/PID/maps shows a file named libgpufrac.so loaded: 1 or
+ * 0; -1 when it cannot be read (another uid's, the daemon not root).
+ * Only an event's reason: what a process maps is its own to choose.
  */
 static int
 maps_read(uint32_t pid)
@@ -53,12 +55,8 @@ maps_read(uint32_t pid)
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
 	if ((fp = fopen(path, "re")) == NULL)
 		return -1;
-	while (fgets(line, sizeof(line), fp) != NULL) {
-		if (strstr(line, "/libcuda.so") != NULL)
-			seen |= 1;
-		if (strstr(line, "/libgpufrac.so") != NULL)
-			seen |= 2;
-	}
+	while (!seen && fgets(line, sizeof(line), fp) != NULL)
+		seen = strstr(line, "/libgpufrac.so") != NULL;
 	fclose(fp);
 	return seen;
 }
@@ -116,7 +114,7 @@ why_read(uint32_t pid, int maps, const char *socket, struct procid *p)
 	p->why = PROCID_UNKNOWN;
 	if (maps < 0)
 		return;
-	if (!(maps & 2)) {
+	if (!maps) {
 		p->why = PROCID_NO_SHIM;
 		return;
 	}
@@ -146,9 +144,15 @@ procid_read(uint32_t pid, uint64_t at_ms, const char *socket,
 	memset(p, 0, sizeof(*p));
 	if ((p->pidfd = pidfd_by_pid(pid, at_ms, &exited)) < 0)
 		return -1;
+	/*
+	 * NVML's list says who holds memory (issue 38): whatever its maps
+	 * show (a renamed libcuda, a hard link, a memfd, a static build),
+	 * the process is taken for what it is.
+	 */
 	if (ids_read(pid, &p->uid, &p->gid) < 0 ||
-	    (maps = maps_read(pid)) == 0 || (maps > 0 && !(maps & 1)))
+	    (p->start_ms = pidfd_start_ms(pid)) == 0)
 		goto out_close;
+	maps = maps_read(pid);
 	why_read(pid, maps, socket, p);
 	if ((p->cgroup = cgroup_of_pid(pid)) == NULL)
 		goto out_close;

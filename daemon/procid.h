@@ -12,21 +12,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Why a process holds device memory without the shim. */
+/*
+ * Why a process holds device memory without the shim, as /proc shows
+ * it: for the event's reason only, since a process chooses what it maps
+ * and what its environment says (issue 38).
+ */
 enum {
 	PROCID_UNKNOWN = 0,	/* maps or environ unreadable */
 	PROCID_NO_SHIM,		/* libgpufrac.so is not loaded */
 	PROCID_DISABLED,	/* loaded, GPUFRAC_DISABLE=1 */
 	PROCID_OTHER_SOCKET,	/* loaded, GPUFRAC_SOCKET is another */
-	PROCID_NOT_CONNECTED,	/* loaded for this daemon, not (yet)
-				   connected: after a daemon restart, or
-				   between its context and its HELLO */
+	PROCID_NOT_CONNECTED,	/* a file of that name loaded, this
+				   daemon's socket, no connection: a
+				   client lost or coming back, or one
+				   that only says so */
 };
 
 struct procid {
 	int		 pidfd;		/* the process's, the caller's to close */
 	uint32_t	 uid;		/* effective, as SO_PEERCRED has it */
 	uint32_t	 gid;
+	uint64_t	 start_ms;	/* its start (pidfd_start_ms) */
 	char		*cgroup;	/* malloc'd, the caller's; "" if unknown */
 	int		 why;		/* PROCID_* */
 	char		 socket[108];	/* PROCID_OTHER_SOCKET's, cut to fit */
@@ -35,9 +41,9 @@ struct procid {
 /*
  * Read pid's identity into *p, the pid as NVML listed it at at_ms
  * (CLOCK_BOOTTIME, pidfd_boot_ms), socket the daemon's. Returns 0; or -1
- * when the process is gone, started after at_ms, is no CUDA program
- * here (its maps, where readable, show no libcuda: another pid
- * namespace's number), or cannot be read (nothing to free then).
+ * when the process is gone, started after at_ms, or cannot be read
+ * (nothing to free then). What its maps show does not matter: NVML's
+ * pids are the daemon's pid namespace's (gpufracd(8)).
  */
 int	procid_read(uint32_t pid, uint64_t at_ms, const char *socket,
 	    struct procid *p);

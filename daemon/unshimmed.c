@@ -3,13 +3,14 @@
  * NVML's list, charged as overhead.c measures them, killed where their
  * group says so, handed to depart.c as they exit. unshimmed.h says why.
  */
-#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "arbiter.h"
 #include "depart.h"
 #include "event.h"
+#include "expect.h"
 #include "groups.h"
 #include "ledger.h"
 #include "log.h"
@@ -18,60 +19,26 @@
 #include "pidfd.h"
 #include "procid.h"
 #include "resolve.h"
+#include "swap.h"
 #include "units.h"
 #include "unshimmed.h"
+#include "unshimmed_int.h"
 
-/* What the daemon keeps of an unshimmed process besides its client. */
-struct unshim {
-	struct arbiter	*a;
-	struct ledger_client *lc;
-};
+/* Orders pieces seen at one look (taken.h): they came in this order. */
+static uint64_t unshim_seq;
 
-/* A process with this daemon's shim that has not connected yet. */
-struct unshim_wait {
-	uint32_t	 pid;
-	uint64_t	 seen_ms;	/* first seen (monotonic) */
-	int		 listed;	/* by the current look */
-};
-
-/*
- * Whether pid, with this daemon's shim loaded and not connected, has had
- * its UNSHIMMED_GRACE_MS since it was first seen so; it is noted now if
- * new (no memory to note it: at once).
- */
-static int
-grace_over(struct arbiter *a, uint32_t pid)
-{
-	struct unshim_wait *w;
-	uint64_t now = event_now_ms();
-	size_t i;
-
-	for (i = 0; i < a->nunshim_wait; i++)
-		if (a->unshim_wait[i].pid == pid) {
-			a->unshim_wait[i].listed = 1;
-			return now - a->unshim_wait[i].seen_ms >=
-			    UNSHIMMED_GRACE_MS;
-		}
-	if ((w = realloc(a->unshim_wait, (a->nunshim_wait + 1) *
-	    sizeof(*w))) == NULL)
-		return 1;
-	a->unshim_wait = w;
-	w[a->nunshim_wait++] = (struct unshim_wait){ pid, now, 1 };
-	return 0;
-}
-
-/* Forget the waiting processes the look did not list (gone, connected). */
+/* lc's record's memory: its layers, then itself. */
 static void
-grace_prune(struct arbiter *a)
+unshim_forget(struct ledger_client *lc)
 {
-	size_t i, k = 0;
+	size_t dev;
 
-	for (i = 0; i < a->nunshim_wait; i++)
-		if (a->unshim_wait[i].listed) {
-			a->unshim_wait[i].listed = 0;
-			a->unshim_wait[k++] = a->unshim_wait[i];
-		}
-	a->nunshim_wait = k;
+	if (lc->unshim->layers != NULL)
+		for (dev = 0; dev < lc->unshim->a->ledger.ndevices; dev++)
+			taken_layers_free(&lc->unshim->layers[dev]);
+	free(lc->unshim->layers);
+	free(lc->unshim);
+	lc->unshim = NULL;
 }
 
 /*
@@ -85,8 +52,7 @@ unshim_end(struct arbiter *a, struct ledger_client *lc)
 	int pidfd = lc->pidfd;
 
 	event_set(a->loop, pidfd, 0, NULL, NULL);
-	free(lc->unshim);
-	lc->unshim = NULL;
+	unshim_forget(lc);
 	(void)depart_begin(a, lc, pidfd);
 }
 
@@ -115,7 +81,28 @@ unshim_exited(struct event_loop *loop, int fd, int mask, void *arg)
 	resolve_serve(a);
 }
 
-/* Take in pid, listed with bytes on dev at at_ms; NULL if it cannot be. */
+/* Record lc's `unshimmed` event: bytes on dev, why /proc says. */
+static void
+unshim_say(struct arbiter *a, struct ledger_client *lc, size_t dev,
+    uint64_t bytes)
+{
+	char sbuf[32];
+
+	lc->unshim->said = 1;
+	log_info("pid %u (uid %u) holds %s on device %zu without the shim "
+	    "(%s), cgroup '%s', group '%s'", lc->pid, lc->uid,
+	    size_format(bytes, sbuf, sizeof(sbuf)), dev, lc->unshim->why,
+	    lc->cgroup, a->ledger.groups[lc->group].pol.name);
+	arbiter_event(a, GF_EV_UNSHIMMED, lc, (int)dev, bytes, "%s; uid %u",
+	    lc->unshim->why, lc->uid);
+}
+
+/*
+ * Take in pid, listed with bytes on dev at at_ms; NULL if it cannot be.
+ * Counted in its group at once; judged at once too, unless the daemon
+ * has reason to expect it to connect (expect.h): then its event and its
+ * judgement wait for its grace to end.
+ */
 static struct ledger_client *
 unshim_new(struct arbiter *a, uint32_t pid, size_t dev, uint64_t bytes,
     uint64_t at_ms)
@@ -123,20 +110,17 @@ unshim_new(struct arbiter *a, uint32_t pid, size_t dev, uint64_t bytes,
 	struct ledger_client *lc;
 	struct procid id;
 	struct unshim *u;
-	char wbuf[160], sbuf[32];
-	const char *why;
+	char wbuf[160];
 
 	if (procid_read(pid, at_ms, a->conf.socket, &id) < 0)
-		return NULL;	/* foreign, as before: another namespace's */
-	if (id.why == PROCID_NOT_CONNECTED && !grace_over(a, pid)) {
-		free(id.cgroup);
-		close(id.pidfd);
-		return NULL;	/* foreign, until it has had its time */
-	}
+		return NULL;	/* foreign, as before: gone, unreadable */
 	if ((u = calloc(1, sizeof(*u))) == NULL ||
-	    (lc = ledger_client_new(&a->ledger, pid, id.uid, id.gid,
+	    (u->layers = calloc(a->ledger.ndevices, sizeof(*u->layers))) ==
+	    NULL || (lc = ledger_client_new(&a->ledger, pid, id.uid, id.gid,
 	    id.cgroup)) == NULL) {
 		log_warnx("no memory to count pid %u, without the shim", pid);
+		if (u != NULL)
+			free(u->layers);
 		free(u);
 		free(id.cgroup);
 		close(id.pidfd);
@@ -145,6 +129,9 @@ unshim_new(struct arbiter *a, uint32_t pid, size_t dev, uint64_t bytes,
 	free(id.cgroup);
 	u->a = a;
 	u->lc = lc;
+	u->grace_until = expect_until(a, pid, id.start_ms);
+	snprintf(u->why, sizeof(u->why), "%s", procid_why(&id, wbuf,
+	    sizeof(wbuf)));
 	lc->unshim = u;
 	lc->pidfd = id.pidfd;
 	lc->state = GF_STATE_UNSHIMMED;
@@ -153,14 +140,39 @@ unshim_new(struct arbiter *a, uint32_t pid, size_t dev, uint64_t bytes,
 	if (event_set(a->loop, lc->pidfd, EVENT_READ, unshim_exited, u) < 0)
 		log_warn("cannot watch pid %u for its exit: it goes when "
 		    "NVML no longer lists it", pid);
-	why = procid_why(&id, wbuf, sizeof(wbuf));
-	log_info("pid %u (uid %u) holds %s on device %zu without the shim "
-	    "(%s), cgroup '%s', group '%s'", pid, lc->uid, size_format(bytes,
-	    sbuf, sizeof(sbuf)), dev, why, lc->cgroup,
-	    a->ledger.groups[lc->group].pol.name);
-	arbiter_event(a, GF_EV_UNSHIMMED, lc, (int)dev, bytes, "%s; uid %u",
-	    why, lc->uid);
+	if (event_now_ms() >= u->grace_until)
+		unshim_say(a, lc, dev, bytes);
+	else
+		log_info("pid %u (uid %u) holds memory on device %zu, not "
+		    "connected: counted in group '%s', given %llu ms to "
+		    "connect", pid, lc->uid, dev,
+		    a->ledger.groups[lc->group].pol.name, (unsigned long long)
+		    (u->grace_until - event_now_ms()));
 	return lc;
+}
+
+/*
+ * lc, whose connection closed, is alive and NVML lists it holding
+ * memory: once its grace is over (expect.h), it is a process without
+ * the shim like any other, and its kept grants (depart.h) give way to
+ * what NVML shows it holding. Returns its new record, or lc.
+ */
+static struct ledger_client *
+departed_alive(struct arbiter *a, struct ledger_client *lc, size_t dev,
+    uint64_t bytes, uint64_t at_ms)
+{
+	uint32_t pid = lc->pid;
+	struct ledger_client *n;
+
+	if (lc->on_host || lc->swap != SWAP_NONE || lc->preempting ||
+	    lc->pidfd < 0 || pidfd_exited(lc->pidfd) ||
+	    event_now_ms() < expect_until(a, pid, pidfd_start_ms(pid)))
+		return lc;
+	if ((n = unshim_new(a, pid, dev, bytes, at_ms)) == NULL)
+		return lc;
+	/* Its departure, dropped: the new record stands in its place. */
+	(void)depart_cancel(a, pid);
+	return n;
 }
 
 void
@@ -187,6 +199,8 @@ unshimmed_see(struct arbiter *a, size_t dev, const struct nvml_proc *procs,
 		if (lc == NULL)
 			lc = unshim_new(a, procs[i].pid, dev, procs[i].bytes,
 			    at_ms);
+		else if (lc->departing)
+			lc = departed_alive(a, lc, dev, procs[i].bytes, at_ms);
 		if (lc == NULL || lc->unshim == NULL ||
 		    lc->usage[dev].opened)
 			continue;
@@ -196,96 +210,23 @@ unshimmed_see(struct arbiter *a, size_t dev, const struct nvml_proc *procs,
 }
 
 /*
- * Whether lc may be killed: its group says kill, and it is not root's in
- * "default" (system processes the configuration does not name).
- */
-static int
-killable(const struct arbiter *a, const struct ledger_client *lc)
-{
-	const struct group_policy *pol = &a->ledger.groups[lc->group].pol;
-
-	if (lc->unshim == NULL || lc->preempting ||
-	    pol->unshimmed != POLICY_UNSHIMMED_KILL)
-		return 0;
-	return lc->group != 0 || lc->uid != 0;
-}
-
-/* SIGKILL lc through its pidfd for holding used against limit on dev:
-   0, or -1 when it cannot be signalled (logged). */
-static int
-unshim_kill(struct arbiter *a, struct ledger_client *lc, size_t dev,
-    const char *whose, uint64_t used, uint64_t limit)
-{
-	char ubuf[32], lbuf[32];
-
-	if (pidfd_signal(lc->pidfd, lc->pid, SIGKILL) < 0) {
-		log_warn("cannot send SIGKILL to pid %u", lc->pid);
-		return -1;
-	}
-	lc->preempting = 1;	/* its charge is on its way back */
-	size_format(used, ubuf, sizeof(ubuf));
-	size_format(limit, lbuf, sizeof(lbuf));
-	log_info("pid %u, without the shim, killed: %s holds %s, limit %s",
-	    lc->pid, whose, ubuf, lbuf);
-	arbiter_event(a, GF_EV_UNSHIMMED_KILL, lc, (int)dev,
-	    lc->usage[dev].used, "SIGKILL: %s holds %s, past its limit %s",
-	    whose, ubuf, lbuf);
-	return 0;
-}
-
-/* What group g holds on dev less what its killed processes still hold. */
-static uint64_t
-group_holding(const struct ledger *l, size_t g, size_t dev)
-{
-	const struct ledger_client *lc;
-	uint64_t n = l->groups[g].share[dev].used;
-
-	TAILQ_FOREACH(lc, &l->clients, entry)
-		if (lc->group == g && lc->preempting)
-			n -= lc->usage[dev].used < n ? lc->usage[dev].used : n;
-	return n;
-}
-
-/* The largest killable unshimmed process of g on dev, or NULL. */
-static struct ledger_client *
-largest(struct arbiter *a, size_t g, size_t dev)
-{
-	struct ledger_client *lc, *best = NULL;
-
-	TAILQ_FOREACH(lc, &a->ledger.clients, entry)
-		if (lc->group == g && lc->usage[dev].used > 0 &&
-		    killable(a, lc) && (best == NULL ||
-		    lc->usage[dev].used > best->usage[dev].used))
-			best = lc;
-	return best;
-}
-
-/*
- * Kill on dev the unshimmed processes past their own limit, then, in a
- * group whose limit is shared, the largest while the group is past it.
+ * After a look: lc's memory on each device as layers taken (taken.h),
+ * and its event once its grace is over.
  */
 static void
-enforce_dev(struct arbiter *a, size_t dev)
+unshim_layers(struct arbiter *a, struct ledger_client *lc, uint64_t now)
 {
-	struct ledger *l = &a->ledger;
-	struct ledger_client *lc;
-	uint64_t held, limit;
-	size_t g;
+	struct unshim *u = lc->unshim;
+	size_t dev;
 
-	TAILQ_FOREACH(lc, &l->clients, entry)
-		if (killable(a, lc) &&
-		    lc->usage[dev].used > lc->usage[dev].limit)
-			(void)unshim_kill(a, lc, dev, "the process",
-			    lc->usage[dev].used, lc->usage[dev].limit);
-	for (g = 0; g < l->ngroups; g++) {
-		if (l->groups[g].pol.per_process)
-			continue;
-		limit = l->groups[g].share[dev].limit;
-		/* One that cannot be signalled ends it: the next look again. */
-		while ((held = group_holding(l, g, dev)) > limit &&
-		    (lc = largest(a, g, dev)) != NULL &&
-		    unshim_kill(a, lc, dev, "its group", held, limit) == 0)
-			;
+	for (dev = 0; dev < a->ledger.ndevices; dev++) {
+		if (taken_layers_fit(&u->layers[dev], lc->usage[dev].used,
+		    (struct taken_when){ now, ++unshim_seq }) < 0)
+			log_warnx("no memory to note when pid %u took its "
+			    "memory: taken as older", lc->pid);
+		if (!u->said && now >= u->grace_until &&
+		    lc->usage[dev].used > 0)
+			unshim_say(a, lc, dev, lc->usage[dev].used);
 	}
 }
 
@@ -293,8 +234,8 @@ int
 unshimmed_settle(struct arbiter *a)
 {
 	struct ledger_client *lc, *next;
+	uint64_t now = event_now_ms();
 	int back = 0;
-	size_t dev;
 
 	for (lc = TAILQ_FIRST(&a->ledger.clients); lc != NULL; lc = next) {
 		next = TAILQ_NEXT(lc, entry);
@@ -305,9 +246,11 @@ unshimmed_settle(struct arbiter *a)
 		unshim_end(a, lc);
 		back = 1;
 	}
-	grace_prune(a);
-	for (dev = 0; dev < a->ledger.ndevices; dev++)
-		enforce_dev(a, dev);
+	TAILQ_FOREACH(lc, &a->ledger.clients, entry)
+		if (lc->unshim != NULL)
+			unshim_layers(a, lc, now);
+	expect_prune(a);
+	unshimmed_enforce(a);
 	return back;
 }
 
@@ -340,7 +283,5 @@ unshimmed_free(struct arbiter *a)
 		unshim_uncharge(a, lc);
 		unshim_end(a, lc);
 	}
-	free(a->unshim_wait);
-	a->unshim_wait = NULL;
-	a->nunshim_wait = 0;
+	expect_free(a);
 }

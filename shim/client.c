@@ -651,6 +651,14 @@ client_view_of(int dev, uint64_t real_total, struct client_view *v)
 		v->free = 0;
 }
 
+void
+client_context_coming(void)
+{
+	pthread_mutex_lock(&client_lock);
+	client_start();
+	pthread_mutex_unlock(&client_lock);
+}
+
 int
 client_view(int dev, uint64_t real_total, struct client_view *v)
 {

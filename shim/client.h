@@ -173,6 +173,13 @@ CUresult client_release_keys(const uint64_t *keys, size_t n,
 	    CUresult (*real_release)(void *), void *arg);
 
 /*
+ * The process is about to make a context, whose memory NVML will list
+ * at once: connect and say HELLO first if it has not tried yet (lazy
+ * registration ends with the first context, not the first allocation).
+ */
+void	client_context_coming(void);
+
+/*
  * The view of device dev, whose driver total is real_total (connecting and
  * opening the device first if need be). Returns 0, or -1 when the device is
  * not accounted and the driver's own numbers stand.

@@ -4,6 +4,7 @@
  * the device, then goes to the driver unchanged. Generated from hooks_list.h.
  */
 #include "activity.h"
+#include "client.h"
 #include "hooks.h"
 #include "pool.h"
 #include "real.h"
@@ -17,7 +18,7 @@
  * every launch and copy. The IPC ones also note memory the checkpoint API
  * cannot move (flag), so that the daemon never swaps the process out.
  */
-#define GATE_BODY(symbol, real, flag, params, args, made)		\
+#define GATE_BODY(symbol, real, flag, params, args, before, made)	\
 CUresult								\
 symbol params								\
 {									\
@@ -26,6 +27,7 @@ symbol params								\
 									\
 	if (!hook_enter())						\
 		return REAL_CALL(real, GATE_ARGS args);			\
+	before;								\
 	act = activity_enter();						\
 	res = REAL_CALL(real, GATE_ARGS args);				\
 	activity_leave(act);						\
@@ -39,13 +41,18 @@ symbol params								\
 	return res;							\
 }
 #define GATE_REAL(symbol, real, flag, params, args)			\
-	GATE_BODY(symbol, real, flag, params, args, (void)0)
+	GATE_BODY(symbol, real, flag, params, args, (void)0, (void)0)
 #define GATE_ABI(name, version, ptds, symbol, flag, params, args)	\
 	GATE_REAL(symbol, symbol, flag, params, args)
-/* A context made (its first argument): the copy engine knows it. */
+/*
+ * A context made (its first argument): the copy engine knows it. The
+ * process says HELLO before its first, whose memory NVML lists: a
+ * process NVML lists with no connection is taken for one without the
+ * shim (issue 38), and no name or grace keeps an honest one from it.
+ */
 #define GATE_CTX_ABI(name, version, symbol, params, args)		\
 	GATE_BODY(symbol, symbol, GATE_CTX_FLAG, params, args,		\
-	    vback_ctx_made(*(GATE_FIRST args)))
+	    client_context_coming(), vback_ctx_made(*(GATE_FIRST args)))
 #define GATE_OWN_ABI(name, version, symbol, real, params, args)	\
 	GATE_REAL(symbol, real, 0, params, args)
 /* Legacy IPC: hooks_ipc.c's. */

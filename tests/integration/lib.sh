@@ -224,6 +224,23 @@ device_used_is() {
 	[ "$(ctl status --json | json "(lambda d: d['used_bytes'] - d['leased_bytes'])(j['devices'][${2:-0}])")" = "$1" ]
 }
 
+# gone_by_sigkill PID: PID, the test's child, has gone, by SIGKILL; never
+# waits for a live one (poll it with wait_for). foreign_is BYTES: the
+# daemon counts BYTES foreign on device 0.
+gone_by_sigkill() {
+	kill -0 "$1" 2>/dev/null && return 1
+	wait "$1"
+	[ $? = 137 ]
+}
+# allocated_or_killed NAME PID: NAME's program printed "alloc ok", or
+# was killed for it before it could (the look may come first).
+allocated_or_killed() {
+	grep -q '^alloc ok' "$TMP/$1.out" || has_event unshimmed-kill "$2"
+}
+foreign_is() {
+	[ "$(ctl status --json | json "j['devices'][0]['foreign_bytes']")" = "$1" ]
+}
+
 # events_of KIND: the reasons of the events of that kind, a line each.
 events_of() {
 	ctl events --json | "$PYTHON" -c 'import json, sys

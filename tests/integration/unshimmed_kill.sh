@@ -4,9 +4,9 @@
 # within its limits never is, nor one of a group that says count, nor
 # root's in the group "default". A preemptor of higher priority takes an
 # unshimmed process as a victim (it cannot be swapped: killed). A process
-# with this daemon's shim that has not connected to a restarted daemon
-# (stopped) is given 5 s to (its memory foreign meanwhile), then held like
-# the others.
+# that ran before a restarted daemon and has not connected to it
+# (stopped) is given 5 s to (its memory counted in its group meanwhile,
+# never foreign), then held like the others.
 # shellcheck disable=SC2154	# PID_* are bg's
 . "$(dirname "$0")/lib.sh"
 C=$CLIENTS/cuclient_linked
@@ -94,18 +94,16 @@ daemon_stop
 printf '[group cap]\nmatch = uid:65534\nlimit = 1Gi\nunshimmed = kill\n' \
 	>"$TMP/gpufrac.conf"
 daemon_start
-foreign_at_least() {
-	[ "$(ctl status --json | json "j['devices'][0]['foreign_bytes']")" -ge "$1" ]
-}
-wait_for "the restarted daemon counts it as foreign while it may connect" 5 \
-	foreign_at_least $((2 << 30))
-unshimmed probe 65533 64Mi
+wait_for "the restarted daemon counts it in its group while it may connect" 3 \
+	state_is "$PID_late" unshimmed
 check "not killed at the looks of its first 5 s" alive "$PID_late"
-check "nor taken for a process without the shim" eval \
+check "nor said to be without the shim" eval \
 	"! has_event unshimmed $PID_late"
+check "its memory binds its group" eval \
+	"[ \"\$(group_field cap used_bytes)\" -ge $((2 << 30)) ]"
+check "never as foreign" foreign_is 0
 wait_for "then it is, for not connecting, and held like the others" 10 \
 	has_event unshimmed "$PID_late" 'shim loaded, not connected'
 wait_for "killed past its lowered limit" 3 \
 	has_event unshimmed-kill "$PID_late"
-kill -USR1 "$PID_probe"
 finish
