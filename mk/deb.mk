@@ -1,0 +1,39 @@
+# Debian packages (issue 42, debian/): `make deb` builds gpufrac and
+# gpufrac-slurm in a copy of the tree (dpkg-buildpackage, which cleans and
+# builds in place, leaves this tree as it is) into $(O)/deb/, then runs
+# lintian on them; `make check-deb` builds them and tests them
+# (tests/deb/packages.sh: installed, upgraded, removed and purged by dpkg
+# in a throwaway root). Both take minutes: .ci/run runs check-deb beside
+# `make check`.
+DEPS      += debhelper lintian
+DEB_DIR    = $(O)/deb
+DEB_SRC    = $(DEB_DIR)/gpufrac-$(VERSION)
+DEB_ARCH   = $(shell dpkg-architecture -qDEB_HOST_ARCH 2>/dev/null)
+DEB_CHANGES = $(DEB_DIR)/gpufrac_$(VERSION)_$(DEB_ARCH).changes
+# Build-Depends must hold every package the build needs but the
+# build-essential ones.
+DEB_BUILD_DEPS = $(filter-out gcc make libc6-dev,$(BUILD_DEPS))
+PHONY     += deb check-deb
+
+deb: $(DEPS_STAMP)
+	@v=$$(dpkg-parsechangelog -l debian/changelog -S Version) && \
+	    [ "$$v" = '$(VERSION)' ] || { echo "gpufrac: debian/changelog" \
+	    "is at version '$$v', the Makefile's VERSION at '$(VERSION)'" >&2; \
+	    exit 1; }
+	@for p in $(DEB_BUILD_DEPS); do \
+	    grep -q "^ *\(Build-Depends: *\)\?$$p[ ,]" debian/control || \
+	    { echo "gpufrac: '$$p' (BUILD_DEPS) is not in debian/control's" \
+	      "Build-Depends" >&2; exit 1; }; \
+	done
+	rm -rf $(DEB_DIR)
+	mkdir -p $(DEB_SRC)
+	# The sources as git sees them, committed or not, and no build output.
+	git ls-files -z -co --exclude-standard | \
+	    tar -c --null -T - -f - | tar -x -C $(DEB_SRC) -f -
+	cd $(DEB_SRC) && CUDA_HOME=$(abspath $(CUDA_HOME)) \
+	    dpkg-buildpackage -us -uc -b -Jauto >../build.log 2>&1 || \
+	    { tail -n 40 ../build.log; exit 1; }
+	lintian --fail-on error,warning --info $(DEB_CHANGES)
+
+check-deb: deb all $(O)/tests/clients/cuclient_linked
+	$(RUN_ENV) DEB_DIR=$(abspath $(DEB_DIR)) tests/deb/packages.sh
