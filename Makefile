@@ -1,8 +1,9 @@
 # gpufrac: fractional GPU memory sharing. `make`, `make check`, `make demo`,
 # `make bench`, `make bench-share`, `make bench-swap` (bench/), `make soak` (mk/soak.mk),
-# `make fuzz` (mk/fuzz.mk), `make clean`.
-# CC, CFLAGS, LDFLAGS, PREFIX, DESTDIR, CUDA_HOME may be overridden
-# (LIBDIR, LIBEXECDIR and SYSCONFDIR are compiled in);
+# `make fuzz` (mk/fuzz.mk), `make deb` and `make check-deb` (mk/deb.mk),
+# `make clean`.
+# CC, CFLAGS, LDFLAGS, PREFIX, DESTDIR, CUDA_HOME, the directories below
+# may be overridden (LIBDIR, LIBEXECDIR and SYSCONFDIR are compiled in);
 # SANITIZE=address or SANITIZE=thread builds everything with a sanitizer.
 # Everything built goes under O (default build/), laid out like the source
 # tree: build/daemon/gpufracd, build/shim/libgpufrac.so, ... Two builds

@@ -5,7 +5,8 @@
 # (tests/deb/packages.sh: installed, upgraded, removed and purged by dpkg
 # in a throwaway root). Both take minutes: .ci/run runs check-deb beside
 # `make check`.
-DEPS      += debhelper lintian
+# check-deb runs systemd-analyze verify on the unit installed.
+DEPS      += debhelper lintian systemd
 DEB_DIR    = $(O)/deb
 DEB_SRC    = $(DEB_DIR)/gpufrac-$(VERSION)
 DEB_ARCH   = $(shell dpkg-architecture -qDEB_HOST_ARCH 2>/dev/null)
@@ -21,7 +22,7 @@ deb: $(DEPS_STAMP)
 	    "is at version '$$v', the Makefile's VERSION at '$(VERSION)'" >&2; \
 	    exit 1; }
 	@for p in $(DEB_BUILD_DEPS); do \
-	    grep -q "^ *\(Build-Depends: *\)\?$$p[ ,]" debian/control || \
+	    grep -q "^\(Build-Depends:\)\? *$$p *\([,(]\|$$\)" debian/control || \
 	    { echo "gpufrac: '$$p' (BUILD_DEPS) is not in debian/control's" \
 	      "Build-Depends" >&2; exit 1; }; \
 	done
