@@ -29,8 +29,8 @@ deb: $(DEPS_STAMP)
 	rm -rf $(DEB_DIR)
 	mkdir -p $(DEB_SRC)
 	# The sources as git sees them, committed or not, and no build output.
-	git ls-files -z -co --exclude-standard | \
-	    tar -c --null -T - -f - | tar -x -C $(DEB_SRC) -f -
+	git ls-files -z -co --exclude-standard >$(DEB_DIR)/sources
+	tar -c --null -T $(DEB_DIR)/sources -f - | tar -x -C $(DEB_SRC) -f -
 	cd $(DEB_SRC) && CUDA_HOME=$(abspath $(CUDA_HOME)) \
 	    dpkg-buildpackage -us -uc -b -Jauto >../build.log 2>&1 || \
 	    { tail -n 40 ../build.log; exit 1; }
