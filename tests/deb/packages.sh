@@ -102,7 +102,7 @@ check_eq "gpufracd -h names the configuration installed" \
 SHIM_PATH=/usr/lib/$MA/libgpufrac.so
 C=$BUILD/tests/clients/cuclient_linked
 check_eq "a program under the installed shim is held to its limit" \
-	"$(inroot env GPUFRAC_MEMORY_LIMIT=64Mi LD_PRELOAD=$SHIM_PATH "$C" \
+	"$(inroot env GPUFRAC_MEMORY_LIMIT=64Mi LD_PRELOAD="$SHIM_PATH" "$C" \
 	    alloc 48Mi alloc 32Mi info 2>"$TMP/client.err")" \
 	"alloc ok
 alloc err=2
@@ -113,7 +113,7 @@ check_eq "found by its name alone, in the multiarch directory" \
 	"$(inroot env GPUFRAC_MEMORY_LIMIT=64Mi LD_PRELOAD=libgpufrac.so "$C" alloc 80Mi)" \
 	"alloc err=2"
 check_eq "an honest program within its limit is not refused" \
-	"$(inroot env GPUFRAC_MEMORY_LIMIT=64Mi LD_PRELOAD=$SHIM_PATH "$C" alloc 64Mi)" \
+	"$(inroot env GPUFRAC_MEMORY_LIMIT=64Mi LD_PRELOAD="$SHIM_PATH" "$C" alloc 64Mi)" \
 	"alloc ok"
 check_eq "gpufracctl cdi names the shim in the multiarch directory" \
 	"$(inroot env -u GPUFRAC_SOCKET gpufracctl cdi | grep -c "\"$SHIM_PATH\"")" 2
