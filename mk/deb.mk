@@ -31,7 +31,11 @@ deb: $(DEPS_STAMP)
 	# The sources as git sees them, committed or not, and no build output.
 	git ls-files -z -co --exclude-standard >$(DEB_DIR)/sources
 	tar -c --null -T $(DEB_DIR)/sources -f - | tar -x -C $(DEB_SRC) -f -
-	cd $(DEB_SRC) && CUDA_HOME=$(abspath $(CUDA_HOME)) \
+	# Debian's flags and paths only: not this make's variables (O,
+	# SANITIZE, CFLAGS... given on its command line reach a sub-make
+	# through MAKEFLAGS).
+	cd $(DEB_SRC) && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+	    CUDA_HOME=$(abspath $(CUDA_HOME)) \
 	    dpkg-buildpackage -us -uc -b -Jauto >../build.log 2>&1 || \
 	    { tail -n 40 ../build.log; exit 1; }
 	lintian --fail-on error,warning --info $(DEB_CHANGES)
