@@ -119,6 +119,10 @@ check_eq "gpufracctl cdi names the shim in the multiarch directory" \
 	"$(inroot env -u GPUFRAC_SOCKET gpufracctl cdi | grep -c "\"$SHIM_PATH\"")" 2
 check_eq "as does the CDI spec installed, which it prints" \
 	"$(inroot env -u GPUFRAC_SOCKET gpufracctl cdi)" "$(cat "$ROOT/etc/cdi/gpufrac.json")"
+check_eq "whose hooks are the hook installed" \
+	"$(sed -n 's/.*"path": "\([^"]*\)".*/\1/p' "$ROOT/etc/cdi/gpufrac.json" | sort -u)" \
+	/usr/libexec/gpufrac-oci-hook
+check "which is there" test -x "$ROOT/usr/libexec/gpufrac-oci-hook"
 check_eq "and libgpufrac(7), with no /usr/local path left" \
 	"$(zgrep -c "$SHIM_PATH" "$ROOT/usr/share/man/man7/libgpufrac.7.gz") $(zgrep -c /usr/local/lib "$ROOT/usr/share/man/man7/libgpufrac.7.gz")" "1 0"
 inroot systemd-analyze verify /lib/systemd/system/gpufracd.service \
