@@ -14,6 +14,8 @@ DEB_CHANGES = $(DEB_DIR)/gpufrac_$(VERSION)_$(DEB_ARCH).changes
 # Build-Depends must hold every package the build needs but the
 # build-essential ones.
 DEB_BUILD_DEPS = $(filter-out gcc make libc6-dev,$(BUILD_DEPS))
+DEB_UNSET  = MAKEFLAGS MFLAGS MAKELEVEL O SANITIZE \
+	     $(foreach a,$(MAKEOVERRIDES),$(firstword $(subst =, ,$(subst :=,=,$(a)))))
 PHONY     += deb check-deb
 
 deb: $(DEPS_STAMP)
@@ -31,10 +33,10 @@ deb: $(DEPS_STAMP)
 	# The sources as git sees them, committed or not, and no build output.
 	git ls-files -z -co --exclude-standard >$(DEB_DIR)/sources
 	tar -c --null -T $(DEB_DIR)/sources -f - | tar -x -C $(DEB_SRC) -f -
-	# Debian's flags and paths only: not this make's variables (O,
-	# SANITIZE, CFLAGS... given on its command line reach a sub-make
-	# through MAKEFLAGS).
-	cd $(DEB_SRC) && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+	# Debian's flags and paths only: none of this make's variables (O,
+	# SANITIZE, CFLAGS... given on its command line are in the
+	# environment, and in MAKEFLAGS for a sub-make).
+	cd $(DEB_SRC) && env $(addprefix -u ,$(DEB_UNSET)) \
 	    CUDA_HOME=$(abspath $(CUDA_HOME)) \
 	    dpkg-buildpackage -us -uc -b -Jauto >../build.log 2>&1 || \
 	    { tail -n 40 ../build.log; exit 1; }
