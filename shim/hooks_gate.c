@@ -5,6 +5,7 @@
  */
 #include "activity.h"
 #include "hooks.h"
+#include "hooks_enter.h"
 #include "pool_table.h"
 #include "real.h"
 #include "vback.h"
