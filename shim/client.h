@@ -207,7 +207,7 @@ struct client_mover {
 	int	(*restore)(void);
 };
 
-/* Set once at start, before any connection (real.c). */
+/* Set once at start, before any connection (init.c). */
 void	client_mover_set(const struct client_mover *m);
 
 /* Send MOVED m, if connected; locked, unless the caller holds the lock. */
