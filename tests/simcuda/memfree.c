@@ -53,6 +53,7 @@ memfree_main(void *arg)
 static int
 memfree_start(void)
 {
+	pthread_attr_t attr;
 	sigset_t all, old;
 	pthread_t t;
 	int r;
@@ -61,11 +62,14 @@ memfree_start(void)
 		return 0;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = pthread_create(&t, NULL, memfree_main, NULL);
+	/* Detached from the start: a fork child's thread may get its id. */
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	r = pthread_create(&t, &attr, memfree_main, NULL);
+	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r != 0)
 		return -1;
-	pthread_detach(t);
 	pthread_setname_np(t, "cuda-memfree");
 	memfree_pid = getpid();
 	return 0;
