@@ -2,9 +2,8 @@
 # as built (tools/calls_up.py), no file calls a layer above its own but
 # for the one known way: the hooks' gate starting the shim once
 # (hooks_enter -> init_shim). Every file is in a layer. The counter
-# itself is checked
-# on the same objects with the layers turned upside down, where the calls
-# down must all show as up.
+# itself is checked on the same objects with the layers turned upside
+# down, where the calls down must all show as up.
 . "$(dirname "$0")/lib.sh"
 command -v nm >/dev/null || skip "no nm (binutils)"
 count() { "$PYTHON" "$TOP/tools/calls_up.py" -v "$BUILD/shim" "$1"; }
