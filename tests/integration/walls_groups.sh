@@ -66,7 +66,9 @@ match = cgroup:/$NAME-side
 limit = 1Gi
 EOF
 daemon_start
-client_start inner unshimmed "$IN" alloc $((2 * GiB)) hold
+# sh execs the client: client_release signals the client itself.
+client_start inner sh -c "$IN_CG" "$IN" env -u LD_PRELOAD "$CU" -p linked \
+	alloc $((2 * GiB)) hold
 wait_for "the inner group's process holds 2GiB" 10 sh -c \
 	"'$CLIENTS/nvml_query' limget 0 '$IN' | grep -q 'used=$((2 * GiB))'"
 check_eq "the simulated driver counts the subtree against the outer wall" \
