@@ -148,6 +148,8 @@ check_eq "so 3GiB without the shim is refused by the driver" \
 check "an event says it was set again" sh -c \
 	"'$GPUFRACCTL' -s '$GPUFRAC_SOCKET' events | grep -q \
 	    \"group 'walled': the driver's limit of '$W' was not as set: set again\""
+check_eq "a wall the driver holds as set is left alone by the same look" \
+	"$(ctl events | grep -c "limit of '$SIDE' was not as set")" "0"
 check_eq "the journal names its directory once" \
 	"$(grep -c "$W\$" "$TMP/state/driver-walls")" "1"
 rmdir "$W" && mkdir "$W"
