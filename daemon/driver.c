@@ -15,6 +15,7 @@
 #include "glance.h"
 #include "jitter.h"
 #include "lease.h"
+#include "memlimits.h"
 #include "ledger.h"
 #include "log.h"
 #include "nvml.h"
@@ -288,6 +289,7 @@ look(struct arbiter *a)
 	}
 	serve |= unshimmed_settle(a);
 	serve |= departs_settle(a, looked) > 0;
+	memlimits_check(a);	/* a wall the driver lost is set again */
 	/* What the look found is charged now: the glances' new base. */
 	for (i = 0; i < a->ledger.ndevices; i++)
 		if (a->driver[i].looked) {
