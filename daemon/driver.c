@@ -13,6 +13,7 @@
 #include "driver.h"
 #include "event.h"
 #include "glance.h"
+#include "identity.h"
 #include "jitter.h"
 #include "lease.h"
 #include "ledger.h"
@@ -142,7 +143,9 @@ departed_on(struct arbiter *a, size_t dev, const struct nvml_proc *procs,
 		if (d->pidfd >= 0 || d->lc->usage[dev].used == 0)
 			continue;
 		*any = 1;
-		if (listed(procs, n, d->lc->pid)) {
+		/* Listed under its pid: its own only if no other has it. */
+		if (listed(procs, n, d->lc->pid) &&
+		    !identity_pid_reused(d->lc)) {
 			d->held = 1;
 			continue;
 		}
@@ -274,6 +277,8 @@ look(struct arbiter *a)
 		return;		/* not started */
 	TAILQ_FOREACH(d, &a->departs, entry)
 		d->held = 0;
+	/* Who each process is, read again before it is counted or judged. */
+	changed |= identity_refresh_all(a) > 0;
 	for (i = 0; i < a->ledger.ndevices; i++) {
 		if (look_dev(a, i, &serve, &changed))
 			continue;

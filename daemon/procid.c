@@ -169,6 +169,21 @@ out_close:
 	return -1;
 }
 
+int
+procid_reread(int pidfd, uint32_t pid, uint32_t *uid, uint32_t *gid,
+    char **cgroup)
+{
+	if (pidfd < 0 || ids_read(pid, uid, gid) < 0 ||
+	    (*cgroup = cgroup_of_pid(pid)) == NULL)
+		return -1;
+	if (**cgroup == '\0' || pidfd_exited(pidfd)) {
+		free(*cgroup);
+		*cgroup = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 const char *
 procid_why(const struct procid *p, char *buf, size_t size)
 {
