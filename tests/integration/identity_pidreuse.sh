@@ -25,13 +25,18 @@ printf '[group cap]\nmatch = uid:65534\nlimit = 1Gi\nunshimmed = kill\n' \
 	>"$TMP/gpufrac.conf"
 daemon_start
 
-# on_pid PID NAME CMD...: bg NAME CMD, its process given PID (skips if
-# another took it).
+# on_pid PID NAME CMD...: bg NAME CMD, its process given PID; tried
+# again where a thread of another took the pid first, skipped at last.
 on_pid() {
-	echo $(($1 - 1)) >/proc/sys/kernel/ns_last_pid
-	bg "$2" "${@:3}"
-	local got=PID_$2
-	[ "${!got}" = "$1" ] || skip "could not give pid $1 to $2 (got ${!got})"
+	local got=PID_$2 try
+	for try in 1 2 3 4 5; do
+		echo $(($1 - 1)) >/proc/sys/kernel/ns_last_pid
+		bg "$2" "${@:3}"
+		[ "${!got}" = "$1" ] && return
+		kill -9 "${!got}"
+		wait "${!got}" 2>/dev/null
+	done
+	skip "could not give pid $1 to $2 (got ${!got}, $try tries)"
 }
 holding() { grep -q '^holding' "$TMP/$1.out"; }
 rows_of() { ps_json "sorted(c['state'] for c in j['clients'] if c['pid'] == $1)"; }
