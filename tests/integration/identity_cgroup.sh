@@ -55,7 +55,7 @@ wait_for "the one moved into killer's cgroup is moved to 'killer'" 10 \
 	has_event regrouped "$PID_liar" "from group 'counter' to 'killer'"
 wait_for "and killed there, past its 1 GiB" 10 \
 	has_event unshimmed-kill "$PID_liar"
-check_eq "by SIGKILL" "$(wait "$PID_liar"; echo $?)" 137
+check "by SIGKILL" gone_by_sigkill "$PID_liar"
 
 move "$PID_honest" counter
 wait_for "the one moved into counter's cgroup is moved to 'counter'" 10 \

@@ -43,7 +43,7 @@ wait_for "the one holding 3 GiB, now uid 65534, is moved to 'cap'" 10 \
 	has_event regrouped "$pid_liar" "from group 'default' to 'cap'"
 wait_for "and killed there, past the group's 1 GiB" 10 \
 	has_event unshimmed-kill "$pid_liar"
-check_eq "by SIGKILL" "$(wait "$pid_liar"; echo $?)" 137
+check "by SIGKILL" gone_by_sigkill "$pid_liar"
 
 wait_for "the honest one is moved to 'cap' with its 512 MiB" 10 \
 	group_is "$pid_honest" cap
