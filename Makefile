@@ -1,7 +1,8 @@
 # gpufrac: fractional GPU memory sharing. `make`, `make check`, `make demo`,
 # `make bench`, `make bench-share`, `make bench-swap` (bench/), `make soak` (mk/soak.mk),
-# `make fuzz` (mk/fuzz.mk), `make deb` and `make check-deb` (mk/deb.mk),
-# `make clean`.
+# `make fuzz` (mk/fuzz.mk), `make bench-looks` (mk/looks.mk),
+# `make bench-identity` (mk/identity.mk), `make deb` and `make check-deb`
+# (mk/deb.mk), `make clean`.
 # CC, CFLAGS, LDFLAGS, PREFIX, DESTDIR, CUDA_HOME, the directories below
 # may be overridden (LIBDIR, LIBEXECDIR and SYSCONFDIR are compiled in);
 # SANITIZE=address or SANITIZE=thread builds everything with a sanitizer.

@@ -122,6 +122,10 @@ on_hello(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		return -1;
 	}
 	c->client->pidfd = c->pidfd;
+	/* Read with its pidfd held, alive: the pid is still its own. */
+	if (c->pidfd >= 0 && (c->client->start_ms = pidfd_start_ms(c->pid)) &&
+	    pidfd_exited(c->pidfd))
+		c->client->start_ms = 0;
 	ledger_client_group(&a->ledger, c->client, groups_match(&a->groups,
 	    c->cgroup, c->uid, c->gid));
 	version_keep(c->client->version, h->version);

@@ -13,6 +13,7 @@
 #include "driver.h"
 #include "event.h"
 #include "glance.h"
+#include "identity.h"
 #include "jitter.h"
 #include "lease.h"
 #include "memlimits.h"
@@ -48,16 +49,16 @@ driver_releasing(const struct ledger *l, size_t dev)
 	return n;
 }
 
-/* Whether pid is in procs[0..n). */
+/* How many times pid is in procs[0..n). */
 static int
 listed(const struct nvml_proc *procs, long n, uint32_t pid)
 {
 	long i;
+	int k = 0;
 
 	for (i = 0; i < n; i++)
-		if (procs[i].pid == pid)
-			return 1;
-	return 0;
+		k += procs[i].pid == pid;
+	return k;
 }
 
 /* What NVML lists in procs[0..n), added up. */
@@ -143,7 +144,13 @@ departed_on(struct arbiter *a, size_t dev, const struct nvml_proc *procs,
 		if (d->pidfd >= 0 || d->lc->usage[dev].used == 0)
 			continue;
 		*any = 1;
-		if (listed(procs, n, d->lc->pid)) {
+		/*
+		 * Listed under its pid: its own, unless another process has
+		 * that pid now (issue 39); then only a second entry is, since
+		 * a pid names one live process.
+		 */
+		if (listed(procs, n, d->lc->pid) >
+		    identity_pid_reused(d->lc)) {
 			d->held = 1;
 			continue;
 		}
@@ -275,6 +282,8 @@ look(struct arbiter *a)
 		return;		/* not started */
 	TAILQ_FOREACH(d, &a->departs, entry)
 		d->held = 0;
+	/* Who each process is, read again before it is counted or judged. */
+	changed |= identity_refresh_all(a) > 0;
 	for (i = 0; i < a->ledger.ndevices; i++) {
 		if (look_dev(a, i, &serve, &changed))
 			continue;
