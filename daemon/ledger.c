@@ -458,6 +458,18 @@ ledger_client_find(const struct ledger *l, uint32_t pid,
 	return NULL;
 }
 
+struct ledger_client *
+ledger_client_live(const struct ledger *l, uint32_t pid)
+{
+	struct ledger_client *c;
+
+	for (c = ledger_client_find(l, pid, NULL); c != NULL;
+	    c = ledger_client_find(l, pid, c))
+		if (!c->departing || c->pidfd >= 0)
+			return c;
+	return NULL;
+}
+
 uint64_t
 ledger_client_used(const struct ledger *l, const struct ledger_client *c)
 {

@@ -259,6 +259,13 @@ void	ledger_client_drop(struct ledger *l, struct ledger_client *c);
 /* The first client with pid after `after` (NULL: from the start), or NULL. */
 struct ledger_client *ledger_client_find(const struct ledger *l,
 	    uint32_t pid, const struct ledger_client *after);
+/*
+ * The first client with pid whose process may hold that pid now: not the
+ * departure of one that has exited (departing, pidfd -1), whose pid may
+ * be another's since. NULL if none.
+ */
+struct ledger_client *ledger_client_live(const struct ledger *l,
+	    uint32_t pid);
 /* What the client holds on all devices together. */
 uint64_t ledger_client_used(const struct ledger *l,
 	    const struct ledger_client *c);

@@ -195,7 +195,9 @@ unshimmed_see(struct arbiter *a, size_t dev, const struct nvml_proc *procs,
 	for (i = 0; i < n; i++) {
 		if (procs[i].bytes == 0 || procs[i].pid == (uint32_t)getpid())
 			continue;
-		lc = ledger_client_find(&a->ledger, procs[i].pid, NULL);
+		/* An exited process's departure is not who holds its pid
+		   now: a new process may (issue 38, I). */
+		lc = ledger_client_live(&a->ledger, procs[i].pid);
 		if (lc == NULL)
 			lc = unshim_new(a, procs[i].pid, dev, procs[i].bytes,
 			    at_ms);

@@ -118,6 +118,19 @@ fz_bare_kill_check(const struct arbiter *a, struct fz_bare *b, int pidfd)
 	    "limits", b->pid, b->uid);
 }
 
+/* What every record of b's pid is charged on dev: an old life's too. */
+static uint64_t
+pid_charged(const struct arbiter *a, const struct fz_bare *b, size_t dev)
+{
+	const struct ledger_client *lc;
+	uint64_t sum = 0;
+
+	TAILQ_FOREACH(lc, &a->ledger.clients, entry)
+		if (lc->pid == b->pid)
+			sum += lc->usage[dev].used;
+	return sum;
+}
+
 void
 fz_bare_check(const struct arbiter *a)
 {
@@ -151,10 +164,10 @@ fz_bare_check(const struct arbiter *a)
 				    "and the daemon has no record of it",
 				    b->pid, (unsigned long long)b->nvml[dev],
 				    dev);
-			if (lc->usage[dev].used != b->nvml[dev])
+			if (pid_charged(a, b, dev) != b->nvml[dev])
 				fz_fail("pid %u is charged %llu bytes on device "
 				    "%zu, NVML lists %llu", b->pid,
-				    (unsigned long long)lc->usage[dev].used,
+				    (unsigned long long)pid_charged(a, b, dev),
 				    dev, (unsigned long long)b->nvml[dev]);
 		}
 	}
