@@ -131,14 +131,36 @@ pid_charged(const struct arbiter *a, const struct fz_bare *b, size_t dev)
 	return sum;
 }
 
+/* b, alive and as the last look saw it on dev, is lc's (NULL: none). */
+static void
+check_known(const struct arbiter *a, const struct fz_bare *b,
+    const struct ledger_client *lc, size_t dev)
+{
+	const struct driver_dev *dd = &a->driver[dev];
+	unsigned long long got;
+	long k;
+
+	for (k = 0; k < dd->nstrangers; k++)
+		if (dd->strangers[k].pid == b->pid)
+			fz_fail("pid %u's %llu bytes on device %zu are "
+			    "foreign, its process known", b->pid,
+			    (unsigned long long)dd->strangers[k].bytes, dev);
+	if (lc == NULL)
+		fz_fail("pid %u holds %llu bytes on device %zu, and the daemon "
+		    "has no record of it", b->pid,
+		    (unsigned long long)b->nvml[dev], dev);
+	if ((got = pid_charged(a, b, dev)) != b->nvml[dev])
+		fz_fail("pid %u is charged %llu bytes on device %zu, NVML "
+		    "lists %llu", b->pid, got, dev,
+		    (unsigned long long)b->nvml[dev]);
+}
+
 void
 fz_bare_check(const struct arbiter *a)
 {
 	const struct ledger_client *lc;
-	const struct driver_dev *dd;
-	struct fz_bare *b;
+	const struct fz_bare *b;
 	size_t i, dev;
-	long k;
 
 	if (a->driver == NULL || !fz.nvml)
 		return;
@@ -149,26 +171,8 @@ fz_bare_check(const struct arbiter *a)
 		TAILQ_FOREACH(lc, &a->ledger.clients, entry)
 			if (is_life(lc, b))
 				break;
-		for (dev = 0; dev < a->ledger.ndevices; dev++) {
-			if (b->nvml[dev] == 0 || b->seen[dev] != b->nvml[dev])
-				continue;
-			dd = &a->driver[dev];
-			for (k = 0; k < dd->nstrangers; k++)
-				if (dd->strangers[k].pid == b->pid)
-					fz_fail("pid %u's %llu bytes on device "
-					    "%zu are foreign, its process known",
-					    b->pid, (unsigned long long)
-					    dd->strangers[k].bytes, dev);
-			if (lc == NULL)
-				fz_fail("pid %u holds %llu bytes on device %zu, "
-				    "and the daemon has no record of it",
-				    b->pid, (unsigned long long)b->nvml[dev],
-				    dev);
-			if (pid_charged(a, b, dev) != b->nvml[dev])
-				fz_fail("pid %u is charged %llu bytes on device "
-				    "%zu, NVML lists %llu", b->pid,
-				    (unsigned long long)pid_charged(a, b, dev),
-				    dev, (unsigned long long)b->nvml[dev]);
-		}
+		for (dev = 0; dev < a->ledger.ndevices; dev++)
+			if (b->nvml[dev] > 0 && b->seen[dev] == b->nvml[dev])
+				check_known(a, b, lc, dev);
 	}
 }
