@@ -73,6 +73,20 @@ listed_bytes(const struct nvml_proc *procs, long n)
 	return all;
 }
 
+/* Whether a client of pid (an old one's departure, or who has the pid
+   now) opened dev. */
+static int
+opened_by(const struct ledger *l, uint32_t pid, size_t dev)
+{
+	const struct ledger_client *lc;
+
+	for (lc = ledger_client_find(l, pid, NULL); lc != NULL;
+	    lc = ledger_client_find(l, pid, lc))
+		if (lc->usage[dev].opened)
+			return 1;
+	return 0;
+}
+
 /*
  * Keep in dd->strangers what NVML lists on dev for processes that are
  * neither clients that opened dev (unshimmed ones are, unshimmed.h) nor
@@ -82,7 +96,6 @@ static uint64_t
 strangers_keep(const struct ledger *l, size_t dev, struct driver_dev *dd,
     struct nvml_proc *procs, long n)
 {
-	const struct ledger_client *lc;
 	uint64_t foreign = 0;
 	long i, k = 0;
 
@@ -90,8 +103,7 @@ strangers_keep(const struct ledger *l, size_t dev, struct driver_dev *dd,
 		/* A client's on a device it has not opened (its context
 		   before its first allocation there) is nobody's yet. */
 		if (procs[i].pid == (uint32_t)getpid() ||
-		    ((lc = ledger_client_find(l, procs[i].pid, NULL)) != NULL &&
-		    lc->usage[dev].opened))
+		    opened_by(l, procs[i].pid, dev))
 			continue;
 		foreign += procs[i].bytes;
 		procs[k++] = procs[i];
@@ -146,7 +158,7 @@ departed_on(struct arbiter *a, size_t dev, const struct nvml_proc *procs,
 		*any = 1;
 		/*
 		 * Listed under its pid: its own, unless another process has
-		 * that pid now (issue 39); then only a second entry is, since
+		 * that pid now; then only a second entry is, since
 		 * a pid names one live process.
 		 */
 		if (listed(procs, n, d->lc->pid) >
