@@ -495,8 +495,9 @@ conversation_closing(struct arbiter *a, struct conn *c)
 
 	resolve_conn_gone(a, c);
 	if (c->client != NULL) {
-		/* Lost, and alive: it may be back (expect.h). */
-		if (c->pidfd >= 0 && !pidfd_exited(c->pidfd))
+		/* Lost, and alive: it may be back (expect.h); not to a
+		   daemon that is stopping, whose expectations are freed. */
+		if (!a->stopping && c->pidfd >= 0 && !pidfd_exited(c->pidfd))
 			expect_lost(a, c->pid, pidfd_start_ms(c->pid));
 		/* Its process, watched from now on by the departure. */
 		kept = depart_begin(a, c->client, c->pidfd);
