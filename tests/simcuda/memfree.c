@@ -112,12 +112,7 @@ memfree_fork_parent(void)
 	pthread_mutex_unlock(&memfree_lock);
 }
 
-/*
- * The child's copies of the files waiting are closed now; no thread. The
- * lock, taken by fork_prepare in the thread that is the child's only
- * one, is released, not made anew: a lock made anew while held reads to
- * ThreadSanitizer as held for ever (a lock-order inversion with sim_lock).
- */
+/* The child's copies of the files waiting are closed now; no thread. */
 void
 memfree_fork_child(void)
 {
@@ -128,5 +123,5 @@ memfree_fork_child(void)
 	memfree_n = 0;
 	memfree_pid = 0;
 	pthread_cond_init(&memfree_cv, NULL);
-	pthread_mutex_unlock(&memfree_lock);
+	pthread_mutex_init(&memfree_lock, NULL);
 }
