@@ -116,19 +116,21 @@ guarantees_check(const struct ledger *l, const struct groups *gs,
 		return 1;
 	}
 	groups_policies(gs, pols);
-	for (i = 0; i < l->ndevices; i++) {
-		const struct ledger_device *d = &l->devices[i];
-		uint64_t capacity = d->total - reserves[i];
-
+	for (i = 0; i < l->ndevices; i++)
 		for (j = 1; j < n; j++)
-			errors += guarantee_within_limit(d, capacity, &pols[j],
+			errors += guarantee_within_limit(&l->devices[i],
+			    l->devices[i].total - reserves[i], &pols[j],
 			    gs->sections[j - 1]->guarantee_where, report, arg);
-		if (ledger_guarantees_fit(d, capacity, pols, n, msg,
-		    sizeof(msg)) < 0) {
+	/* A job's guarantee is part of its bound's, not besides it. */
+	for (j = 1; j < n; j++)
+		if (groups_bound(gs, j) != 0)
+			pols[j].guarantee_value = 0;
+	for (i = 0; i < l->ndevices; i++)
+		if (ledger_guarantees_fit(&l->devices[i], l->devices[i].total -
+		    reserves[i], pols, n, msg, sizeof(msg)) < 0) {
 			report(msg, arg);
 			errors++;
 		}
-	}
 	free(pols);
 	return errors;
 }
@@ -214,18 +216,27 @@ group_of(const struct ledger_client *c, void *arg)
 	return groups_match(arg, c->cgroup, c->uid, c->gid);
 }
 
-/* The new groups, every client matched again: 0, or -1 (ENOMEM). */
+/*
+ * The new groups, every client matched again, each job's group within
+ * its user's [group]: 0, or -1 (ENOMEM).
+ */
 static int
 groups_apply(struct ledger *l, const struct groups *gs)
 {
-	size_t n = groups_count(gs);
+	size_t i, n = groups_count(gs);
 	struct group_policy *pols = calloc(n, sizeof(*pols));
-	int rc;
+	size_t *bound = calloc(n, sizeof(*bound));
+	int rc = -1;
 
-	if (pols == NULL)
-		return -1;
+	if (pols == NULL || bound == NULL)
+		goto out_free;
 	groups_policies(gs, pols);
-	rc = ledger_groups_set(l, pols, n, group_of, (void *)gs);
+	for (i = 0; i < n; i++)
+		bound[i] = groups_bound(gs, i);
+	if ((rc = ledger_groups_set(l, pols, n, group_of, (void *)gs)) == 0)
+		ledger_groups_bound(l, bound);
+out_free:
+	free(bound);
 	free(pols);
 	return rc;
 }

@@ -497,6 +497,7 @@ static const struct key keys[] = {
 	{ SEC_GROUP, "swap_engine", key_group_swap_engine },
 	{ SEC_GROUP, "client_may_raise", key_group_may_raise },
 	{ SEC_GROUP, "transient", key_transient },
+	{ SEC_GROUP, "owner", key_owner },
 	{ SEC_GROUP, "unshimmed", key_group_unshimmed },
 };
 

@@ -54,6 +54,10 @@ struct config_group {
 	int		unshimmed_set;	/* else [daemon] unshimmed */
 	int		transient;	/* a run-time group that goes with its
 					   cgroups (GF_GROUP_TRANSIENT) */
+	int		owner_set;	/* a job's group: its user's [group]
+					   bounds it (GF_GROUP_OWNER) */
+	uint32_t	owner_uid;
+	uint32_t	owner_gid;
 	uint64_t	gone_since_ms;	/* reap.c's: its cgroups missing since */
 	uint64_t	cgroup_ino;	/* reap.c's: its cgroup's identity when
 					   first seen (cgroup_identity); 0: not yet */

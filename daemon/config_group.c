@@ -75,6 +75,8 @@ config_group_reset(struct config_group *g)
 	g->swap_engine_set = 0;
 	g->unshimmed_set = 0;
 	g->transient = 0;
+	g->owner_set = 0;
+	g->owner_uid = g->owner_gid = 0;
 }
 
 /* The group named name, added (with defaults) if new; -1 on ENOMEM. */
@@ -209,6 +211,8 @@ config_group_write(FILE *fp, const struct config_group *g)
 		    POLICY_UNSHIMMED_KILL ? "kill" : "count");
 	if (g->transient)
 		fputs("transient = yes\n", fp);
+	if (g->owner_set)
+		fprintf(fp, "owner = %u:%u\n", g->owner_uid, g->owner_gid);
 	fprintf(fp, "on_preempt = %s\nkill_grace = %llums\n\n",
 	    name_on_preempt(pol->on_preempt),
 	    (unsigned long long)pol->kill_grace_ms);
@@ -378,6 +382,37 @@ key_transient(struct parse *p, const char *key, const char *v)
 		    "(gpufracctl group set --cgroup)", key, v);
 	else
 		(void)parse_yesno(p, key, v, &current(p)->transient);
+}
+
+/*
+ * The state file's own key too: the user and group a job's door read
+ * from the kernel, whose [group] bounds the job's (jobbound.h).
+ */
+void
+key_owner(struct parse *p, const char *key, const char *v)
+{
+	struct config_group *g = current(p);
+	unsigned long long uid, gid = 0;
+	char *end;
+
+	if (!p->groups_only) {
+		parse_error(p, "'%s' = '%s': for run-time groups only (a job's "
+		    "door sets it)", key, v);
+		return;
+	}
+	errno = 0;
+	uid = strtoull(v, &end, 10);
+	if (errno == 0 && end != v && isdigit((unsigned char)v[0]) &&
+	    *end == ':' && isdigit((unsigned char)end[1]))
+		gid = strtoull(end + 1, &end, 10);
+	if (errno != 0 || *end != '\0' || end == v || uid > UINT32_MAX ||
+	    gid > UINT32_MAX || strchr(v, ':') == NULL) {
+		parse_error(p, "bad %s '%s' (expected UID:GID)", key, v);
+		return;
+	}
+	g->owner_set = 1;
+	g->owner_uid = (uint32_t)uid;
+	g->owner_gid = (uint32_t)gid;
 }
 
 /* A limit or guarantee for humans: "8.0GiB" or "50%", "12.5%". */

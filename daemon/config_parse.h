@@ -119,6 +119,7 @@ void	key_kill_grace(struct parse *, const char *, const char *);
 void	key_group_swap_engine(struct parse *, const char *, const char *);
 void	key_group_may_raise(struct parse *, const char *, const char *);
 void	key_transient(struct parse *, const char *, const char *);
+void	key_owner(struct parse *, const char *, const char *);
 void	key_group_unshimmed(struct parse *, const char *, const char *);
 
 /* config_jobs.c: [jobs]'s keys, and their defaults. */

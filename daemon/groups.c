@@ -75,16 +75,48 @@ groups_policies(const struct groups *gs, struct group_policy *out)
 	}
 }
 
+/* The first group from sections[first] on that matches s, else 0. */
+static size_t
+match_from(const struct groups *gs, size_t first,
+    const struct match_subject *s)
+{
+	size_t i, j;
+
+	for (i = first; i < gs->n; i++)
+		for (j = 0; j < gs->sections[i]->nrules; j++)
+			if (match_rule_test(&gs->sections[i]->rules[j], s))
+				return i + 1;
+	return 0;
+}
+
 size_t
 groups_match(const struct groups *gs, const char *cgroup, uint32_t uid,
     uint32_t gid)
 {
 	struct match_subject s = { cgroup ? cgroup : "", uid, gid };
-	size_t i, j;
 
-	for (i = 0; i < gs->n; i++)
-		for (j = 0; j < gs->sections[i]->nrules; j++)
-			if (match_rule_test(&gs->sections[i]->rules[j], &s))
-				return i + 1;
-	return 0;
+	return match_from(gs, 0, &s);
+}
+
+size_t
+groups_bound(const struct groups *gs, size_t group)
+{
+	const struct config_group *g;
+	char cgroup[GF_RULE_LEN] = "";
+	struct match_subject s = { cgroup, 0, 0 };
+	size_t i;
+
+	if (group == 0 || group > gs->nruntime)
+		return 0;
+	g = gs->sections[group - 1];
+	if (!g->owner_set)
+		return 0;
+	for (i = 0; i < g->nrules; i++)
+		if (match_rule_path(&g->rules[i], cgroup, sizeof(cgroup)) == 0)
+			break;
+	if (i == g->nrules)
+		cgroup[0] = '\0';
+	s.uid = g->owner_uid;
+	s.gid = g->owner_gid;
+	return match_from(gs, gs->nruntime, &s);
 }

@@ -45,6 +45,15 @@ void	groups_policies(const struct groups *gs, struct group_policy *out);
 size_t	groups_match(const struct groups *gs, const char *cgroup,
 	    uint32_t uid, uint32_t gid);
 
+/*
+ * The group that bounds group (an index as above) with its limit and
+ * guarantee, or 0 for none: for a job's group (a run-time group with an
+ * owner), the first [group] of the files that its processes would match
+ * without it, tested with its first "cgroup:" rule's path and its owner's
+ * uid and gid, as jobbound.h finds it at the job's door.
+ */
+size_t	groups_bound(const struct groups *gs, size_t group);
+
 /* The file group named name, or NULL. */
 const struct config_group *groups_in_files(const struct config *conf,
 	    const char *name);

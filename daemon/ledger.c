@@ -33,13 +33,31 @@ share_of(struct ledger *l, const struct ledger_client *c, size_t dev)
 	return &l->groups[c->group].share[dev];
 }
 
+/* The share of dev whose limit bounds c's group's too, or NULL. */
+static struct ledger_share *
+bound_of(const struct ledger *l, const struct ledger_client *c, size_t dev)
+{
+	size_t b = l->groups[c->group].bound;
+
+	return b != 0 ? &l->groups[b].share[dev] : NULL;
+}
+
+/* What a shared limit holds: its clients', and the bounded groups'. */
+static uint64_t
+share_held(const struct ledger_share *sh)
+{
+	return add_saturated(add_saturated(sh->used, sh->host), sh->nested);
+}
+
 /* Charge n more to c on dev, or return n of its charge: to the host
  * tallies while c is swapped out. */
 static void
 charge(struct ledger *l, struct ledger_client *c, size_t dev, uint64_t n)
 {
-	struct ledger_share *sh = share_of(l, c, dev);
+	struct ledger_share *sh = share_of(l, c, dev), *bs;
 
+	if ((bs = bound_of(l, c, dev)) != NULL)
+		bs->nested = add_saturated(bs->nested, n);
 	if (c->on_host) {
 		c->usage[dev].host = add_saturated(c->usage[dev].host, n);
 		sh->host = add_saturated(sh->host, n);
@@ -54,8 +72,10 @@ charge(struct ledger *l, struct ledger_client *c, size_t dev, uint64_t n)
 static void
 discharge(struct ledger *l, struct ledger_client *c, size_t dev, uint64_t n)
 {
-	struct ledger_share *sh = share_of(l, c, dev);
+	struct ledger_share *sh = share_of(l, c, dev), *bs;
 
+	if ((bs = bound_of(l, c, dev)) != NULL)
+		bs->nested = sub_clamped(bs->nested, n, "bound charge", c->pid);
 	if (c->on_host) {
 		c->usage[dev].host = sub_clamped(c->usage[dev].host, n,
 		    "host charge", c->pid);
@@ -77,12 +97,19 @@ static void
 group_tally(struct ledger *l, const struct ledger_client *c, int sign)
 {
 	struct ledger_group *g = &l->groups[c->group];
+	struct ledger_share *bs;
+	uint64_t held;
 	size_t i;
 
 	g->nmembers += (uint32_t)sign;
 	for (i = 0; i < l->ndevices; i++) {
 		struct ledger_share *sh = &g->share[i];
 
+		held = add_saturated(c->usage[i].used, c->usage[i].host);
+		if ((bs = bound_of(l, c, i)) != NULL)
+			bs->nested = sign > 0 ? add_saturated(bs->nested,
+			    held) : sub_clamped(bs->nested, held,
+			    "bound charge", c->pid);
 		if (sign > 0) {
 			sh->used = add_saturated(sh->used, c->usage[i].used);
 			sh->host = add_saturated(sh->host, c->usage[i].host);
@@ -196,12 +223,34 @@ share_resolve(struct ledger *l, struct ledger_group *g, size_t dev)
 	    g->pol.guarantee_value, cap);
 }
 
+/*
+ * Every group's limit and guarantee on dev; a bounded group's guarantee
+ * out of what its bound's has left, in the groups' order (ledger.h).
+ */
+static void
+shares_resolve(struct ledger *l, size_t dev)
+{
+	struct ledger_share *sh, *bs;
+	size_t i;
+
+	for (i = 0; i < l->ngroups; i++)
+		share_resolve(l, &l->groups[i], dev);
+	for (i = 0; i < l->ngroups; i++) {
+		if (l->groups[i].bound == 0)
+			continue;
+		sh = &l->groups[i].share[dev];
+		bs = &l->groups[l->groups[i].bound].share[dev];
+		if (sh->guarantee > bs->guarantee)
+			sh->guarantee = bs->guarantee;
+		bs->guarantee -= sh->guarantee;
+	}
+}
+
 int
 ledger_device_add(struct ledger *l, const uint8_t uuid[GF_UUID_LEN],
     uint32_t index, const char *name, uint64_t total)
 {
 	struct ledger_device *d;
-	size_t i;
 
 	if (l->nclients > 0) {
 		errno = EBUSY;
@@ -221,8 +270,7 @@ ledger_device_add(struct ledger *l, const uint8_t uuid[GF_UUID_LEN],
 	d->total = total;
 	d->capacity = total;
 	l->ndevices++;
-	for (i = 0; i < l->ngroups; i++)
-		share_resolve(l, &l->groups[i], l->ndevices - 1);
+	shares_resolve(l, l->ndevices - 1);
 	return (int)l->ndevices - 1;
 }
 
@@ -290,10 +338,8 @@ static void
 limits_update(struct ledger *l, size_t dev)
 {
 	struct ledger_client *c;
-	size_t i;
 
-	for (i = 0; i < l->ngroups; i++)
-		share_resolve(l, &l->groups[i], dev);
+	shares_resolve(l, dev);
 	TAILQ_FOREACH(c, &l->clients, entry) {
 		struct ledger_usage *u = &c->usage[dev];
 
@@ -346,6 +392,39 @@ ledger_groups_set(struct ledger *l, const struct group_policy *pols,
 	for (i = 0; i < l->ndevices; i++)
 		limits_update(l, i);
 	return 0;
+}
+
+/* Whether bound[g] may bound g (ledger_groups_bound). */
+static int
+bound_valid(const struct ledger *l, const size_t *bound, size_t g)
+{
+	size_t b = bound[g];
+
+	return b != 0 && b != g && b < l->ngroups && bound[b] == 0 &&
+	    !l->groups[b].pol.per_process;
+}
+
+void
+ledger_groups_bound(struct ledger *l, const size_t *bound)
+{
+	struct ledger_share *sh, *bs;
+	size_t g, d;
+
+	for (g = 0; g < l->ngroups; g++) {
+		l->groups[g].bound = bound != NULL &&
+		    bound_valid(l, bound, g) ? bound[g] : 0;
+		for (d = 0; d < l->ndevices; d++)
+			l->groups[g].share[d].nested = 0;
+	}
+	for (g = 0; g < l->ngroups; g++)
+		for (d = 0; l->groups[g].bound != 0 && d < l->ndevices; d++) {
+			sh = &l->groups[g].share[d];
+			bs = &l->groups[l->groups[g].bound].share[d];
+			bs->nested = add_saturated(bs->nested,
+			    add_saturated(sh->used, sh->host));
+		}
+	for (d = 0; d < l->ndevices; d++)
+		limits_update(l, d);
 }
 
 int
@@ -496,24 +575,41 @@ group_limit_applies(const struct ledger *l, const struct ledger_client *c,
 	    c->usage[dev].req_kind != GF_LIMIT_NONE);
 }
 
+/* Whether size more than held passes limit. */
+static int
+past(uint64_t held, uint64_t size, uint64_t limit)
+{
+	uint64_t after;
+
+	return __builtin_add_overflow(held, size, &after) || after > limit;
+}
+
+/* What a shared limit leaves once held is counted. */
+static uint64_t
+room_under(uint64_t limit, uint64_t held)
+{
+	return limit > held ? limit - held : 0;
+}
+
 int
 ledger_admit(const struct ledger *l, const struct ledger_client *c,
     size_t dev, uint64_t size)
 {
 	const struct ledger_usage *u = &c->usage[dev];
 	const struct ledger_share *sh;
-	uint64_t after;
 
 	if (!u->opened)
 		return LEDGER_NOT_OPEN;
 	/* Limits hold what a process has, on the device or swapped out. */
-	if (__builtin_add_overflow(add_saturated(u->used, u->host), size,
-	    &after) || after > u->limit)
+	if (past(add_saturated(u->used, u->host), size, u->limit))
 		return LEDGER_LIMIT;
 	sh = &l->groups[c->group].share[dev];
 	if (group_limit_applies(l, c, dev) &&
-	    (__builtin_add_overflow(add_saturated(sh->used, sh->host), size,
-	    &after) || after > sh->limit))
+	    past(share_held(sh), size, sh->limit))
+		return LEDGER_GROUP_LIMIT;
+	/* A job's group with the others of its user's [group] (ledger.h). */
+	if ((sh = bound_of(l, c, dev)) != NULL &&
+	    past(share_held(sh), size, sh->limit))
 		return LEDGER_GROUP_LIMIT;
 	if (size > ledger_available(l, c->group, dev))
 		return LEDGER_COLLISION;
@@ -526,19 +622,35 @@ ledger_headroom(const struct ledger *l, const struct ledger_client *c,
 {
 	const struct ledger_usage *u = &c->usage[dev];
 	const struct ledger_share *sh = &l->groups[c->group].share[dev];
-	uint64_t held, room, r;
+	uint64_t room, r;
 
 	if (!u->opened)
 		return 0;
-	held = add_saturated(u->used, u->host);
-	room = u->limit > held ? u->limit - held : 0;
+	room = room_under(u->limit, add_saturated(u->used, u->host));
 	if (group_limit_applies(l, c, dev)) {
-		held = add_saturated(sh->used, sh->host);
-		r = sh->limit > held ? sh->limit - held : 0;
+		r = room_under(sh->limit, share_held(sh));
+		room = r < room ? r : room;
+	}
+	if ((sh = bound_of(l, c, dev)) != NULL) {
+		r = room_under(sh->limit, share_held(sh));
 		room = r < room ? r : room;
 	}
 	r = ledger_available_as(l, c->group, dev, 0, 0);
 	return r < room ? r : room;
+}
+
+/*
+ * What a shared limit leaves c, which holds own of it: the limit less
+ * what the others under it hold, unused leases (spare) counted free.
+ */
+static uint64_t
+shared_reach(const struct ledger_share *sh, uint64_t spare, uint64_t own)
+{
+	uint64_t held = share_held(sh);
+
+	held = held > spare ? held - spare : 0;
+	held = held > own ? held - own : 0;	/* the others' */
+	return room_under(sh->limit, held);
 }
 
 uint64_t
@@ -556,10 +668,12 @@ ledger_reach(const struct ledger *l, const struct ledger_client *c,
 	own = held > sp->own ? held - sp->own : 0;
 	reach = u->limit;
 	if (group_limit_applies(l, c, dev)) {
-		held = add_saturated(sh->used, sh->host);
-		held = held > sp->group ? held - sp->group : 0;
-		held = held > own ? held - own : 0;	/* the others' */
-		r = sh->limit > held ? sh->limit - held : 0;
+		r = shared_reach(sh, sp->group, own);
+		reach = r < reach ? r : reach;
+	}
+	/* Its group's unused leases are all of the bound's that count. */
+	if ((sh = bound_of(l, c, dev)) != NULL) {
+		r = shared_reach(sh, sp->group, own);
 		reach = r < reach ? r : reach;
 	}
 	/* On the device, what c holds there is its own to count. */

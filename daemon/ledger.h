@@ -23,6 +23,8 @@
  *   device.used  == sum over clients of usage.used, device.host of .host
  *   group.share[dev].used (.host) == sum over its clients of usage.used
  *                  (.host)
+ *   group.share[dev].nested == sum over the groups h it bounds of
+ *                  share[dev].used + share[dev].host of h
  * A swapped-out client (on_host) holds nothing on the device: its charges
  * are counted as host bytes, and its limits still count them.
  * Nothing ever wraps below zero: a subtraction that would (a broken
@@ -101,12 +103,18 @@ struct ledger_share {
 	uint64_t	used;		/* by all its clients */
 	uint64_t	host;		/* theirs, swapped out */
 	uint32_t	nclients;	/* its clients that opened the device */
+	uint64_t	nested;		/* held by the groups it bounds, on
+					   the device and out to host */
 };
 
 struct ledger_group {
 	struct group_policy pol;
 	struct ledger_share *share;	/* one per device */
 	uint32_t	nmembers;	/* its clients */
+	size_t		bound;		/* the group whose limit also holds
+					   this one's memory, and whose
+					   guarantee holds its guarantee;
+					   0: none (ledger_groups_bound) */
 };
 
 struct ledger_client {
@@ -228,6 +236,19 @@ int	ledger_groups_set(struct ledger *l, const struct group_policy *pols,
 	    size_t n, ledger_group_fn *group_of, void *arg);
 
 /*
+ * Bounds (a job's group within its user's [group]: groups.h): bound[g]
+ * is the group whose shared limit holds g's memory as well as its own
+ * clients' (so that the jobs of one user together stay within it), or 0
+ * for none; entries that cannot bound (g itself, out of range, "default"
+ * or a per-process limit, a group bounded in turn) count as 0. The
+ * bound's guarantee is shared out: each group it bounds, in their order,
+ * keeps of its own guarantee no more than what the bound has left, and
+ * the bound keeps the rest for its own clients. Call after
+ * ledger_groups_set; NULL: none.
+ */
+void	ledger_groups_bound(struct ledger *l, const size_t *bound);
+
+/*
  * The effective limit on dev of a client of group asking for (kind,
  * value), resolved against the device's capacity: the group's limit if it
  * asks for nothing (GF_LIMIT_NONE), else what it asks for, no more than
@@ -325,8 +346,10 @@ void	ledger_borrowed(const struct ledger *l, size_t dev, uint64_t *borrowed);
 /*
  * Whether size on dev may be charged to c now: within c's limit, then its
  * group's shared limit (unless the group's limit is per process, or c
- * asked for its own limit in a group whose clients may raise it), then
- * within ledger_available for its group. Returns LEDGER_GRANT or why not;
+ * asked for its own limit in a group whose clients may raise it) with the
+ * memory of the groups it bounds, then its bound's shared limit with all
+ * that bound holds (LEDGER_GROUP_LIMIT both), then within
+ * ledger_available for its group. Returns LEDGER_GRANT or why not;
  * charges nothing.
  */
 int	ledger_admit(const struct ledger *l, const struct ledger_client *c,

@@ -218,6 +218,13 @@ group_apply(struct config_group *g, const struct gf_group_set *s)
 		pol->unshimmed = POLICY_UNSHIMMED_KILL;
 		g->unshimmed_set = 1;
 	}
+	/* A job's: its user's [group] bounds it while it lives (groups.h). */
+	if ((s->flags & (GF_GROUP_JOB | GF_GROUP_OWNER)) ==
+	    (GF_GROUP_JOB | GF_GROUP_OWNER)) {
+		g->owner_set = 1;
+		g->owner_uid = s->owner_uid;
+		g->owner_gid = s->owner_gid;
+	}
 }
 
 /* Are the n rules of new those of g, in order? */

@@ -56,7 +56,7 @@ assert_invariants(const struct ledger *l)
 {
 	const struct ledger_client *c;
 	uint64_t dev_used[2] = { 0, 0 }, dev_host[2] = { 0, 0 };
-	uint64_t grp_used[8][2], grp_host[8][2];
+	uint64_t grp_used[8][2], grp_host[8][2], grp_nested[8][2];
 	uint32_t grp_members[8], grp_open[8][2];
 	size_t i, g;
 
@@ -73,6 +73,12 @@ assert_invariants(const struct ledger *l)
 			grp_open[c->group][i] += c->usage[i].opened ? 1 : 0;
 		}
 	}
+	/* what each bound holds of the groups it bounds */
+	memset(grp_nested, 0, sizeof(grp_nested));
+	for (g = 0; g < l->ngroups; g++)
+		for (i = 0; l->groups[g].bound != 0 && i < l->ndevices; i++)
+			grp_nested[l->groups[g].bound][i] +=
+			    grp_used[g][i] + grp_host[g][i];
 	for (g = 0; g < l->ngroups; g++) {
 		assert_int_equal(l->groups[g].nmembers, grp_members[g]);
 		for (i = 0; i < l->ndevices; i++) {
@@ -82,6 +88,8 @@ assert_invariants(const struct ledger *l)
 			    grp_host[g][i]);
 			assert_int_equal(l->groups[g].share[i].nclients,
 			    grp_open[g][i]);
+			assert_int_equal(l->groups[g].share[i].nested,
+			    grp_nested[g][i]);
 		}
 	}
 

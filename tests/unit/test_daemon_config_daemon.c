@@ -227,6 +227,7 @@ static const struct bad_value {
 	{ "group g", "kill_grace", "1 s", "bad duration" },
 	{ "group g", "client_may_raise", "1", "expected yes or no" },
 	{ "group g", "transient", "yes", "for run-time groups only" },
+	{ "group g", "owner", "65534:65534", "for run-time groups only" },
 	{ "daemon", "max_connections_per_uid", "-1", "bad value" },
 	{ "daemon", "max_connections_per_uid", "lots", "bad value" },
 	{ "daemon", "output_queue_limit", "512Ki", "expected 1Mi or more" },

@@ -18,7 +18,9 @@
 
 #include "../../daemon/caps.h"
 #include "../../daemon/config.h"
+#include "../../daemon/groups.h"
 #include "../../daemon/jobbound.h"
+#include "../../daemon/rtgroups.h"
 #include "proto.h"
 
 #define GiB	(1ull << 30)
@@ -246,6 +248,102 @@ test_no_owner(void **state)
 	config_free(&c);
 }
 
+/*
+ * The job's group, once made, is bounded in the ledger by the [group]
+ * its door found (groups_bound), and keeps its owner through the state
+ * file: a restart or reload bounds it again.
+ */
+static void
+test_made_group_bounded(void **state)
+{
+	char path[] = "/tmp/gpufrac-test-jobbound-rt.XXXXXX", err[256];
+	struct gf_group_rule r, r2;
+	struct gf_group_set s;
+	struct config c, rt, rt2, back;
+	struct groups gs;
+	int fd;
+
+	(void)state;
+	conf_load(&c);
+	config_init(&rt);
+	config_init(&rt2);
+	s = job(65534, "/ctr/a", &r);
+	assert_int_equal(rtgroups_set(&rt, &s, &r, 1, &rt2, err,
+	    sizeof(err)), 0);
+	s = job(1000, "/kubepods/pod1/ctr", &r2);
+	proto_strlcpy(s.name, "oci-y", sizeof(s.name));
+	s.flags &= ~GF_GROUP_OWNER;	/* an older door: nothing bounds it */
+	config_free(&rt);
+	config_init(&rt);
+	assert_int_equal(rtgroups_set(&rt2, &s, &r2, 1, &rt, err,
+	    sizeof(err)), 0);
+	/* 1 oci-x, 2 oci-y, then the files' 3 pods and 4 users */
+	assert_int_equal(groups_build(&gs, &c, &rt, 0), 0);
+	assert_int_equal(groups_bound(&gs, 1), 4);
+	assert_int_equal(groups_bound(&gs, 2), 0);
+	assert_int_equal(groups_bound(&gs, 3), 0);
+	groups_free(&gs);
+	/* through the state file and back */
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(rtgroups_save(&rt, NULL, path, err, sizeof(err)), 0);
+	config_init(&back);
+	rtgroups_load(&back, path);
+	unlink(path);
+	assert_int_equal(back.ngroups, 2);
+	assert_true(back.groups[0].owner_set);
+	assert_int_equal(back.groups[0].owner_uid, 65534);
+	assert_false(back.groups[1].owner_set);
+	assert_int_equal(groups_build(&gs, &c, &back, 0), 0);
+	assert_int_equal(groups_bound(&gs, 1), 4);
+	groups_free(&gs);
+	config_free(&back);
+	config_free(&rt);
+	config_free(&rt2);
+	config_free(&c);
+}
+
+static void
+report_count(const char *line, void *arg)
+{
+	char *first = arg;
+
+	if (first[0] == '\0')
+		snprintf(first, 256, "%s", line);
+}
+
+/* A state file's owner that is not UID:GID: one line naming it. */
+static void
+test_bad_owner(void **state)
+{
+	static const char *const bad[] = { "5", "5:", ":5", "x:1", "1:2:3",
+	    "4294967296:0", "-1:0" };
+	char path[] = "/tmp/gpufrac-test-jobbound-bad.XXXXXX", first[256];
+	struct config c;
+	size_t i;
+	FILE *fp;
+	int fd;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		fd = mkstemp(path);
+		assert_true(fd >= 0);
+		assert_non_null(fp = fdopen(fd, "w"));
+		fprintf(fp, "[group j]\nmatch = uid:1\nowner = %s\n", bad[i]);
+		fclose(fp);
+		config_init(&c);
+		first[0] = '\0';
+		assert_int_equal(config_load_groups(&c, path, report_count,
+		    first), 1);
+		assert_non_null(strstr(first, ":3: bad owner '"));
+		assert_non_null(strstr(first, bad[i]));
+		config_free(&c);
+		unlink(path);
+		memcpy(path + strlen(path) - 6, "XXXXXX", 6);
+	}
+}
+
 int
 main(void)
 {
@@ -255,6 +353,8 @@ main(void)
 		cmocka_unit_test(test_cgroup_group_bounds),
 		cmocka_unit_test(test_no_group),
 		cmocka_unit_test(test_no_owner),
+		cmocka_unit_test(test_made_group_bounded),
+		cmocka_unit_test(test_bad_owner),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,65 @@
+# A user's jobs together within their [group]: two containers of user
+# 65534, each asking 1 GiB at its door, under [group users] (uid 65534,
+# 1.5 GiB). The first holds 1 GiB; a second is refused 1 GiB (together
+# 2 GiB, past the [group]'s limit); a third holds 512 MiB (together
+# within it, the honest case). The bound outlives a reload (the job's
+# owner is kept with its group), and the jobs' guarantees are shared out
+# of their [group]'s, in the order the jobs came.
+. "$(dirname "$0")/lib.sh"
+HOOK=$BUILD/oci/gpufrac-oci-hook
+mkdir "$TMP/run"	# the socket's directory, which the CDI spec mounts
+export GPUFRAC_SOCKET=$TMP/run/gpufrac.sock
+. "$(dirname "$0")/oci_lib.sh"
+C=$CLIENTS/cuclient_linked
+MiB=$((1 << 20))
+export SIMCUDA_DEVICES=8Gi
+
+printf '[group users]\nmatch = uid:65534\nlimit = 1536Mi\nguarantee = 1Gi\nresolver = fail\n[jobs]\nmax_guarantee = 1Gi\n' \
+	>"$TMP/gpufrac.conf"
+daemon_start
+nobody_setup
+SPEC=$TMP/gpufrac.json
+ctl cdi --shim "$SHIM" --hook "$HOOK" >"$SPEC"
+export OCI_USER=65534:65534
+JOB='{"gpufrac.io/memory": "1Gi", "gpufrac.io/guarantee": "768Mi"}'
+
+# hold NAME SIZE DESC: a job of that user holding SIZE, its crun's pid
+# in HELD; killed if it does not hold.
+HELD=''
+hold() {
+	bundle "$1" "$SPEC" "$JOB" "$C" alloc "$2" hold
+	crun_start "$1"
+	HELD="$HELD $CRUN_PID"
+	holding "$1" "$3"
+}
+# run NAME CMD...: a job of that user run to its end, its answer.
+run() {
+	bundle "$1" "$SPEC" "$JOB" "${@:2}"
+	crun_run "$1"
+	cat "$TMP/$1.out"
+}
+if hold first 1Gi "the first job holds 1 GiB"; then
+	check_eq "the second is refused 1 GiB: together past [group users]" \
+		"$(run second "$C" alloc 1Gi)" "alloc err=2"
+	wait_for "its group goes with its container" 10 eval \
+		"! group_names | grep -q oci-second"
+	hold third 512Mi "honest: a third holds 512 MiB beside the first, within [group users] together"
+	check_eq "the first job keeps its guarantee" \
+		"$(group_field oci-first guarantee_bytes)" $((768 * MiB))
+	check_eq "a later one what its [group]'s has left" \
+		"$(group_field oci-third guarantee_bytes)" $((256 * MiB))
+	check_eq "the [group] keeps none for itself then" \
+		"$(group_field users guarantee_bytes)" 0
+	ctl reload >/dev/null
+	check_eq "after a reload the bound still holds" \
+		"$(run fourth "$C" alloc 1Mi)" "alloc err=2"
+	for name in first third; do
+		in_cgroup2 crun --root "$RUNROOT" kill "$name" USR1 \
+		    >/dev/null 2>&1
+	done
+fi
+for pid in $HELD; do
+	wait "$pid"
+	check "a holding job's container exits" [ $? = 0 ]
+done
+finish
