@@ -8,6 +8,11 @@
  * through the seams fakes.c wraps: procid_read gives a life's identity
  * and a pidfd, pidfd_start_ms its start, pidfd_signal reaches it.
  *
+ * A process may also become another user (setresuid) or move to another
+ * cgroup while it lives, and the process that takes a dead one's pid may
+ * be another user's in another cgroup (FZ_BARE_SETUID, FZ_BARE_MOVE):
+ * procid_reread then says who it is now, as /proc would.
+ *
  * A life's pidfd is the read end of a pipe the fuzzer holds the write
  * end of (each procid_read hands out a dup): closing the write end, as
  * the process exits, makes every dup readable (POLLHUP), as a pidfd
@@ -41,6 +46,26 @@ static const struct {
 	{ 0, 0, "/system.slice/x.service" },	/* root */
 };
 
+/*
+ * Whom a process may become: the others' users, and a user of group
+ * infer (configs.c's variants 1 and 6); and where it may move: the
+ * others' cgroups, group boxed's (variants 1 and 3) and group train's,
+ * whose other processes have the shim.
+ */
+static const struct {
+	uint32_t	 uid;
+	uint32_t	 gid;
+} become_ids[] = {
+	{ 2000, 300 }, { 2001, 300 }, { 2002, 300 }, { 0, 0 }, { 1001, 100 },
+};
+static const char *const become_cgroups[] = {
+	"/bare.slice/a.scope", "/bare.slice/b.scope", "/bare.slice/c.scope",
+	"/system.slice/x.service", "/bare.slice/box.scope",
+	"/fuzz.slice/job-a.scope",
+};
+#define NBECOME_IDS	(sizeof(become_ids) / sizeof(become_ids[0]))
+#define NBECOME_CGROUPS	(sizeof(become_cgroups) / sizeof(become_cgroups[0]))
+
 /* The start of the next life, in ms since boot: before any look. */
 static uint64_t next_start;
 
@@ -71,6 +96,10 @@ life_begin(struct fz_bare *b, int why)
 	b->alive = 1;
 	b->start_ms = ++next_start;
 	b->why = why % (PROCID_NOT_CONNECTED + 1);
+	/* a new process on the pid: its slot's user until it says */
+	b->uid = bare_ids[b - fz.bare].uid;
+	b->gid = bare_ids[b - fz.bare].gid;
+	b->cgroup = bare_ids[b - fz.bare].cgroup;
 	memset(b->layers, 0, sizeof(b->layers));
 	memset(b->seen, 0, sizeof(b->seen));
 }
@@ -161,6 +190,23 @@ fz_bare_reap(void)
 			bare_exit(&fz.bare[i], 0);
 }
 
+/* b becomes another user, or moves to another cgroup, as kind says. */
+static void
+become(struct fz_bare *b, uint8_t kind)
+{
+	unsigned x = kind >> 4;
+
+	if (!b->alive || !(kind & (FZ_BARE_SETUID | FZ_BARE_MOVE)))
+		return;
+	if (kind & FZ_BARE_SETUID) {
+		b->uid = become_ids[x % NBECOME_IDS].uid;
+		b->gid = become_ids[x % NBECOME_IDS].gid;
+	}
+	if (kind & FZ_BARE_MOVE)
+		b->cgroup = become_cgroups[x % NBECOME_CGROUPS];
+	b->unlooked = 1;
+}
+
 void
 fz_bare_op(unsigned idx, uint8_t kind, uint8_t devb, uint64_t mib)
 {
@@ -185,6 +231,7 @@ fz_bare_op(unsigned idx, uint8_t kind, uint8_t devb, uint64_t mib)
 		}
 		break;
 	}
+	become(b, kind);
 	b->nvml[dev] = mib << 20;
 }
 
@@ -211,6 +258,23 @@ fz_bare_procid(uint32_t pid, uint64_t at_ms, const char *socket,
 	p->why = b->why;
 	if (b->why == PROCID_OTHER_SOCKET)
 		snprintf(p->socket, sizeof(p->socket), "%s.other", socket);
+	return 0;
+}
+
+int
+fz_bare_reread(int pidfd, uint32_t pid, uint32_t *uid, uint32_t *gid,
+    char **cgroup)
+{
+	struct fz_bare *b = fz_bare_of_pid(pid);
+
+	if (b == NULL || fz_bare_of_pidfd(pidfd) != b) {
+		errno = ESRCH;		/* that life has ended */
+		return -1;
+	}
+	if ((*cgroup = strdup(b->cgroup)) == NULL)
+		fz_fail("out of memory");
+	*uid = b->uid;
+	*gid = b->gid;
 	return 0;
 }
 
@@ -271,6 +335,8 @@ fz_bare_seen(size_t dev, const struct nvml_proc *procs, long n)
 				bytes += procs[k].bytes;
 		b->seen[dev] = bytes;
 		b->seen_ino = b->ino;
+		/* the look read who each is first (driver.c: look) */
+		b->unlooked = 0;
 		if (b->alive)
 			layers_fit(&b->layers[dev], bytes, fz_clock_now());
 	}

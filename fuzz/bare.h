@@ -24,6 +24,9 @@ void	fz_bare_reap(void);
 void	fz_bare_op(unsigned idx, uint8_t kind, uint8_t dev, uint64_t mib);
 int	fz_bare_procid(uint32_t pid, uint64_t at_ms, const char *socket,
 	    struct procid *p);
+/* procid_reread's answer for pid's present life (its pidfd's), or -1. */
+int	fz_bare_reread(int pidfd, uint32_t pid, uint32_t *uid, uint32_t *gid,
+	    char **cgroup);
 uint64_t fz_bare_start_ms(const struct fz_bare *b);
 /* What the daemon's look at dev saw (unshimmed_see's list). */
 void	fz_bare_seen(size_t dev, const struct nvml_proc *procs, long n);

@@ -14,12 +14,16 @@
  *   - no listed byte is FOREIGN once its process is known: a live
  *     process the last look saw holding what NVML says now is none of
  *     the daemon's strangers,
- *   - and the ledger says what NVML does: its record (its pidfd this
- *     life's) is charged what NVML lists, device by device.
+ *   - the ledger says what NVML does: its record (its pidfd this
+ *     life's) is charged what NVML lists, device by device,
+ *   - and in the group its identity matches now (issue 39): a process
+ *     that became another user or moved to another cgroup is counted
+ *     where it is now once a look has read it again.
  */
 #include <stdio.h>
 
 #include "../daemon/driver.h"
+#include "../daemon/groups.h"
 #include "../daemon/nvml.h"
 #include "../daemon/ledger.h"
 #include "../daemon/policy.h"
@@ -155,6 +159,23 @@ check_known(const struct arbiter *a, const struct fz_bare *b,
 		    (unsigned long long)b->nvml[dev]);
 }
 
+/* lc, b's record, is in the group b's identity matches now. */
+static void
+check_group(const struct arbiter *a, const struct fz_bare *b,
+    const struct ledger_client *lc)
+{
+	size_t want;
+
+	if (b->unlooked || a->groups.conf == NULL)
+		return;
+	want = groups_match(&a->groups, b->cgroup, b->uid, b->gid);
+	if (lc->group != want)
+		fz_fail("pid %u (uid %u, cgroup '%s') is counted in group "
+		    "'%s', its identity matches '%s'", b->pid, b->uid,
+		    b->cgroup, a->ledger.groups[lc->group].pol.name,
+		    a->ledger.groups[want].pol.name);
+}
+
 void
 fz_bare_check(const struct arbiter *a)
 {
@@ -171,6 +192,8 @@ fz_bare_check(const struct arbiter *a)
 		TAILQ_FOREACH(lc, &a->ledger.clients, entry)
 			if (is_life(lc, b))
 				break;
+		if (lc != NULL)
+			check_group(a, b, lc);
 		for (dev = 0; dev < a->ledger.ndevices; dev++)
 			if (b->nvml[dev] > 0 && b->seen[dev] == b->nvml[dev])
 				check_known(a, b, lc, dev);

@@ -39,7 +39,10 @@ static const char *const variants[] = {
 	"priority = 0\nresolver = fail\non_preempt = kill\n"
 	/* bare.c's processes without connections, uids 2001 and 2002 */
 	"[group cap]\nmatch = uid:2001 uid:2002\nlimit = 1Gi\n"
-	"unshimmed = kill\n",
+	"unshimmed = kill\n"
+	/* where bare.c's processes may move (a cgroup of its own) */
+	"[group boxed]\nmatch = cgroup:/bare.slice/box.scope\n"
+	"limit = 512Mi\nunshimmed = kill\n",
 	/* 2: host swap first; clients may raise their limits */
 	"default_resolver = swap\ndefault_limit = 75%\n"
 	"client_may_raise = yes\nswap_min_idle = 100ms\nwait_timeout = 0\n"
@@ -62,7 +65,10 @@ static const char *const variants[] = {
 	"on_preempt = none\n"
 	"[group ctl]\nmatch = uid:1007\nlimit = 1Mi\n"
 	"[group cap]\nmatch = uid:2001 uid:2002\nlimit = 1Gi\n"
-	"unshimmed = kill\n",
+	"unshimmed = kill\n"
+	/* where bare.c's processes may move (a cgroup of its own) */
+	"[group boxed]\nmatch = cgroup:/bare.slice/box.scope\n"
+	"limit = 512Mi\nunshimmed = kill\n",
 	/* 4: guarantees no device here holds (refused where there is one) */
 	"[group big]\nmatch = uid:1000\nlimit = 200Gi\nguarantee = 100Gi\n",
 	/* 5: not a configuration at all (refused) */

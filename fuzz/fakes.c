@@ -14,7 +14,8 @@
  *   nvml_*          NVML's per-process bytes, as FZ_OP_NVML set them, and
  *                   the device's, their sum
  *   procid_read,    the processes without connections (bare.c): who
- *   pidfd_start_ms  they are, a pidfd of each life, when it started
+ *   procid_reread,  they are, and are now, a pidfd of each life, when
+ *   pidfd_start_ms  it started
  *   unshimmed_see   what each look saw of them (bare_check.c's order)
  *   log_errx        the ledger's lines about a broken invariant are
  *                   findings; the rest is quiet unless FUZZ_LOG is set
@@ -49,6 +50,8 @@ long	__wrap_nvml_procs(size_t, struct nvml_proc **);
 int	__wrap_nvml_used(size_t, uint64_t *);
 void	__wrap_nvml_close(void);
 int	__wrap_procid_read(uint32_t, uint64_t, const char *, struct procid *);
+int	__real_procid_reread(int, uint32_t, uint32_t *, uint32_t *, char **);
+int	__wrap_procid_reread(int, uint32_t, uint32_t *, uint32_t *, char **);
 void	__wrap_log_errx(const char *, ...)
 	    __attribute__((format(printf, 1, 2)));
 uint64_t __wrap_jitter_ms(uint64_t);
@@ -346,6 +349,16 @@ __wrap_procid_read(uint32_t pid, uint64_t at_ms, const char *socket,
     struct procid *p)
 {
 	return fz_bare_procid(pid, at_ms, socket, p);
+}
+
+/* Who a bare process is now; the slots' keep the identity they had. */
+int
+__wrap_procid_reread(int pidfd, uint32_t pid, uint32_t *uid, uint32_t *gid,
+    char **cgroup)
+{
+	if (!active || fz_bare_of_pid(pid) == NULL)
+		return __real_procid_reread(pidfd, pid, uid, gid, cgroup);
+	return fz_bare_reread(pidfd, pid, uid, gid, cgroup);
 }
 
 uint64_t

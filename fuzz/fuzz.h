@@ -62,6 +62,8 @@ struct fz_bare {
 	uint32_t	 uid;
 	uint32_t	 gid;
 	const char	*cgroup;
+	int		 unlooked;	/* its identity changed since the last
+					   look: its group may be the old one */
 	int		 alive;
 	int		 killed;	/* SIGKILL: it exits at the next look */
 	int		 life_r;	/* its pidfd's stand-in, dup'd out */

@@ -86,13 +86,18 @@ enum {
 	   1 it exits and its memory is back, 2 it exits and a new process
 	   takes its pid and MiB on the device, 3 it exits and NVML lists
 	   its memory until a kind 0 of 0 MiB; kind >> 4, a new process's
-	   procid reason (PROCID_*: a renamed library, a fake shim, ...) */
+	   procid reason (PROCID_*: a renamed library, a fake shim, ...).
+	   With kinds 0 and 2, FZ_BARE_SETUID and FZ_BARE_MOVE make the
+	   process (2: the new one on the pid) another user, or move it to
+	   another cgroup, kind >> 4 choosing which (bare.c) */
 	FZ_OP_BARE = 15,
 };
 
 /* The processes without connections: pids, and how many. */
 #define FZ_NBARE		4
 #define FZ_BARE_PID(i)		(0x40000010u + (i))
+#define FZ_BARE_SETUID		0x04	/* FZ_OP_BARE's kind: setresuid */
+#define FZ_BARE_MOVE		0x08	/* a write to cgroup.procs */
 
 /* FZ_OP_CKPT's mode byte. */
 #define FZ_CKPT_LOCK_FAILS	0x01

@@ -580,6 +580,35 @@ seed_bare_lives(struct seed *s)
 	finish(s, "bare-lives");
 }
 
+/*
+ * Processes without the shim that change who they are (variant 1):
+ * uid 2000 becomes uid 2001 (group cap) holding 900 MiB, then moves into
+ * group train's cgroup; root moves into group boxed's cgroup (512 MiB,
+ * kill) and grows past it; uid 2002's process exits and one of uid 2000
+ * in another cgroup takes its pid at once (issue 39).
+ */
+static void
+seed_bare_identity(struct seed *s)
+{
+	begin(s, 1, 0, FZ_WORLD_NVML);
+	bare(s, 0, 0, 0, 900);
+	bare(s, 3, 0, 0, 200);
+	bare(s, 2, 0, 1, 300);
+	tick(s, 4);
+	tick(s, 4);
+	bare(s, 0, 0x10 | FZ_BARE_SETUID, 0, 900);
+	bare(s, 3, 0x40 | FZ_BARE_MOVE, 0, 200);
+	tick(s, 3);
+	bare(s, 2, 0x00 | FZ_BARE_SETUID | FZ_BARE_MOVE | 2, 1, 100);
+	tick(s, 3);
+	bare(s, 3, 0, 0, 600);
+	tick(s, 3);
+	bare(s, 0, 0x50 | FZ_BARE_MOVE, 0, 900);
+	tick(s, 3);
+	tick(s, 3);
+	finish(s, "bare-identity");
+}
+
 /* A guarantee lent to a borrower, taken back when its owner asks. */
 static void
 seed_lend(struct seed *s)
@@ -761,6 +790,7 @@ main(int argc, char *argv[])
 	seed_nvml(&s);
 	seed_bare_kill(&s);
 	seed_bare_lives(&s);
+	seed_bare_identity(&s);
 	seed_lend(&s);
 	seed_group_limit(&s);
 	seed_slow(&s);

@@ -28,7 +28,7 @@ FUZZ_SRC      = fuzz/harness.c fuzz/peers.c fuzz/fakes.c fuzz/configs.c \
 FUZZ_WRAP     = $(addprefix -Wl$(FUZZ_COMMA)--wrap=,clock_gettime pidfd_signal \
 		devices_discover devices_checkpoint_api nvml_open nvml_ready \
 		nvml_procs nvml_used nvml_close procid_read log_errx \
-		jitter_ms pidfd_start_ms unshimmed_see)
+		jitter_ms pidfd_start_ms unshimmed_see procid_reread)
 FUZZ_COMMA   := ,
 
 # libFuzzer's build: the daemon and common/ again with clang, coverage

@@ -23,6 +23,8 @@ check_eq "all $n of them" "$(cat "$TMP/replay.out")" "replayed $n inputs"
 check "processes without connections among them (issue 38, I)" \
 	test -f "$TOP/fuzz/corpus/bare-kill" -a \
 	-f "$TOP/fuzz/regress/bare-pid-reused-same-device"
+check "some that change who they are, and another user's on a dead one's pid (issue 39)" \
+	test -f "$TOP/fuzz/corpus/bare-identity"
 
 # The decoder target's seeds: one of each kind proto.h has a peer send
 # (between its "shim -> daemon" and "daemon -> peer"), a conversation,
