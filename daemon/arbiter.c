@@ -524,6 +524,7 @@ arbiter_start(struct arbiter *a, struct config *conf, const char *lib)
 	memlimits_apply(a);
 	reap_arm(a);
 	arbiter_conn_limits(a);
+	driver_period_set(a);
 	/* Processes without the shim, now that their groups are known. */
 	driver_look_soon(a);
 	if (control_listen(&a->control, a->conf.socket,
@@ -566,6 +567,7 @@ arbiter_reload(struct arbiter *a, struct conn *self, char *err,
 	if (a->conf.socket_mode != old_mode)
 		control_chmod(&a->control, a->conf.socket_mode);
 	arbiter_conn_limits(a);
+	driver_period_set(a);
 	metrics_reload(a);
 	memlimits_apply(a);
 	log_info("configuration reloaded from '%s': %zu group%s besides "

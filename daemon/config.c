@@ -58,6 +58,7 @@ config_init(struct config *c)
 	c->swap_move_timeout_ms = 10000;
 	c->swap_keep_ms = 600000;
 	c->release_timeout_ms = 60000;
+	c->look_interval_ms = LOOK_INTERVAL_DEFAULT_MS;
 	c->lease_idle_ms = 1000;
 	config_jobs_init(&c->jobs);
 	c->max_conns_per_uid = CONFIG_CONNS_PER_UID;
@@ -474,6 +475,7 @@ static const struct key keys[] = {
 	{ SEC_DAEMON, "swap_move_timeout", key_swap_move_timeout },
 	{ SEC_DAEMON, "swap_keep", key_swap_keep },
 	{ SEC_DAEMON, "release_timeout", key_release_timeout },
+	{ SEC_DAEMON, "look_interval", key_look_interval },
 	{ SEC_DAEMON, "lease_idle", key_lease_idle },
 	{ SEC_DAEMON, "max_connections_per_uid", key_max_conns },
 	{ SEC_DAEMON, "output_queue_limit", key_outq_limit },

@@ -64,6 +64,8 @@ struct config_group {
 };
 
 #define LEASE_IDLE_MIN_MS	100	/* lease_idle's least */
+#define LOOK_INTERVAL_MIN_MS	100	/* look_interval's least */
+#define LOOK_INTERVAL_DEFAULT_MS 1000
 
 /*
  * [jobs]: how far a container's annotations or a Slurm step's options
@@ -120,6 +122,8 @@ struct config {
 						   is taken back */
 	uint64_t	release_timeout_ms;	/* the longest a departed process's
 						   charge waits for the driver */
+	uint64_t	look_interval_ms;	/* between the driver's looks at
+						   NVML (driver.c), on average */
 	char		metrics_listen[METRICS_LISTEN_LEN]; /* "": no metrics */
 	struct config_jobs jobs;
 	uint32_t	max_conns_per_uid;	/* open connections of one

@@ -248,6 +248,21 @@ key_release_timeout(struct parse *p, const char *key, const char *v)
 }
 
 void
+key_look_interval(struct parse *p, const char *key, const char *v)
+{
+	uint64_t ms;
+
+	if (parse_duration(p, key, v, &ms) < 0)
+		return;
+	if (ms < LOOK_INTERVAL_MIN_MS)
+		parse_error(p, "bad duration for '%s': '%s' (at least %dms: "
+		    "a look reads NVML and /proc for every process)", key, v,
+		    LOOK_INTERVAL_MIN_MS);
+	else
+		p->conf->look_interval_ms = ms;
+}
+
+void
 key_lease_idle(struct parse *p, const char *key, const char *v)
 {
 	uint64_t ms;

@@ -97,6 +97,7 @@ void	key_swap_move_timeout(struct parse *, const char *, const char *);
 void	key_swap_keep(struct parse *, const char *, const char *);
 void	key_swap_host_limit(struct parse *, const char *, const char *);
 void	key_release_timeout(struct parse *, const char *, const char *);
+void	key_look_interval(struct parse *, const char *, const char *);
 void	key_lease_idle(struct parse *, const char *, const char *);
 void	key_lend_guarantees(struct parse *, const char *, const char *);
 void	key_client_may_raise(struct parse *, const char *, const char *);

@@ -332,7 +332,8 @@ driver_fire(struct event_loop *loop, void *arg)
 	(void)loop;
 	a->driver_timer = 0;
 	look(a);
-	driver_arm(a, jitter_ms(pending(a) ? DRIVER_FAST_MS : DRIVER_PERIOD_MS));
+	driver_arm(a, jitter_ms(pending(a) ? DRIVER_FAST_MS :
+	    a->conf.look_interval_ms));
 }
 
 /* The next look in ms, unless one comes sooner already. */
@@ -352,6 +353,16 @@ driver_arm(struct arbiter *a, uint64_t ms)
 	a->driver_timer = event_timer_add(a->loop, ms, driver_fire, a);
 	if (a->driver_timer < 0)
 		a->driver_timer = 0;
+}
+
+void
+driver_period_set(struct arbiter *a)
+{
+	if (a->driver == NULL || pending(a) || a->driver_timer <= 0)
+		return;
+	event_timer_cancel(a->loop, a->driver_timer);
+	a->driver_timer = 0;
+	driver_arm(a, jitter_ms(a->conf.look_interval_ms));
 }
 
 void
@@ -396,7 +407,7 @@ driver_init(struct arbiter *a)
 	}
 	if (nvml_ready())
 		look(a);
-	driver_arm(a, jitter_ms(DRIVER_PERIOD_MS));
+	driver_arm(a, jitter_ms(a->conf.look_interval_ms));
 	glance_init(a);
 	return 0;
 }

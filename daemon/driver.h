@@ -1,8 +1,8 @@
 /*
  * The driver is the truth of what is free (DESIGN.md §4, issue 20). The
  * ledger counts what its clients hold; the device may hold more, and
- * NVML, looked at every DRIVER_PERIOD_MS (DRIVER_FAST_MS while memory is
- * on its way back) on average, each wait drawn at random (jitter.h), and
+ * NVML, looked at every look_interval (gpufrac.conf; DRIVER_FAST_MS
+ * while memory is on its way back) on average, each wait drawn at random (jitter.h), and
  * at once when the glance between looks sees the device hold more than
  * the ledger explains (glance.h), says how much:
  *  - foreign memory: what NVML shows held by processes gpufrac does not
@@ -27,7 +27,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DRIVER_PERIOD_MS	1000
 #define DRIVER_FAST_MS		50
 #define DRIVER_SETTLE_LOOKS	5	/* before more memory of nobody is
 					   taken for the usual */
@@ -58,6 +57,11 @@ struct driver_dev {
 
 /* After overhead_init (NVML open or not): look now, and from now on. */
 int	driver_init(struct arbiter *a);
+/*
+ * The configuration's look_interval in force (at start, after a reload):
+ * the next look is drawn again from it, unless memory is on its way back.
+ */
+void	driver_period_set(struct arbiter *a);
 void	driver_free(struct arbiter *a);
 
 /*

@@ -178,9 +178,8 @@ overhead_init(struct arbiter *a)
 		memcpy(uuids[i], a->ledger.devices[i].uuid, GF_UUID_LEN);
 	if (nvml_open(NVML_LIB, (const uint8_t (*)[GF_UUID_LEN])uuids, n) ==
 	    0)
-		log_info("context memory measured with NVML every %d ms, "
-		    "with foreign memory and departed processes'",
-		    DRIVER_PERIOD_MS);
+		log_info("context memory measured with NVML at each look, "
+		    "with foreign memory and departed processes'");
 	free(uuids);
 }
 

@@ -36,6 +36,7 @@ test_defaults(void **state)
 	assert_int_equal(c.client_may_raise, 0);
 	assert_int_equal(c.lend_guarantees, 1);
 	assert_int_equal(c.swap_min_idle_ms, 1000);
+	assert_int_equal(c.look_interval_ms, 1000);
 	assert_string_equal(c.state_dir, "");
 	assert_int_equal(c.ndevices, 0);
 	assert_int_equal(c.ngroups, 0);
@@ -117,6 +118,8 @@ static const struct good_value {
 	{ "wait_timeout = 2m", F(wait_timeout_ms), 120000 },
 	{ "wait_timeout = 0", F(wait_timeout_ms), 0 },
 	{ "wait_timeout = 45", F(wait_timeout_ms), 45000 },
+	{ "look_interval = 1h", F(look_interval_ms), 3600000 },
+	{ "look_interval = 100ms", F(look_interval_ms), 100 },
 	{ "admin_group = 4242", F(admin_gid), 4242 },
 	{ "admin_group = 4242", F(admin_gid_valid), 1 },
 	{ "admin_group = no-such-group-here", F(admin_gid_valid), 0 },
@@ -228,6 +231,8 @@ static const struct bad_value {
 	{ "group g", "client_may_raise", "1", "expected yes or no" },
 	{ "group g", "transient", "yes", "for run-time groups only" },
 	{ "group g", "owner", "65534:65534", "for run-time groups only" },
+	{ "daemon", "look_interval", "50ms", "at least 100ms" },
+	{ "daemon", "look_interval", "soon", "bad duration" },
 	{ "daemon", "max_connections_per_uid", "-1", "bad value" },
 	{ "daemon", "max_connections_per_uid", "lots", "bad value" },
 	{ "daemon", "output_queue_limit", "512Ki", "expected 1Mi or more" },
