@@ -108,29 +108,36 @@ guarantees_check(const struct ledger *l, const struct groups *gs,
 {
 	size_t i, j, n = groups_count(gs);
 	struct group_policy *pols = calloc(n, sizeof(*pols));
+	struct group_policy *fit = calloc(n, sizeof(*fit));
 	char msg[1024];
 	int errors = 0;
 
-	if (pols == NULL) {
+	if (pols == NULL || fit == NULL) {
 		report("out of memory checking the configuration", arg);
-		return 1;
+		errors = 1;
+		goto out_free;
 	}
 	groups_policies(gs, pols);
-	for (i = 0; i < l->ndevices; i++)
-		for (j = 1; j < n; j++)
-			errors += guarantee_within_limit(&l->devices[i],
-			    l->devices[i].total - reserves[i], &pols[j],
-			    gs->sections[j - 1]->guarantee_where, report, arg);
 	/* A job's guarantee is part of its bound's, not besides it. */
+	memcpy(fit, pols, n * sizeof(*fit));
 	for (j = 1; j < n; j++)
 		if (groups_bound(gs, j) != 0)
-			pols[j].guarantee_value = 0;
-	for (i = 0; i < l->ndevices; i++)
-		if (ledger_guarantees_fit(&l->devices[i], l->devices[i].total -
-		    reserves[i], pols, n, msg, sizeof(msg)) < 0) {
+			fit[j].guarantee_value = 0;
+	for (i = 0; i < l->ndevices; i++) {
+		const struct ledger_device *d = &l->devices[i];
+		uint64_t capacity = d->total - reserves[i];
+
+		for (j = 1; j < n; j++)
+			errors += guarantee_within_limit(d, capacity, &pols[j],
+			    gs->sections[j - 1]->guarantee_where, report, arg);
+		if (ledger_guarantees_fit(d, capacity, fit, n, msg,
+		    sizeof(msg)) < 0) {
 			report(msg, arg);
 			errors++;
 		}
+	}
+out_free:
+	free(fit);
 	free(pols);
 	return errors;
 }
