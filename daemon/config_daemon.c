@@ -247,34 +247,34 @@ key_release_timeout(struct parse *p, const char *key, const char *v)
 	(void)parse_duration(p, key, v, &p->conf->release_timeout_ms);
 }
 
-void
-key_look_interval(struct parse *p, const char *key, const char *v)
+/* A duration of at least min ms into *out, else an error saying why. */
+static void
+duration_at_least(struct parse *p, const char *key, const char *v,
+    uint64_t min, const char *why, uint64_t *out)
 {
 	uint64_t ms;
 
 	if (parse_duration(p, key, v, &ms) < 0)
 		return;
-	if (ms < LOOK_INTERVAL_MIN_MS)
-		parse_error(p, "bad duration for '%s': '%s' (at least %dms: "
-		    "a look reads NVML and /proc for every process)", key, v,
-		    LOOK_INTERVAL_MIN_MS);
+	if (ms < min)
+		parse_error(p, "bad duration for '%s': '%s' (at least %llums: "
+		    "%s)", key, v, (unsigned long long)min, why);
 	else
-		p->conf->look_interval_ms = ms;
+		*out = ms;
+}
+
+void
+key_look_interval(struct parse *p, const char *key, const char *v)
+{
+	duration_at_least(p, key, v, LOOK_INTERVAL_MIN_MS, "a look reads "
+	    "NVML and /proc for every process", &p->conf->look_interval_ms);
 }
 
 void
 key_lease_idle(struct parse *p, const char *key, const char *v)
 {
-	uint64_t ms;
-
-	if (parse_duration(p, key, v, &ms) < 0)
-		return;
-	if (ms < LEASE_IDLE_MIN_MS)
-		parse_error(p, "bad duration for '%s': '%s' (at least %dms: "
-		    "a lease needs time to be drawn from)", key, v,
-		    LEASE_IDLE_MIN_MS);
-	else
-		p->conf->lease_idle_ms = ms;
+	duration_at_least(p, key, v, LEASE_IDLE_MIN_MS, "a lease needs time "
+	    "to be drawn from", &p->conf->lease_idle_ms);
 }
 
 void
