@@ -1,8 +1,9 @@
 # A user's jobs together within their [group]: two containers of user
 # 65534, each asking 1 GiB at its door, under [group users] (uid 65534,
 # 1.5 GiB). The first holds 1 GiB; a second is refused 1 GiB (together
-# 2 GiB, past the [group]'s limit); a third holds 512 MiB (together
-# within it, the honest case). The bound outlives a reload (the job's
+# 2 GiB, past the [group]'s limit) and shown as free only the 512 MiB
+# their user has left; a third holds 512 MiB (together within it, the
+# honest case). The bound outlives a reload (the job's
 # owner is kept with its group), and the jobs' guarantees are shared out
 # of their [group]'s, in the order the jobs came.
 . "$(dirname "$0")/lib.sh"
@@ -39,10 +40,12 @@ run() {
 	cat "$TMP/$1.out"
 }
 if hold first 1Gi "the first job holds 1 GiB"; then
+	check_eq "a second is shown free what the first leaves their user" \
+		"$(run shown "$C" info)" "info free=$((512 * MiB)) total=$((1024 * MiB))"
 	check_eq "the second is refused 1 GiB: together past [group users]" \
 		"$(run second "$C" alloc 1Gi)" "alloc err=2"
-	wait_for "its group goes with its container" 10 eval \
-		"! group_names | grep -q oci-second"
+	wait_for "their groups go with their containers" 10 eval \
+		"! group_names | grep -q -e oci-shown -e oci-second"
 	hold third 512Mi "honest: a third holds 512 MiB beside the first, within [group users] together"
 	check_eq "the first job keeps its guarantee" \
 		"$(group_field oci-first guarantee_bytes)" $((768 * MiB))
