@@ -1,7 +1,8 @@
 /*
  * Which processes without the shim are killed, under unshimmed = kill:
  * those past their own limit, and in a group past its shared limit those
- * whose memory came last past it, newest first (taken.h). Never one in
+ * whose memory came last past it, newest first (taken.h); a group's
+ * memory there is that of the job groups it bounds too (ledger.h). Never one in
  * its grace (expect.h), nor root's in the group "default".
  */
 #include <signal.h>
@@ -57,15 +58,29 @@ unshim_kill(struct arbiter *a, struct ledger_client *lc, size_t dev,
 	return 0;
 }
 
-/* What group g holds on dev less what its killed processes still hold. */
+/* Whether lc's memory counts under group g's shared limit. */
+static int
+under(const struct ledger *l, const struct ledger_client *lc, size_t g)
+{
+	return lc->group == g || l->groups[lc->group].bound == g;
+}
+
+/*
+ * What group g and the groups it bounds hold on dev, less what their
+ * killed processes still hold.
+ */
 static uint64_t
 group_holding(const struct ledger *l, size_t g, size_t dev)
 {
 	const struct ledger_client *lc;
-	uint64_t n = l->groups[g].share[dev].used;
+	uint64_t n = 0;
+	size_t h;
 
+	for (h = 0; h < l->ngroups; h++)
+		if (h == g || l->groups[h].bound == g)
+			n += l->groups[h].share[dev].used;
 	TAILQ_FOREACH(lc, &l->clients, entry)
-		if (lc->group == g && lc->preempting)
+		if (under(l, lc, g) && lc->preempting)
 			n -= lc->usage[dev].used < n ? lc->usage[dev].used : n;
 	return n;
 }
@@ -141,7 +156,7 @@ past_limit(struct arbiter *a, size_t g, size_t dev, uint64_t limit,
 	long no = -1;
 
 	TAILQ_FOREACH(lc, &a->ledger.clients, entry)
-		if (lc->group == g && !lc->preempting &&
+		if (under(&a->ledger, lc, g) && !lc->preempting &&
 		    lc->usage[dev].used > 0 &&
 		    pieces_of(lc, dev, &p, &n, &cap) < 0)
 			goto out;

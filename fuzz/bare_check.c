@@ -81,6 +81,20 @@ only_bare(const struct arbiter *a, size_t g, size_t dev)
 	return 1;
 }
 
+/* Whether group g's limit holds another's memory too, or another's its. */
+static int
+bound_with(const struct arbiter *a, size_t g)
+{
+	size_t h;
+
+	if (a->ledger.groups[g].bound != 0)
+		return 1;
+	for (h = 0; h < a->ledger.ngroups; h++)
+		if (a->ledger.groups[h].bound == g)
+			return 1;
+	return 0;
+}
+
 /* b (lc) surely held within its limits on dev. */
 static int
 within_on(const struct arbiter *a, const struct ledger_client *lc,
@@ -94,7 +108,8 @@ within_on(const struct arbiter *a, const struct ledger_client *lc,
 		return 0;
 	if (b->seen[dev] == 0 || g->pol.per_process)
 		return 1;
-	if (!only_bare(a, lc->group, dev))
+	/* held with a job's or its user's to one limit: not judged */
+	if (bound_with(a, lc->group) || !only_bare(a, lc->group, dev))
 		return 0;
 	for (i = 0; i < b->layers[dev].n; i++)
 		if (group_by(a, lc->group, dev, b->layers[dev].v[i].ms) >

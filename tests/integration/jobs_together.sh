@@ -5,7 +5,8 @@
 # their user has left; a third holds 512 MiB (together within it, the
 # honest case). The bound outlives a reload (the job's
 # owner is kept with its group), and the jobs' guarantees are shared out
-# of their [group]'s, in the order the jobs came.
+# of their [group]'s, in the order the jobs came. Their processes without
+# the shim are held to it together too: past it, the newest is killed.
 . "$(dirname "$0")/lib.sh"
 HOOK=$BUILD/oci/gpufrac-oci-hook
 mkdir "$TMP/run"	# the socket's directory, which the CDI spec mounts
@@ -15,7 +16,7 @@ C=$CLIENTS/cuclient_linked
 MiB=$((1 << 20))
 export SIMCUDA_DEVICES=8Gi
 
-printf '[group users]\nmatch = uid:65534\nlimit = 1536Mi\nguarantee = 1Gi\nresolver = fail\n[jobs]\nmax_guarantee = 1Gi\n' \
+printf '[group users]\nmatch = uid:65534\nlimit = 1536Mi\nguarantee = 1Gi\nresolver = fail\nunshimmed = kill\n[jobs]\nmax_guarantee = 1Gi\n' \
 	>"$TMP/gpufrac.conf"
 daemon_start
 nobody_setup
@@ -65,4 +66,32 @@ for pid in $HELD; do
 	wait "$pid"
 	check "a holding job's container exits" [ $? = 0 ]
 done
+
+# Without the shim, where [group users] says unshimmed = kill: two jobs'
+# processes, each within its job's 1 GiB, are past it together, and the
+# newest goes.
+bare_hold() {
+	bundle "$1" "$SPEC" "$JOB" env -u LD_PRELOAD "$C" alloc 1Gi hold
+	crun_start "$1"
+	printf -v "CRUN_$1" %s "$CRUN_PID"
+	holding "$1" "$2"
+}
+# shellcheck disable=SC2154	# CRUN_* are bare_hold's
+if bare_hold older "a job's process without the shim holds 1 GiB"; then
+	wait_for "a look counts it in its job's group" 10 eval \
+		"[ \"\$(group_field oci-older used_bytes)\" = $((1024 * MiB)) ]"
+	bare_hold newer "another job's holds 1 GiB"
+	wait_for "the newer, past [group users] with the older, is killed" 10 \
+		eval "ctl events --json | grep '\"event\":\"unshimmed-kill\"' |
+		grep -q oci-newer" ||
+	    in_cgroup2 crun --root "$RUNROOT" kill newer KILL >/dev/null 2>&1
+	wait "$CRUN_newer"
+	check "its container ends" [ $? -ne 0 ]
+	check "the older, first within the [group], is not" eval \
+		"! ctl events --json | grep '\"event\":\"unshimmed-kill\"' |
+		grep -q oci-older"
+	in_cgroup2 crun --root "$RUNROOT" kill older USR1 >/dev/null 2>&1
+	wait "$CRUN_older"
+	check "and its container exits as it is told" [ $? = 0 ]
+fi
 finish
