@@ -40,16 +40,29 @@
 /*
  * Marked out, the process's shim wakes (a futex on the shared page) to
  * watch for threads that wait in the driver where no hook sees them.
+ * Cleared, a mark the copy engine has committed in stays: its memory is
+ * still coming back, and the shim clears the mark once all of it is
+ * (activity.h); cleared sooner, the program's calls would reach memory
+ * half back, as when a move in is taken as in past its deadline.
  */
 void
 swap_mark(struct ledger_client *lc, uint32_t v)
 {
+	uint32_t m;
+
 	if (lc->act == NULL)
 		return;
+	if (v == 0) {
+		m = __atomic_load_n(&lc->act->swapped, __ATOMIC_SEQ_CST);
+		while (m != 0 && !(m & GF_SWAPPED_IN) &&
+		    !__atomic_compare_exchange_n(&lc->act->swapped, &m, 0, 0,
+		    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+			;
+		return;
+	}
 	__atomic_store_n(&lc->act->swapped, v, __ATOMIC_SEQ_CST);
-	if (v != 0)
-		(void)syscall(SYS_futex, &lc->act->swapped, FUTEX_WAKE,
-		    INT_MAX, NULL, NULL, 0);
+	(void)syscall(SYS_futex, &lc->act->swapped, FUTEX_WAKE, INT_MAX, NULL,
+	    NULL, 0);
 }
 
 /* All lc holds, on the device or out. */

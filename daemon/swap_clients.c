@@ -56,13 +56,8 @@ adopt_state(struct arbiter *a, struct ledger_client *lc)
 		swap_mark(lc, 1);
 	else if (adopt_copy_out(lc))
 		by = "copy";
-	else {
-		/* In, or coming in: the shim clears a mark it committed. */
-		if (!(__atomic_load_n(&lc->act->swapped, __ATOMIC_SEQ_CST) &
-		    GF_SWAPPED_IN))
-			swap_mark(lc, 0);
-		return;
-	}
+	else
+		return;	/* in, or coming in: the shim clears that mark */
 	log_info("pid %u was left swapped out by %s: it comes back when it "
 	    "fits", lc->pid, by);
 	ledger_swap_out(&a->ledger, lc);	/* its charges go to host */

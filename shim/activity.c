@@ -4,8 +4,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "activity.h"
@@ -19,17 +23,53 @@ struct gf_activity *activity_page = &activity_private;
 static int activity_memfd = -1;
 static int activity_said;
 
+/* A look at a move in under way at least this often (ns). */
+#define ACTIVITY_IN_LOOK_NS	100000000L
+
+/*
+ * The copy engine is bringing the memory back (the mark committed in):
+ * nothing is left for the daemon to do, and the call waits for the
+ * engine to turn the mark (activity_mark_turn wakes it), whatever the
+ * daemon says meanwhile.
+ */
+static void
+activity_wait_in(struct gf_activity *p, uint32_t m)
+{
+	struct timespec look = { 0, ACTIVITY_IN_LOOK_NS };
+
+	(void)syscall(SYS_futex, &p->swapped, FUTEX_WAIT, m, &look, NULL, 0);
+}
+
 struct gf_activity *
 activity_swapped(struct gf_activity *p)
 {
+	uint32_t m;
+
 	/* Not in the driver while waiting: the daemon may lock us now. */
 	do {
 		__atomic_sub_fetch(&p->inflight, 1, __ATOMIC_SEQ_CST);
-		client_swap_in(GF_SWAPIN_CALL);
+		m = __atomic_load_n(&p->swapped, __ATOMIC_SEQ_CST);
+		if (m & GF_SWAPPED_IN)
+			activity_wait_in(p, m);
+		else
+			client_swap_in(GF_SWAPIN_CALL);
 		__atomic_add_fetch(&p->inflight, 1, __ATOMIC_SEQ_CST);
 	} while (__atomic_load_n(&p->swapped, __ATOMIC_SEQ_CST) != 0 &&
 	    client_swap_pending());
 	return p;
+}
+
+int
+activity_mark_turn(uint32_t from, uint32_t to)
+{
+	struct gf_activity *p = __atomic_load_n(&activity_page,
+	    __ATOMIC_ACQUIRE);
+	int turned = __atomic_compare_exchange_n(&p->swapped, &from, to, 0,
+	    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+
+	(void)syscall(SYS_futex, &p->swapped, FUTEX_WAKE, INT_MAX, NULL, NULL,
+	    0);
+	return turned;
 }
 
 void

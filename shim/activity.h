@@ -50,6 +50,13 @@ activity_leave(struct gf_activity *p)
 	__atomic_sub_fetch(&p->inflight, 1, __ATOMIC_SEQ_CST);
 }
 
+/*
+ * The copy engine turns the page's mark from `from` to `to` (a compare
+ * and swap: a daemon's newer mark stays), and wakes the calls that wait
+ * at the gate for a move in to end. 1 if it turned.
+ */
+int	activity_mark_turn(uint32_t from, uint32_t to);
+
 /* Note memory the checkpoint API cannot move (GF_ACT_*). */
 void	activity_flag(uint32_t flag);
 

@@ -355,7 +355,13 @@ stall_walk(struct stall *s, int snapshot)
 			t->last_driver = t->last.blocked &&
 			    !stall_same(&t->last, &t->snap) &&
 			    stall_in_driver(s, &t->last);
-		else if (was && found == 0)
+		/*
+		 * Its name read again before it is accused: a thread's maker
+		 * names it once it runs (pthread_setname_np), and a loaded
+		 * machine may let it wait in the driver before that.
+		 */
+		else if (was && found == 0 &&
+		    !(t->driver_own = stall_driver_own(t->tid)))
 			found = t->tid;
 	}
 	closedir(d);

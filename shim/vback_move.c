@@ -198,6 +198,16 @@ vback_commit(uint32_t id)
 	    id | GF_SWAPPED_COMMITTED, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
 
+/* The page's mark, as it is now. */
+static uint32_t
+vback_mark(void)
+{
+	struct gf_activity *p = __atomic_load_n(&activity_page,
+	    __ATOMIC_ACQUIRE);
+
+	return __atomic_load_n(&p->swapped, __ATOMIC_SEQ_CST);
+}
+
 /*
  * Whether the daemon still waits for move in id (activity.h): the mark
  * turned from id | COMMITTED to id | COMMITTED | IN. Once it has, device
@@ -212,23 +222,22 @@ vback_commit_in(uint32_t id, uint32_t *mark)
 	    __ATOMIC_ACQUIRE);
 	uint32_t want = id | GF_SWAPPED_COMMITTED;
 
-	if (id == 0 && ((want = __atomic_load_n(&p->swapped,
-	    __ATOMIC_SEQ_CST)) & (GF_SWAPPED_COMMITTED | GF_SWAPPED_IN)) !=
-	    GF_SWAPPED_COMMITTED)
+	if (id == 0 && ((want = vback_mark()) & (GF_SWAPPED_COMMITTED |
+	    GF_SWAPPED_IN)) != GF_SWAPPED_COMMITTED)
 		return 0;
 	*mark = want;
 	return __atomic_compare_exchange_n(&p->swapped, &want,
 	    want | GF_SWAPPED_IN, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
 
-/* The move in committed as mark ended: in (0), or out still (mark). */
+/*
+ * The move in committed as mark ended: in (0), or out still (mark). Till
+ * then the program's calls wait at the gate, whatever the daemon said.
+ */
 static void
 vback_in_settle(uint32_t mark, int in)
 {
-	struct gf_activity *p = __atomic_load_n(&activity_page,
-	    __ATOMIC_ACQUIRE);
-
-	__atomic_store_n(&p->swapped, in ? 0 : mark, __ATOMIC_SEQ_CST);
+	(void)activity_mark_turn(mark | GF_SWAPPED_IN, in ? 0 : mark);
 }
 
 /* Out: every backed allocation to pinned host memory, then unmapped. */
@@ -355,7 +364,7 @@ vback_restore(void)
 		vback_move(GF_SWAP_DROP, 0, &m);
 	/* Nothing was out (the move went first): the mark is stale. */
 	if (m.result == CUDA_SUCCESS && !vback_out())
-		vback_in_settle(0, 1);
+		(void)activity_mark_turn(vback_mark(), 0);
 	pthread_mutex_unlock(&vback_lock);
 	if (m.result != CUDA_SUCCESS) {
 		/* Tried at every gated call: said once, then at debug level. */

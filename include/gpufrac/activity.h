@@ -34,7 +34,10 @@
  * itself when its memory is back (or turns it back to id | COMMITTED if
  * the move failed); a daemon that gives up turns id | COMMITTED into
  * COMMITTED alone (out, no move asked). A shim with no daemon to ask
- * brings its memory back under the same rule.
+ * brings its memory back under the same rule. A mark with IN is the
+ * shim's alone to clear: a daemon that takes the move as done past its
+ * deadline leaves it, and the program's calls wait at the gate for the
+ * copy engine, not the daemon, until the last byte is back.
  *
  * So the page says where the copy engine's memory is, whichever side
  * died: a new daemon reads it at HELLO (no COMMITTED: in, a mark not

@@ -10,6 +10,7 @@
 #   check DESC CMD...     CMD must succeed
 #   check_eq DESC GOT WANT
 #   wait_for DESC SECS CMD...   poll CMD until it succeeds; fail after SECS
+#                         (SLOW times SECS under a sanitizer, below)
 #   skip REASON           exit 77 with the reason
 #   finish                exit 0 if every check passed, 1 otherwise
 set -u
@@ -33,10 +34,15 @@ unset GPUFRAC_MEMORY_LIMIT GPUFRAC_DISABLE GPUFRAC_LOG CUDA_VISIBLE_DEVICES
 
 # A preloaded shim built with a sanitizer needs the sanitizer's runtime
 # loaded first in programs that were not built with it (sh, python).
+# Sanitized programs are slower, ThreadSanitizer's many times (it checks
+# each byte a copy moves: the simulated device's memory is the host's):
+# the waits here are SLOW times longer, and a test scales by it the
+# deadlines it gives the daemon (swap_move_timeout, wait_timeout).
 SAN_RT=
+SLOW=1
 case ${SANITIZE:-} in
-address) SAN_RT=$(${CC:-cc} -print-file-name=libasan.so);;
-thread)	 SAN_RT=$(${CC:-cc} -print-file-name=libtsan.so);;
+address) SAN_RT=$(${CC:-cc} -print-file-name=libasan.so) SLOW=3;;
+thread)	 SAN_RT=$(${CC:-cc} -print-file-name=libtsan.so) SLOW=10;;
 esac
 # Every sanitizer report, from any process, lands in $TMP/san.PID; finish
 # fails the test when there is one. A child forked by a threaded program may
@@ -71,7 +77,7 @@ check_eq() {
 }
 
 wait_for() {
-	desc=$1 secs=$2; shift 2
+	desc=$1 secs=$(($2 * SLOW)); shift 2
 	deadline=$(($(date +%s) + secs))
 	until "$@" >/dev/null 2>&1; do
 		if [ "$(date +%s)" -ge "$deadline" ]; then
@@ -117,7 +123,7 @@ daemon_start() {
 	# shellcheck disable=SC2086
 	"$GPUFRACD" -f -s "$GPUFRAC_SOCKET" $conf "$@" 2>>"$TMP/gpufracd.log" &
 	DAEMON_PID=$!
-	deadline=$(($(date +%s) + 10))
+	deadline=$(($(date +%s) + 10 * SLOW))
 	until ctl status >/dev/null 2>&1; do
 		if ! kill -0 "$DAEMON_PID" 2>/dev/null ||
 		    [ "$(date +%s)" -ge "$deadline" ]; then

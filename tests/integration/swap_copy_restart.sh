@@ -11,7 +11,9 @@ export SIMCUDA_DEVICES=512Mi
 C=$CLIENTS/cuclient_linked
 MiB=$((1 << 20))
 
-printf '[daemon]\nswap_engine = copy\n' >"$TMP/gpufrac.conf"
+# The move's deadline as the default's, scaled under a sanitizer (lib.sh).
+printf '[daemon]\nswap_engine = copy\nswap_move_timeout = %ss\n' \
+	$((10 * SLOW)) >"$TMP/gpufrac.conf"
 daemon_start
 daemon_kill() { kill -9 "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; }
 # backlog N: the stopped daemon's socket, bound as $TMP/new.sock, holds N
@@ -21,9 +23,10 @@ backlog() {
 }
 
 # --- 1: killed mid-move, the move commits before the new one's HELLO -----
-# 256 MiB at 0.1 GB/s: a move out of 2.7 s at least.
-SIMCUDA_COPY_GBPS=0.1 GPUFRAC_LOG=debug client_start a preload "$C" \
-	alloc 256Mi fill hold check
+# 32 MiB at 12.5 MB/s: a move out of 2.7 s at least, of few bytes (each
+# one costs a sanitizer its time).
+SIMCUDA_COPY_GBPS=0.0125 GPUFRAC_LOG=debug client_start a preload "$C" \
+	alloc 32Mi fill hold check
 ctl swap out "$PID_a" >/dev/null 2>&1 &
 wait_for "a's move out has begun" 10 state_is "$PID_a" swapped
 daemon_kill
@@ -33,7 +36,7 @@ kill -STOP "$DAEMON_PID"
 mv "$TMP/new.sock" "$GPUFRAC_SOCKET"
 wait_for "a's shim connects to the new daemon, stopped" 10 backlog 1
 wait_for "a's move out commits meanwhile" 20 grep -q \
-	"moved $((256 * MiB)) bytes out" "$TMP/a.err"
+	"moved $((32 * MiB)) bytes out" "$TMP/a.err"
 kill -CONT "$DAEMON_PID"
 wait_for "a has rejoined" 10 clients_are 1
 check "the new daemon takes it as out, as its page says" grep -q \
@@ -48,11 +51,11 @@ check_eq "a comes back when it calls the driver, intact" \
 	"$(tail -1 "$TMP/a.out")" "check ok"
 
 # --- 4: left out, no room: it rejoins, and comes back when it fits ------
-client_start b preload "$C" alloc 256Mi fill hold check
+client_start b preload "$C" alloc 32Mi fill hold check
 check "b is swapped out" ctl swap out "$PID_b"
 daemon_kill
 # No daemon: the device filled by a process that knows no limit.
-client_start f preload "$C" alloc 384Mi hold
+client_start f preload "$C" alloc 496Mi hold
 daemon_start
 wait_for "b and f rejoin the new daemon" 10 clients_are 2
 check "b is listed out" state_is "$PID_b" swapped
@@ -67,7 +70,7 @@ check_eq "b came back once f left room, intact" \
 # --- a daemon that stops leaves a process out by copy out --------------
 # (it cannot move it back without the event loop); with no daemon, the
 # process brings its memory back itself when a thread calls the driver.
-client_start c preload "$C" alloc 64Mi fill hold check
+client_start c preload "$C" alloc 16Mi fill hold check
 check "c is swapped out" ctl swap out "$PID_c"
 daemon_stop
 check "the daemon said it stays out" grep -q \

@@ -7,7 +7,7 @@
 # swap, and is said (vmm); the rest moves.
 # shellcheck disable=SC2154	# PID_* are client_start's
 . "$(dirname "$0")/lib.sh"
-export SIMCUDA_DEVICES=64Mi
+export SIMCUDA_DEVICES=32Mi
 C=$CLIENTS/cuclient_linked
 MiB=$((1 << 20))
 conf=$TMP/gpufrac.conf
@@ -23,7 +23,9 @@ vmm ok
 vmmbind err=801
 segment ok"
 
-printf '[daemon]\ndefault_resolver = swap\nswap_engine = copy\nwait_timeout = 20s\nswap_min_idle = 100ms\n' >"$conf"
+# Deadlines scaled under a sanitizer (lib.sh).
+printf '[daemon]\ndefault_resolver = swap\nswap_engine = copy\nwait_timeout = %ss\nswap_min_idle = 100ms\nswap_move_timeout = %ss\n' \
+	$((20 * SLOW)) $((10 * SLOW)) >"$conf"
 daemon_start
 
 # shellcheck disable=SC2086
@@ -36,14 +38,14 @@ vmmarraypt err=801
 vmm ok
 vmmbind err=801
 segment ok"
-client_start b preload "$C" alloc 56Mi fill hold check
+client_start b preload "$C" alloc 24Mi fill hold check
 check "b was granted: a, idle, was swapped out" state_is "$PID_a" swapped
 check "the swap-out event says the copy engine moved a's segment" \
 	has_event swap-out "$PID_a" "8.0MiB by copy"
 check "the three handed to the driver stayed, and are said" \
 	has_event swap-out "$PID_a" "3 stayed: 6.0MiB (vmm)"
-check "the device holds b's 56 MiB and a's 6 MiB" \
-	device_used_is $((62 * MiB))
+check "the device holds b's 24 MiB and a's 6 MiB" \
+	device_used_is $((30 * MiB))
 check_eq "the simulated driver agrees" "$("$CLIENTS/sim_mem_linked" free 0)" \
 	$((2 * MiB))
 kill -USR1 "$PID_a"
@@ -57,5 +59,5 @@ wait "$PID_b"
 check_eq "b's data came back intact" "$(tail -1 "$TMP/b.out")" "check ok"
 wait_for "nothing is left charged" 10 device_used_is 0
 check_eq "nor in the simulated driver" "$("$CLIENTS/sim_mem_linked" free 0)" \
-	$((64 * MiB))
+	$((32 * MiB))
 finish

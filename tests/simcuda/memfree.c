@@ -29,6 +29,8 @@ memfree_main(void *arg)
 	size_t n, i, cap = 0, c;
 
 	(void)arg;
+	/* Before it first waits: its maker's naming may come too late. */
+	pthread_setname_np(pthread_self(), "cuda-memfree");
 	for (;;) {
 		pthread_mutex_lock(&memfree_lock);
 		while (memfree_n == 0)
