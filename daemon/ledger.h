@@ -92,6 +92,9 @@ struct ledger_usage {
 	uint64_t	nvml_ms;	/* taken then (monotonic), or 0 */
 	int		past_said;	/* an event said its word was believed
 					   past its limits */
+	uint64_t	granted;	/* what an earlier connection of its
+					   process was granted here, not yet
+					   charged again (granted.h) */
 };
 
 /* A group's standing on one device. */
@@ -157,6 +160,9 @@ struct ledger_client {
 	/* conversation.c's */
 	int		reserved_once;	/* a RESERVE came: its registration
 					   (LEASE_RESTORE) is over */
+	/* granted.c's */
+	int		regrant_only;	/* its word past usage.granted is
+					   never believed (granted.h) */
 	/* unshimmed.c's: NULL but for a process without the shim (state
 	   GF_STATE_UNSHIMMED, no connection) */
 	struct unshim	*unshim;

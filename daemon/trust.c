@@ -126,6 +126,23 @@ past_limit(struct arbiter *a, struct ledger_client *lc, size_t dev,
 		    sizeof(b1)));
 }
 
+/*
+ * What an earlier connection of lc's process was granted on dev covers
+ * *extra first, whatever its limits now (a limit lowered meanwhile
+ * refuses its next allocations, as `gpufracctl limit` does). Returns
+ * what is left uncovered.
+ */
+static uint64_t
+regrant(struct ledger_client *lc, size_t dev, uint64_t *extra)
+{
+	uint64_t *g = &lc->usage[dev].granted;
+	uint64_t covered = *extra < *g ? *extra : *g;
+
+	*g -= covered;
+	*extra -= covered;
+	return *extra;
+}
+
 int
 trust_charge(struct arbiter *a, struct ledger_client *lc, size_t dev,
     uint64_t extra, const char *what, char *why, size_t whylen)
@@ -135,8 +152,14 @@ trust_charge(struct arbiter *a, struct ledger_client *lc, size_t dev,
 	char b1[16], b2[16];
 	int rc;
 
-	if (extra == 0)
+	if (regrant(lc, dev, &extra) == 0)
 		return 0;
+	if (lc->regrant_only) {
+		snprintf(why, whylen, "%s of %s past what it was granted",
+		    what, size_format(extra, b1, sizeof(b1)));
+		trust_refuse(a, lc, dev, extra, why);
+		return -1;
+	}
 	rc = ledger_admit(l, lc, dev, extra);
 	if (rc == LEDGER_GRANT)
 		return 0;

@@ -1,9 +1,13 @@
 /*
  * A client's word, where it would change what the others get (issue 32):
  * a COMMIT charged beyond what its RESERVE took (a re-registration after
- * a daemon restart, an allocation reserved on an earlier connection: an
- * honest library sends no other, it reserves what the driver took beyond
- * a reservation first) and a LEASE_RESTORE are believed within the
+ * a lost connection or a daemon restart, an allocation reserved on an
+ * earlier connection: an honest library sends no other, it reserves
+ * what the driver took beyond a reservation first) and a LEASE_RESTORE
+ * are believed first up to what an earlier connection of its process
+ * was granted (granted.h, issue 40), whatever its limits now; beyond
+ * that never, for a process of this daemon's time (refused as below).
+ * An earlier daemon's client's word is believed within the
  * client's own and its group's limits, where the device has room too;
  * beyond them only as far as NVML shows the process holding (said in an
  * event); otherwise refused, with an event naming the pid and uid, and

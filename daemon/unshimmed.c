@@ -11,6 +11,7 @@
 #include "depart.h"
 #include "event.h"
 #include "expect.h"
+#include "granted.h"
 #include "groups.h"
 #include "ledger.h"
 #include "log.h"
@@ -250,6 +251,7 @@ unshimmed_settle(struct arbiter *a)
 		if (lc->unshim != NULL)
 			unshim_layers(a, lc, now);
 	expect_prune(a);
+	granted_prune(a);
 	unshimmed_enforce(a);
 	return back;
 }

@@ -1,0 +1,126 @@
+"""A process that takes device memory through the driver and then tells
+gpufracd it holds it (issue 40): one process does both, so that NVML
+lists the very pid that speaks. Libcuda is NUMBA_CUDA_DRIVER's (the
+simulated driver). Each prints one line per answer, then sleeps until
+killed.
+
+  launder.py take SOCK UUID SIZE
+      take SIZE through the driver without asking, then HELLO, open UUID
+      and re-register it (COMMIT with reserved 0); print "rereg ANSWER"
+      (the answer to a DEVICE_OPEN sent after it: CLOSED when the daemon
+      refused the charge and closed the connection)
+  launder.py cut SOCK UUID SIZE MORE
+      HELLO, open UUID, RESERVE and take SIZE (granted), take MORE besides
+      without asking; close the connection and print "cut"; at a line on
+      stdin connect again, re-register SIZE and print "rereg ANSWER",
+      then (MORE > 0) re-register MORE too and print "more ANSWER"
+"""
+import ctypes
+import os
+import socket
+import struct
+import sys
+import time
+
+VERSION = 1
+HELLO, DEVICE_OPEN, RESERVE, COMMIT = 1, 2, 3, 4
+NAMES = {64: "HELLO_OK", 65: "DEVICE_INFO", 66: "GRANT", 67: "DENY",
+         68: "ERROR", 75: "WAIT"}
+KIND_MEM = 1
+BASE = 0x7f0000000000
+
+
+def packet(type_, payload, seq):
+    return struct.pack("<HHIII", VERSION, type_, 16 + len(payload), seq,
+                       0) + payload
+
+
+def ask(s, type_, payload, seq):
+    try:
+        s.send(packet(type_, payload, seq))
+        r = s.recv(65536)
+    except (ConnectionResetError, BrokenPipeError):
+        return "CLOSED"
+    if not r:
+        return "CLOSED"
+    return NAMES.get(struct.unpack("<HHIII", r[:16])[1], "?")
+
+
+def opened(path, dev):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(path)
+    s.settimeout(10)
+    assert ask(s, HELLO, struct.pack("<iIII", -2**31, 0xffffffff,
+                                     0xffffffff, 0), 1) == "HELLO_OK"
+    assert ask(s, DEVICE_OPEN, dev + struct.pack("<IIQ", 0, 0, 0),
+               2) == "DEVICE_INFO"
+    return s
+
+
+def rereg(s, dev, ptr, size, seq):
+    """A COMMIT with reserved 0, then whether the connection lives."""
+    s.send(packet(COMMIT, dev + struct.pack("<QQQII", ptr, 0, size,
+                                            KIND_MEM, 0), seq))
+    return ask(s, DEVICE_OPEN, dev + struct.pack("<IIQ", 0, 0, 0), seq + 1)
+
+
+class Driver:
+    def __init__(self):
+        self.cu = ctypes.CDLL(os.environ["NUMBA_CUDA_DRIVER"])
+        d, ctx = ctypes.c_int(), ctypes.c_void_p()
+        assert self.cu.cuInit(0) == 0
+        assert self.cu.cuDeviceGet(ctypes.byref(d), 0) == 0
+        assert self.cu.cuCtxCreate_v2(ctypes.byref(ctx), 0, d) == 0
+
+    def take(self, size):
+        p = ctypes.c_uint64()
+        rc = self.cu.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(size))
+        assert rc == 0, "cuMemAlloc_v2 %d" % rc
+
+
+def hold():
+    while True:
+        time.sleep(1000)
+
+
+def take(path, uuid, size):
+    Driver().take(size)
+    dev = bytes.fromhex(uuid.replace("GPU-", "").replace("-", ""))
+    print("rereg", rereg(opened(path, dev), dev, BASE, size, 3), flush=True)
+    hold()
+
+
+def cut(path, uuid, size, more):
+    drv = Driver()
+    dev = bytes.fromhex(uuid.replace("GPU-", "").replace("-", ""))
+    s = opened(path, dev)
+    assert ask(s, RESERVE, dev + struct.pack("<QII", size, KIND_MEM, 0),
+               3) == "GRANT"
+    drv.take(size)
+    s.send(packet(COMMIT, dev + struct.pack("<QQQII", BASE, size, size,
+                                            KIND_MEM, 0), 4))
+    assert ask(s, DEVICE_OPEN, dev + struct.pack("<IIQ", 0, 0, 0),
+               5) == "DEVICE_INFO"
+    if more > 0:
+        drv.take(more)
+    s.close()
+    print("cut", flush=True)
+    sys.stdin.readline()
+    s = opened(path, dev)
+    print("rereg", rereg(s, dev, BASE, size, 3), flush=True)
+    if more > 0:
+        print("more", rereg(s, dev, BASE + size, more, 5), flush=True)
+    hold()
+
+
+def main():
+    cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd == "take":
+        take(args[0], args[1], int(args[2]))
+    elif cmd == "cut":
+        cut(args[0], args[1], int(args[2]), int(args[3]))
+    else:
+        sys.exit("launder.py: unknown command " + cmd)
+
+
+main()

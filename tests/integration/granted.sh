@@ -1,0 +1,77 @@
+# The daemon remembers what it granted across a lost connection (issue
+# 40, A and C): a process's re-registration is believed up to what its
+# earlier connection was granted, never further, whatever NVML shows.
+# Laundering: a process of uid 65534 takes 3 GiB through the driver in
+# a 1 GiB group that says kill, then says HELLO and re-registers it as a
+# shim does after a restart: refused, and killed as unshimmed. Beside
+# it, a process whose connection is lost re-registers exactly what it
+# was granted: believed, its connection kept. And one that took more
+# while it was away has that much refused and is killed for it.
+# (The connection is closed from the client's side: the daemon sees the
+# same, a connection lost while its process lives.)
+# shellcheck disable=SC2154	# PID_* are bg's
+. "$(dirname "$0")/lib.sh"
+L=$TOP/tests/clients/launder.py
+export SIMCUDA_DEVICES=8Gi
+"$PYTHON" -c 'import ctypes' 2>/dev/null || skip "no python3 ctypes"
+
+nobody_setup
+printf '[group cap]\nmatch = uid:65534\nlimit = 1Gi\nunshimmed = kill\n[group honest]\nmatch = uid:65533\nlimit = 1Gi\nunshimmed = kill\n' \
+	>"$TMP/gpufrac.conf"
+daemon_start
+uuid=$(ctl status --json | json 'j["devices"][0]["uuid"]')
+as() { setpriv --reuid="$1" --regid="$1" --clear-groups "${@:2}"; }
+# launder NAME UID ARGS...: launder.py ARGS as UID, stdin a fifo ($TMP/NAME.in).
+launder() {
+	mkfifo "$TMP/$1.in"
+	"${NOBODY_ENV[@]}" ${SAN_RT:+LD_PRELOAD=$SAN_RT} setpriv \
+	    --reuid="$2" --regid="$2" --clear-groups "$PYTHON" "$L" "${@:3}" \
+	    <"$TMP/$1.in" >"$TMP/$1.out" 2>"$TMP/$1.err" &
+	printf -v "PID_$1" %s $!
+	exec {fd}>"$TMP/$1.in"
+	printf -v "FD_$1" %s "$fd"
+}
+said() { grep -q "^$2" "$TMP/$1.out"; }
+refused_for() {
+	events_of refused | grep -q "refused pid $1 (uid $2): COMMIT of $3 past what it was granted"
+}
+
+# --- laundering on a live daemon ----------------------------------------
+launder liar 65534 take "$GPUFRAC_SOCKET" "$uuid" $((3 << 30))
+wait_for "the liar's re-registration of 3 GiB is answered" 10 said liar rereg
+check_eq "it is refused, its connection closed" "$(cat "$TMP/liar.out")" \
+	"rereg CLOSED"
+check "an event names its pid, uid and why" refused_for "$PID_liar" 65534 3.0GiB
+check "nothing says it was believed past its limit" \
+	eval '! events_of past-limit | grep -q .'
+wait_for "it is killed as unshimmed, its group past its limit" 15 \
+	gone_by_sigkill "$PID_liar"
+
+# --- a lost connection: exactly what was granted is believed ------------
+launder honest 65533 cut "$GPUFRAC_SOCKET" "$uuid" $((512 << 20)) 0
+wait_for "the honest process's connection is lost" 10 said honest cut
+left() { grep -q "client pid $1 left" "$TMP/gpufracd.log"; }
+wait_for "the daemon has seen it go" 10 left "$PID_honest"
+check "its grant stays charged while it lives" \
+	eval '[ "$(ps_json "[c['devices'][0]['used_bytes'] for c in j['clients'] if c['pid'] == $PID_honest][0]")" -ge $((512 << 20)) ]'
+echo >&"$FD_honest"
+wait_for "its re-registration is answered" 10 said honest rereg
+check_eq "what it was granted is believed, its connection kept" \
+	"$(cat "$TMP/honest.out")" "$(printf 'cut\nrereg DEVICE_INFO')"
+
+# --- a lost connection, and more taken meanwhile: that much refused -----
+launder more 65534 cut "$GPUFRAC_SOCKET" "$uuid" $((512 << 20)) $((768 << 20))
+wait_for "the other process's connection is lost" 10 said more cut
+wait_for "the daemon has seen it go" 10 left "$PID_more"
+echo >&"$FD_more"
+wait_for "its re-registrations are answered" 10 said more more
+check_eq "what it was granted is believed, what it took besides is not" \
+	"$(cat "$TMP/more.out")" "$(printf 'cut\nrereg DEVICE_INFO\nmore CLOSED')"
+check "an event says so" refused_for "$PID_more" 65534 768.0MiB
+wait_for "it is killed as unshimmed, its group past its limit" 15 \
+	gone_by_sigkill "$PID_more"
+check "nothing was believed past a limit" \
+	eval '! events_of past-limit | grep -q .'
+check "the honest one lives on" kill -0 "$PID_honest"
+check "and is counted as connected" state_is "$PID_honest" running
+finish
