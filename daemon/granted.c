@@ -64,6 +64,7 @@ granted_keep(struct arbiter *a, const struct ledger_client *lc,
 	if ((g = granted_find(a, lc->pid, start_ms)) != NULL) {
 		free(g->bytes);
 		g->bytes = bytes;
+		g->regrant_only = lc->regrant_only;
 		return;
 	}
 	if ((v = realloc(a->granted, (a->ngranted + 1) * sizeof(*v))) ==
@@ -75,7 +76,7 @@ granted_keep(struct arbiter *a, const struct ledger_client *lc,
 	}
 	a->granted = v;
 	a->granted[a->ngranted++] = (struct granted){ lc->pid, start_ms,
-	    bytes };
+	    bytes, lc->regrant_only };
 }
 
 void
@@ -91,8 +92,8 @@ granted_take(struct arbiter *a, struct ledger_client *lc, uint64_t start_ms)
 	    NULL) {
 		for (dev = 0; dev < a->ledger.ndevices; dev++)
 			lc->usage[dev].granted = g->bytes[dev];
+		lc->regrant_only = g->regrant_only;
 		granted_drop(a, g);
-		lc->regrant_only = 1;
 		return;
 	}
 	/* An earlier daemon's client: nothing here says what it had. */

@@ -11,7 +11,9 @@
  *
  * A process that ran before this daemon started, with no record here,
  * was an earlier daemon's client: its word is weighed by today's rules
- * (trust.h) until the daemon keeps its ledger across its own restart.
+ * (trust.h), on its later connections too (a connection lost before it
+ * had re-registered), until the daemon keeps its ledger across its own
+ * restart.
  */
 #ifndef GF_DAEMON_GRANTED_H
 #define GF_DAEMON_GRANTED_H
@@ -27,6 +29,8 @@ struct granted {
 	uint32_t	 pid;
 	uint64_t	 start_ms;	/* its start (pidfd_start_ms) */
 	uint64_t	*bytes;		/* per device; malloc'd, ours */
+	int		 regrant_only;	/* the lost connection's: an earlier
+					   daemon's client stays one */
 };
 
 /*

@@ -52,8 +52,8 @@ launder honest 65533 cut "$GPUFRAC_SOCKET" "$uuid" $((512 << 20)) 0
 wait_for "the honest process's connection is lost" 10 said honest cut
 left() { grep -q "client pid $1 left" "$TMP/gpufracd.log"; }
 wait_for "the daemon has seen it go" 10 left "$PID_honest"
-check "its grant stays charged while it lives" \
-	eval '[ "$(ps_json "[c['devices'][0]['used_bytes'] for c in j['clients'] if c['pid'] == $PID_honest][0]")" -ge $((512 << 20)) ]'
+charged_ge() { [ "$(ctl status --json | json "j['devices'][0]['used_bytes']")" -ge "$1" ]; }
+check "its grant stays charged while it lives" charged_ge $((512 << 20))
 echo >&"$FD_honest"
 wait_for "its re-registration is answered" 10 said honest rereg
 check_eq "what it was granted is believed, its connection kept" \
