@@ -1,8 +1,10 @@
 # gpufrac: fractional GPU memory sharing. `make`, `make check`, `make demo`,
 # `make bench`, `make bench-share`, `make bench-swap` (bench/), `make soak` (mk/soak.mk),
-# `make fuzz` (mk/fuzz.mk), `make clean`.
-# CC, CFLAGS, LDFLAGS, PREFIX, DESTDIR, CUDA_HOME may be overridden
-# (LIBDIR, LIBEXECDIR and SYSCONFDIR are compiled in);
+# `make fuzz` (mk/fuzz.mk), `make bench-looks` (mk/looks.mk),
+# `make bench-identity` (mk/identity.mk), `make deb` and `make check-deb`
+# (mk/deb.mk), `make clean`.
+# CC, CFLAGS, LDFLAGS, PREFIX, DESTDIR, CUDA_HOME, the directories below
+# may be overridden (LIBDIR, LIBEXECDIR and SYSCONFDIR are compiled in);
 # SANITIZE=address or SANITIZE=thread builds everything with a sanitizer.
 # Everything built goes under O (default build/), laid out like the source
 # tree: build/daemon/gpufracd, build/shim/libgpufrac.so, ... Two builds
@@ -13,6 +15,10 @@ PREFIX    ?= /usr/local
 SYSCONFDIR ?= /etc
 LIBDIR    ?= $(PREFIX)/lib
 LIBEXECDIR ?= $(PREFIX)/libexec
+# The Slurm plugin: Debian's Slurm looks in LIBDIR/slurm-wlm (debian/rules).
+SPANKDIR  ?= $(LIBDIR)/slurm
+DATADIR   ?= $(PREFIX)/share
+DOCDIR    ?= $(DATADIR)/doc/gpufrac
 # Container engines read CDI specs here, whatever PREFIX is.
 CDIDIR    ?= /etc/cdi
 MANDIR    ?= $(PREFIX)/share/man
@@ -272,9 +278,14 @@ deps:
 	@tools/deps.sh $(DEPS)
 
 # The configuration is where SYSCONFDIR says, which gpufracd is built to
-# read (GPUFRAC_SYSCONFDIR); the man pages and the example file installed
-# say that path, not the tree's /etc.
-SYSCONF_SED = sed 's|/etc/gpufrac/|$(SYSCONFDIR)/gpufrac/|g'
+# read (GPUFRAC_SYSCONFDIR); the man pages, the README and the example
+# file installed say that path, not the tree's /etc, and name the shim,
+# the hook and the plugin where they are installed, not the tree's
+# /usr/local (the Slurm plugin's directory first: it is in LIBDIR's).
+SYSCONF_SED = sed -e 's|/etc/gpufrac/|$(SYSCONFDIR)/gpufrac/|g' \
+	      -e 's|/usr/local/lib/slurm/|$(SPANKDIR)/|g' \
+	      -e 's|/usr/local/libexec/|$(LIBEXECDIR)/|g' \
+	      -e 's|/usr/local/lib/|$(LIBDIR)/|g'
 MANS = man/gpufracctl.1 man/gpufrac.conf.5 man/libgpufrac.7 man/gpufracd.8 \
        man/gpufrac-oci-hook.8 man/gpufrac_spank.8
 
@@ -282,7 +293,8 @@ install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PREFIX)/sbin \
 	    $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SYSCONFDIR)/gpufrac \
 	    $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
-	    $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8
+	    $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 \
+	    $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DATADIR)/gpufrac/grafana
 	install -m 755 $(SHIM) $(DESTDIR)$(LIBDIR)/libgpufrac.so
 	install -m 755 $(DAEMON) $(DESTDIR)$(PREFIX)/sbin/gpufracd
 	install -m 755 $(CTL) $(DESTDIR)$(PREFIX)/bin/gpufracctl
@@ -294,6 +306,10 @@ install: all
 	    d=$(DESTDIR)$(MANDIR)/man$${m##*.}/$${m#man/}; \
 	    $(SYSCONF_SED) $$m >$$d && chmod 644 $$d || exit 1; \
 	done
+	$(SYSCONF_SED) README.md >$(DESTDIR)$(DOCDIR)/README.md
+	chmod 644 $(DESTDIR)$(DOCDIR)/README.md
+	install -m 644 etc/grafana/gpufrac.json \
+	    $(DESTDIR)$(DATADIR)/gpufrac/grafana/gpufrac.json
 	install -d $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(CDIDIR)
 	install -m 755 $(OCI_HOOK) $(DESTDIR)$(LIBEXECDIR)/gpufrac-oci-hook
 	# The spec names the default socket, not the installer's own.
@@ -307,8 +323,8 @@ install: all
 	    >$(DESTDIR)$(SYSTEMDUNITDIR)/gpufracd.service
 	chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/gpufracd.service
 	# The Slurm plugin, where it was built; plugstack.conf is the admin's.
-	$(if $(SPANK),install -d $(DESTDIR)$(LIBDIR)/slurm)
-	$(if $(SPANK),install -m 755 $(SPANK) $(DESTDIR)$(LIBDIR)/slurm/gpufrac_spank.so)
+	$(if $(SPANK),install -d $(DESTDIR)$(SPANKDIR))
+	$(if $(SPANK),install -m 755 $(SPANK) $(DESTDIR)$(SPANKDIR)/gpufrac_spank.so)
 
 # The configuration file is the operator's: uninstall leaves it.
 uninstall:
@@ -321,8 +337,10 @@ uninstall:
 	    $(DESTDIR)$(MANDIR)/man8/gpufrac-oci-hook.8 \
 	    $(DESTDIR)$(LIBEXECDIR)/gpufrac-oci-hook $(DESTDIR)$(CDIDIR)/gpufrac.json \
 	    $(DESTDIR)$(MANDIR)/man8/gpufrac_spank.8 \
-	    $(DESTDIR)$(LIBDIR)/slurm/gpufrac_spank.so \
-	    $(DESTDIR)$(SYSTEMDUNITDIR)/gpufracd.service
+	    $(DESTDIR)$(SPANKDIR)/gpufrac_spank.so \
+	    $(DESTDIR)$(SYSTEMDUNITDIR)/gpufracd.service \
+	    $(DESTDIR)$(DOCDIR)/README.md \
+	    $(DESTDIR)$(DATADIR)/gpufrac/grafana/gpufrac.json
 
 clean:
 	rm -rf $(O)

@@ -63,6 +63,7 @@ static const char *const events[] = {
 	[GF_EV_DRIVER_LIMIT] = "driver-limit",
 	[GF_EV_UNSHIMMED] = "unshimmed",
 	[GF_EV_UNSHIMMED_KILL] = "unshimmed-kill",
+	[GF_EV_REGROUPED] = "regrouped",
 };
 
 static const char *

@@ -21,6 +21,7 @@
 #include "event.h"
 #include "granted.h"
 #include "groups.h"
+#include "identity.h"
 #include "lease.h"
 #include "log.h"
 #include "overhead.h"
@@ -283,6 +284,8 @@ candidate_commit(struct arbiter *a, struct candidate *cd,
 	struct ledger *l = &a->ledger;
 	size_t i;
 
+	/* Each process as it is now, matched again (gpufrac.conf(5)). */
+	(void)identity_refresh_all(a);
 	if (groups_apply(l, &cd->gs) < 0) {
 		report_log("out of memory applying the configuration", r);
 		candidate_drop(a, cd);

@@ -123,7 +123,11 @@ on_hello(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		return -1;
 	}
 	c->client->pidfd = c->pidfd;
-	granted_take(a, c->client, pidfd_start_ms(c->pid));
+	/* Read with its pidfd held, alive: the pid is still its own. */
+	if (c->pidfd >= 0 && (c->client->start_ms = pidfd_start_ms(c->pid)) &&
+	    pidfd_exited(c->pidfd))
+		c->client->start_ms = 0;
+	granted_take(a, c->client, c->client->start_ms);
 	ledger_client_group(&a->ledger, c->client, groups_match(&a->groups,
 	    c->cgroup, c->uid, c->gid));
 	version_keep(c->client->version, h->version);

@@ -13,8 +13,10 @@
 #include "driver.h"
 #include "event.h"
 #include "glance.h"
+#include "identity.h"
 #include "jitter.h"
 #include "lease.h"
+#include "memlimits.h"
 #include "ledger.h"
 #include "log.h"
 #include "nvml.h"
@@ -47,16 +49,16 @@ driver_releasing(const struct ledger *l, size_t dev)
 	return n;
 }
 
-/* Whether pid is in procs[0..n). */
+/* How many times pid is in procs[0..n). */
 static int
 listed(const struct nvml_proc *procs, long n, uint32_t pid)
 {
 	long i;
+	int k = 0;
 
 	for (i = 0; i < n; i++)
-		if (procs[i].pid == pid)
-			return 1;
-	return 0;
+		k += procs[i].pid == pid;
+	return k;
 }
 
 /* What NVML lists in procs[0..n), added up. */
@@ -71,6 +73,20 @@ listed_bytes(const struct nvml_proc *procs, long n)
 	return all;
 }
 
+/* Whether a client of pid (an old one's departure, or who has the pid
+   now) opened dev. */
+static int
+opened_by(const struct ledger *l, uint32_t pid, size_t dev)
+{
+	const struct ledger_client *lc;
+
+	for (lc = ledger_client_find(l, pid, NULL); lc != NULL;
+	    lc = ledger_client_find(l, pid, lc))
+		if (lc->usage[dev].opened)
+			return 1;
+	return 0;
+}
+
 /*
  * Keep in dd->strangers what NVML lists on dev for processes that are
  * neither clients that opened dev (unshimmed ones are, unshimmed.h) nor
@@ -80,7 +96,6 @@ static uint64_t
 strangers_keep(const struct ledger *l, size_t dev, struct driver_dev *dd,
     struct nvml_proc *procs, long n)
 {
-	const struct ledger_client *lc;
 	uint64_t foreign = 0;
 	long i, k = 0;
 
@@ -88,8 +103,7 @@ strangers_keep(const struct ledger *l, size_t dev, struct driver_dev *dd,
 		/* A client's on a device it has not opened (its context
 		   before its first allocation there) is nobody's yet. */
 		if (procs[i].pid == (uint32_t)getpid() ||
-		    ((lc = ledger_client_find(l, procs[i].pid, NULL)) != NULL &&
-		    lc->usage[dev].opened))
+		    opened_by(l, procs[i].pid, dev))
 			continue;
 		foreign += procs[i].bytes;
 		procs[k++] = procs[i];
@@ -142,7 +156,13 @@ departed_on(struct arbiter *a, size_t dev, const struct nvml_proc *procs,
 		if (d->pidfd >= 0 || d->lc->usage[dev].used == 0)
 			continue;
 		*any = 1;
-		if (listed(procs, n, d->lc->pid)) {
+		/*
+		 * Listed under its pid: its own, unless another process has
+		 * that pid now; then only a second entry is, since
+		 * a pid names one live process.
+		 */
+		if (listed(procs, n, d->lc->pid) >
+		    identity_pid_reused(d->lc)) {
 			d->held = 1;
 			continue;
 		}
@@ -274,6 +294,8 @@ look(struct arbiter *a)
 		return;		/* not started */
 	TAILQ_FOREACH(d, &a->departs, entry)
 		d->held = 0;
+	/* Who each process is, read again before it is counted or judged. */
+	changed |= identity_refresh_all(a) > 0;
 	for (i = 0; i < a->ledger.ndevices; i++) {
 		if (look_dev(a, i, &serve, &changed))
 			continue;
@@ -288,6 +310,7 @@ look(struct arbiter *a)
 	}
 	serve |= unshimmed_settle(a);
 	serve |= departs_settle(a, looked) > 0;
+	memlimits_check(a);	/* a wall the driver lost is set again */
 	/* What the look found is charged now: the glances' new base. */
 	for (i = 0; i < a->ledger.ndevices; i++)
 		if (a->driver[i].looked) {

@@ -123,6 +123,8 @@ struct ledger_client {
 					   connection, then its departure;
 					   -1: none (it has exited) */
 	char		*cgroup;	/* "/user.slice/...", or "" if unknown */
+	uint64_t	start_ms;	/* its process's start (pidfd.h): with
+					   pid, who it is; 0 if unknown */
 	char		version[GF_VERSION_LEN];	/* its shim's (HELLO) */
 	size_t		group;		/* index into ledger.groups */
 	struct ledger_usage *usage;	/* one per device */

@@ -29,6 +29,8 @@ struct memlimit_wall {
 	char		group[GF_GROUP_LEN];
 	uint64_t	soft, hard;
 	int		set;		/* in force, or may be: journalled */
+	int		lost;		/* the driver lost it, and it could not
+					 * be set again: said once */
 };
 
 /* The group of a wall found in the journal, that no group set yet. */
@@ -53,6 +55,35 @@ wall_find(struct memlimit_wall *w, size_t n, size_t dev, const char *dir)
 	return NULL;
 }
 
+/*
+ * Whether a group before group gi may hold processes of cgroup path
+ * (issue 39, 6): a uid or gid rule may match any process, a pattern any
+ * cgroup it matches. A wall on path would then hold processes of that
+ * group to gi's limit. The earlier group's name, or NULL.
+ */
+static const char *
+wall_shadowed(const struct arbiter *a, size_t gi, const char *path,
+    char *rule, size_t rulelen)
+{
+	const struct config_group *sec;
+	struct match_subject s = { path, 0, 0 };
+	size_t g, r;
+
+	for (g = 0; g < gi; g++) {
+		sec = a->groups.sections[g];
+		for (r = 0; r < sec->nrules; r++) {
+			const struct match_rule *mr = &sec->rules[r];
+
+			if (mr->kind == MATCH_UID || mr->kind == MATCH_GID ||
+			    match_rule_test(mr, &s)) {
+				match_rule_format(mr, rule, rulelen);
+				return a->ledger.groups[g + 1].pol.name;
+			}
+		}
+	}
+	return NULL;
+}
+
 /* Add the walls of group gi (an index into a->groups.sections) on the
  * usable devices to *w (*n of them, room for *room). 0, or -1 (ENOMEM). */
 static int
@@ -61,8 +92,9 @@ group_walls(struct arbiter *a, size_t gi, struct memlimit_wall **w,
 {
 	const struct config_group *sec = a->groups.sections[gi];
 	const struct ledger_group *lg = &a->ledger.groups[gi + 1];
-	char path[PATH_MAX], dir[PATH_MAX];
+	char path[PATH_MAX], dir[PATH_MAX], rule[MATCH_RULE_TEXT_LEN];
 	struct memlimit_wall *more;
+	const char *by;
 	size_t r, d;
 
 	if (!group_walled(lg))
@@ -70,6 +102,13 @@ group_walls(struct arbiter *a, size_t gi, struct memlimit_wall **w,
 	for (r = 0; r < sec->nrules; r++) {
 		if (match_rule_path(&sec->rules[r], path, sizeof(path)) < 0)
 			continue;
+		if ((by = wall_shadowed(a, gi, path, rule,
+		    sizeof(rule))) != NULL) {
+			log_warnx("group '%s': no driver limit on cgroup '%s': "
+			    "group '%s' comes first and may hold its processes "
+			    "(%s)", lg->pol.name, path, by, rule);
+			continue;
+		}
 		if (cgroup_dir(path, dir, sizeof(dir), NULL) < 0) {
 			log_warnx("group '%s': cannot tell the directory of "
 			    "cgroup '%s': no driver limit", lg->pol.name, path);
@@ -97,6 +136,54 @@ group_walls(struct arbiter *a, size_t gi, struct memlimit_wall **w,
 			(*n)++;
 		}
 	}
+	return 0;
+}
+
+/* Whether directory in lies strictly under directory out. */
+static int
+dir_under(const char *in, const char *out)
+{
+	size_t n = strlen(out);
+
+	return strncmp(in, out, n) == 0 && in[n] == '/';
+}
+
+static uint64_t
+add_sat(uint64_t x, uint64_t y)
+{
+	/* UINT64_MAX is no limit: NVML_LIMITS_CLEAR. */
+	return x >= UINT64_MAX - 1 - y ? UINT64_MAX - 1 : x + y;
+}
+
+/*
+ * The driver counts a cgroup's whole subtree against its wall, the walls
+ * below included (issue 39, 5), while the groups are disjoint: a wall is
+ * its group's limit (guarantee) plus the limits (guarantees) of the
+ * groups walled below it, so that the inner groups' memory never takes
+ * the outer group's. 0, or -1 (ENOMEM).
+ */
+static int
+walls_nest(struct memlimit_wall *w, size_t n)
+{
+	uint64_t *own;
+	size_t i, k;
+
+	if (n == 0)
+		return 0;
+	if ((own = calloc(2 * n, sizeof(*own))) == NULL)
+		return -1;
+	for (i = 0; i < n; i++) {
+		own[2 * i] = w[i].soft;
+		own[2 * i + 1] = w[i].hard;
+	}
+	for (i = 0; i < n; i++)
+		for (k = 0; k < n; k++)
+			if (w[k].dev == w[i].dev && dir_under(w[k].dir,
+			    w[i].dir)) {
+				w[i].soft = add_sat(w[i].soft, own[2 * k]);
+				w[i].hard = add_sat(w[i].hard, own[2 * k + 1]);
+			}
+	free(own);
 	return 0;
 }
 
@@ -282,8 +369,20 @@ wall_drop(struct arbiter *a, struct memlimit_wall *w)
 		log_warnx("%s", why);
 }
 
+/* Whether the driver holds wall w as it was set. */
+static int
+wall_held(const struct memlimit_wall *w)
+{
+	uint64_t soft, hard, used;
+	char why[GF_REASON_LEN];
+
+	return nvml_limits_get(w->dev, w->dir, &soft, &hard, &used, why,
+	    sizeof(why)) == 0 && soft == w->soft && hard == w->hard;
+}
+
 /*
- * Set the wanted walls that are new or changed, each new one journalled
+ * Set the wanted walls that are new or changed (or that the driver no
+ * longer holds), each new one journalled
  * first (issue 38 E: none is in force that a later daemon cannot find);
  * those that fail are not in force (a changed one keeps its old limits).
  */
@@ -299,7 +398,7 @@ walls_set(struct arbiter *a, struct memlimit_wall *want, size_t nwant)
 		w = wall_find(m->walls, m->nwalls, want[i].dev, want[i].dir);
 		if (w != NULL && w->set && w->soft == want[i].soft &&
 		    w->hard == want[i].hard && strcmp(w->group,
-		    want[i].group) == 0)
+		    want[i].group) == 0 && wall_held(w))
 			continue;
 		if (w == NULL) {
 			if ((w = wall_add(m, &want[i])) == NULL)
@@ -325,6 +424,7 @@ walls_set(struct arbiter *a, struct memlimit_wall *want, size_t nwant)
 		w->soft = want[i].soft;
 		w->hard = want[i].hard;
 		w->set = 1;
+		w->lost = 0;
 	}
 	return 0;
 }
@@ -358,6 +458,8 @@ memlimits_apply(struct arbiter *a)
 	for (g = 0; g < a->groups.n; g++)
 		if (group_walls(a, g, &want, &nwant, &room) < 0)
 			goto out_nomem;
+	if (walls_nest(want, nwant) < 0)
+		goto out_nomem;
 	walls_clear(a, want, nwant);
 	if (walls_set(a, want, nwant) < 0)
 		goto out_nomem;
@@ -366,6 +468,50 @@ memlimits_apply(struct arbiter *a)
 out_nomem:
 	log_warnx("out of memory: the driver's limits are left as they were");
 	walls_free(want, nwant);
+}
+
+/*
+ * Wall w, which the driver no longer holds as set (its directory made
+ * again: the driver keys walls by directory, not path; or changed behind
+ * the daemon's back), set again. A cgroup that is gone waits for its
+ * group to go; a set that fails is said once, until it holds again.
+ */
+static void
+wall_restore(struct arbiter *a, struct memlimit_wall *w)
+{
+	char why[GF_REASON_LEN];
+
+	if (access(w->dir, F_OK) < 0)
+		return;
+	if (nvml_limits_set(w->dev, w->dir, w->soft, w->hard, why,
+	    sizeof(why)) < 0) {
+		if (!w->lost)
+			wall_failed(a, w, "set again", why);
+		w->lost = 1;
+		return;
+	}
+	w->lost = 0;
+	arbiter_event(a, GF_EV_DRIVER_LIMIT, NULL, (int)w->dev, w->hard,
+	    "group '%s': the driver's limit of '%s' was not as set: set "
+	    "again", w->group, w->dir);
+}
+
+void
+memlimits_check(struct arbiter *a)
+{
+	struct memlimits *m = &a->memlimits;
+	size_t i;
+
+	if (m->usable == NULL)
+		return;
+	for (i = 0; i < m->nwalls; i++) {
+		struct memlimit_wall *w = &m->walls[i];
+
+		/* Journalled walls not wanted yet are the start's to clear. */
+		if (w->set && m->usable[w->dev] && strcmp(w->group,
+		    JOURNAL_GROUP) != 0 && !wall_held(w))
+			wall_restore(a, w);
+	}
 }
 
 void
@@ -384,9 +530,11 @@ memlimits_status(const struct arbiter *a, size_t dev,
 		return;
 	}
 	ds->driver_limits = GF_DLIM_ON;
-	/* Groups, not cgroups: one may name several. */
+	/* Groups, not cgroups: one may name several. Only the walls the
+	 * driver holds as set count (a cgroup made again has none). */
 	for (i = 0; i < m->nwalls; i++) {
-		if (m->walls[i].dev != dev)
+		if (m->walls[i].dev != dev || !m->walls[i].set ||
+		    !wall_held(&m->walls[i]))
 			continue;
 		for (k = 0; k < i; k++)
 			if (m->walls[k].dev == dev && strcmp(m->walls[k].group,

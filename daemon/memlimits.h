@@ -4,7 +4,11 @@
  * Slurm steps' run-time groups do) to the group's limit (hard) and
  * guarantee (soft) on each device, so that they hold for every process in
  * the cgroup, shim or not. A group matched otherwise (uid, gid, patterns)
- * gets none. Policy over nvml_limits.h.
+ * gets none, and a cgroup whose processes a group before its own may
+ * hold (by uid, gid or a pattern) gets none either: its wall would be
+ * the wrong group's. Where walled cgroups nest, the outer wall is its
+ * group's limit plus the inner groups': the driver counts the subtree.
+ * Policy over nvml_limits.h.
  */
 #ifndef GF_DAEMON_MEMLIMITS_H
 #define GF_DAEMON_MEMLIMITS_H
@@ -35,6 +39,13 @@ struct memlimits {
  * cleared is a driver-limit event, nothing more.
  */
 void	memlimits_apply(struct arbiter *a);
+
+/*
+ * At each look of the driver: every wall in force read back from the
+ * driver, and set again where it is missing or differs (a cgroup made
+ * again at the same path has none: the driver keys walls by directory).
+ */
+void	memlimits_check(struct arbiter *a);
 
 /* DEVICE_STATUS's driver_limits, driver_groups and driver_reason. */
 void	memlimits_status(const struct arbiter *a, size_t dev,

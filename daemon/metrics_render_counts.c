@@ -83,6 +83,10 @@ static const struct {
 	{ GF_EV_UNSHIMMED_KILL, "gpufrac_unshimmed_kills_total",
 	  "Processes without the shim killed for passing their limits.",
 	  "gpufrac_unshimmed_kill_bytes_total", "Bytes they held." },
+	{ GF_EV_REGROUPED, "gpufrac_regrouped_total",
+	  "Processes moved to another group, their uid, gid or cgroup "
+	  "having changed.",
+	  "gpufrac_regrouped_bytes_total", "Bytes they took with them." },
 };
 
 /* What a counter of a row reads. */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -167,6 +168,43 @@ out_close:
 	close(p->pidfd);
 	p->pidfd = -1;
 	return -1;
+}
+
+/*
+ * The effective ids, cheaply where the kernel allows: /proc/PID belongs
+ * to them while the process is dumpable (task_dump_owner, fs/proc/base.c);
+ * to root otherwise (a process that changed its ids, one that is root's),
+ * and then /proc/PID/status says.
+ */
+static int
+ids_look(uint32_t pid, uint32_t *uid, uint32_t *gid)
+{
+	char path[32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%u", pid);
+	if (stat(path, &st) < 0)
+		return -1;
+	if (st.st_uid == 0)
+		return ids_read(pid, uid, gid);
+	*uid = st.st_uid;
+	*gid = st.st_gid;
+	return 0;
+}
+
+int
+procid_reread(int pidfd, uint32_t pid, uint32_t *uid, uint32_t *gid,
+    char **cgroup)
+{
+	if (pidfd < 0 || ids_look(pid, uid, gid) < 0 ||
+	    (*cgroup = cgroup_of_pid(pid)) == NULL)
+		return -1;
+	if (**cgroup == '\0' || pidfd_exited(pidfd)) {
+		free(*cgroup);
+		*cgroup = NULL;
+		return -1;
+	}
+	return 0;
 }
 
 const char *

@@ -48,6 +48,16 @@ struct procid {
 int	procid_read(uint32_t pid, uint64_t at_ms, const char *socket,
 	    struct procid *p);
 
+/*
+ * Read again who the live process of pidfd, whose pid is pid, is now:
+ * its effective uid and gid, and its cgroup (malloc'd into *cgroup, the
+ * caller's). Returns 0; or -1 when it has exited or cannot be read
+ * (nothing to free then). What was read is the process the pidfd names:
+ * it is checked alive after the reading (issue 39).
+ */
+int	procid_reread(int pidfd, uint32_t pid, uint32_t *uid, uint32_t *gid,
+	    char **cgroup);
+
 /* What why says, for an event: "no shim loaded", ... */
 const char *procid_why(const struct procid *p, char *buf, size_t size);
 

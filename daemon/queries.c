@@ -191,13 +191,15 @@ on_walls_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 /* One CLIENT record: of device dev, or (dev < 0) of no device. */
 static int
 ps_record(const struct arbiter *a, struct conn *c, uint32_t seq,
-    const struct ledger_client *lc, int dev, char *why, size_t whylen)
+    const struct ledger_client *lc, uint32_t record, int dev, char *why,
+    size_t whylen)
 {
 	const struct ledger_group *g = &a->ledger.groups[lc->group];
 	struct gf_client r;
 
 	memset(&r, 0, sizeof(r));
 	r.pid = lc->pid;
+	r.record = record;
 	r.uid = lc->uid;
 	r.gid = lc->gid;
 	r.state = lc->state;
@@ -222,22 +224,24 @@ on_ps_req(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 {
 	const struct ledger_client *lc;
 	struct gf_end end;
-	uint32_t count = 0;
+	uint32_t count = 0, record = 0;
 	size_t i;
 
+	/* Each client a record number of its own: one row per process. */
 	TAILQ_FOREACH(lc, &a->ledger.clients, entry) {
 		uint32_t opened = 0;
 
+		record++;
 		for (i = 0; i < a->ledger.ndevices; i++) {
 			if (!lc->usage[i].opened)
 				continue;
-			if (ps_record(a, c, m->hdr.seq, lc, (int)i, why,
-			    whylen) < 0)
+			if (ps_record(a, c, m->hdr.seq, lc, record, (int)i,
+			    why, whylen) < 0)
 				return -1;
 			opened++;
 		}
-		if (opened == 0 && ps_record(a, c, m->hdr.seq, lc, -1, why,
-		    whylen) < 0)
+		if (opened == 0 && ps_record(a, c, m->hdr.seq, lc, record, -1,
+		    why, whylen) < 0)
 			return -1;
 		count += opened ? opened : 1;
 	}

@@ -14,6 +14,7 @@
 #include "control.h"
 #include "event.h"
 #include "events.h"
+#include "identity.h"
 #include "ledger.h"
 #include "log.h"
 #include "pidfd.h"
@@ -523,6 +524,8 @@ take_back(struct arbiter *a, struct ledger_client *rq, size_t dev,
 		log_warnx("no memory to choose victims for pid %u", rq->pid);
 		goto out_free;
 	}
+	/* A victim is taken as who it is now, in the group that says so. */
+	(void)identity_refresh_all(a);
 	n = victims_collect(l, rq, dev, spare, cand, who, releasing);
 	k = victims_choose(priority, need, cand, who, n, chosen);
 	for (i = 0; i < k; i++) {

@@ -61,6 +61,21 @@ struct swap_ask {
 void	swap_op_free(struct arbiter *a, struct swap_op *op);
 
 /*
+ * A new op moving lc in direction dir (GF_SWAP_*), by lc's group's engine,
+ * for the cause named; the caller owns it (swap_op_free). NULL: no memory
+ * (said).
+ */
+struct swap_op *swap_op_new(struct arbiter *a, struct ledger_client *lc,
+	    int dir, const char *cause);
+
+/* The engine of lc's group (GF_ENGINE_*). */
+uint32_t swap_engine_of(const struct arbiter *a,
+	    const struct ledger_client *lc);
+
+/* Look again in ms: a restore that failed, a busy victim of preemption. */
+void	swap_retry_arm(struct arbiter *a, uint64_t ms);
+
+/*
  * Swap op's process out now, unless it must be skipped: then an event
  * says why, it is not tried again this round, and -1. op is taken over
  * either way.

@@ -13,6 +13,7 @@
 #include "expect.h"
 #include "granted.h"
 #include "groups.h"
+#include "identity.h"
 #include "ledger.h"
 #include "log.h"
 #include "nvml.h"
@@ -135,6 +136,7 @@ unshim_new(struct arbiter *a, uint32_t pid, size_t dev, uint64_t bytes,
 	    sizeof(wbuf)));
 	lc->unshim = u;
 	lc->pidfd = id.pidfd;
+	lc->start_ms = id.start_ms;
 	lc->state = GF_STATE_UNSHIMMED;
 	ledger_client_group(&a->ledger, lc, groups_match(&a->groups,
 	    lc->cgroup, lc->uid, lc->gid));
@@ -196,7 +198,8 @@ unshimmed_see(struct arbiter *a, size_t dev, const struct nvml_proc *procs,
 	for (i = 0; i < n; i++) {
 		if (procs[i].bytes == 0 || procs[i].pid == (uint32_t)getpid())
 			continue;
-		lc = ledger_client_find(&a->ledger, procs[i].pid, NULL);
+		/* A departed process's record is not who has its pid now. */
+		lc = identity_holder(a, procs[i].pid);
 		if (lc == NULL)
 			lc = unshim_new(a, procs[i].pid, dev, procs[i].bytes,
 			    at_ms);

@@ -36,10 +36,14 @@ static const char *const variants[] = {
 	"on_preempt = swap\n"
 	"[group batch]\n"
 	"match = gid:200 container:3f2a9c\n"
-	"priority = 0\nresolver = fail\non_preempt = kill\n",
+	"priority = 0\nresolver = fail\non_preempt = kill\n"
+	/* bare.c's processes without connections, uids 2001 and 2002 */
+	"[group cap]\nmatch = uid:2001 uid:2002\nlimit = 1Gi\n"
+	"unshimmed = kill\n",
 	/* 2: host swap first; clients may raise their limits */
 	"default_resolver = swap\ndefault_limit = 75%\n"
 	"client_may_raise = yes\nswap_min_idle = 100ms\nwait_timeout = 0\n"
+	"unshimmed = kill\n"
 	"[device 0]\nreserve = 256Mi\n"
 	"[group train]\n"
 	"match = cgroup:/fuzz.slice/job-*\n"
@@ -56,7 +60,9 @@ static const char *const variants[] = {
 	"0e1f2a3b4c5d\n"
 	"limit = 3Gi\nguarantee = 512Mi\npriority = 2\nresolver = wait\n"
 	"on_preempt = none\n"
-	"[group ctl]\nmatch = uid:1007\nlimit = 1Mi\n",
+	"[group ctl]\nmatch = uid:1007\nlimit = 1Mi\n"
+	"[group cap]\nmatch = uid:2001 uid:2002\nlimit = 1Gi\n"
+	"unshimmed = kill\n",
 	/* 4: guarantees no device here holds (refused where there is one) */
 	"[group big]\nmatch = uid:1000\nlimit = 200Gi\nguarantee = 100Gi\n",
 	/* 5: not a configuration at all (refused) */

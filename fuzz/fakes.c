@@ -13,6 +13,9 @@
  *                   API that does what each process's FZ_CKPT_* mode says
  *   nvml_*          NVML's per-process bytes, as FZ_OP_NVML set them, and
  *                   the device's, their sum
+ *   procid_read,    the processes without connections (bare.c): who
+ *   pidfd_start_ms  they are, a pidfd of each life, when it started
+ *   unshimmed_see   what each look saw of them (bare_check.c's order)
  *   log_errx        the ledger's lines about a broken invariant are
  *                   findings; the rest is quiet unless FUZZ_LOG is set
  */
@@ -30,6 +33,8 @@
 #include "../daemon/devices.h"
 #include "../daemon/nvml.h"
 #include "../daemon/procid.h"
+#include "../daemon/unshimmed.h"
+#include "bare.h"
 #include "fuzz.h"
 
 int	__real_clock_gettime(clockid_t, struct timespec *);
@@ -47,6 +52,12 @@ int	__wrap_procid_read(uint32_t, uint64_t, const char *, struct procid *);
 void	__wrap_log_errx(const char *, ...)
 	    __attribute__((format(printf, 1, 2)));
 uint64_t __wrap_jitter_ms(uint64_t);
+uint64_t __real_pidfd_start_ms(uint32_t);
+uint64_t __wrap_pidfd_start_ms(uint32_t);
+void	__real_unshimmed_see(struct arbiter *, size_t,
+	    const struct nvml_proc *, long, uint64_t);
+void	__wrap_unshimmed_see(struct arbiter *, size_t,
+	    const struct nvml_proc *, long, uint64_t);
 
 #define GiB	(1ull << 30)
 
@@ -126,9 +137,22 @@ int
 __wrap_pidfd_signal(int pidfd, uint32_t pid, int sig)
 {
 	struct fz_proc *p;
+	struct fz_bare *b;
 
 	if (!active)
 		return __real_pidfd_signal(pidfd, pid, sig);
+	if (fz_bare_of_pid(pid) != NULL) {
+		/* Through a pidfd of a life that ended: nobody. */
+		if ((b = fz_bare_of_pidfd(pidfd)) == NULL || b->pid != pid) {
+			errno = ESRCH;
+			return -1;
+		}
+		if (sig == SIGKILL) {
+			fz_bare_kill_check(&fz.a, b, pidfd);
+			b->killed = 1;
+		}
+		return 0;
+	}
 	if (pid == 0 || (p = fz_proc_of_pid(pid)) == NULL)
 		fz_fail("the daemon sends signal %d to pid %d, which is no "
 		    "client's", sig, (int)pid);
@@ -276,12 +300,17 @@ __wrap_nvml_procs(size_t dev, struct nvml_proc **procs)
 	*procs = NULL;
 	if (!nvml_up || dev >= FZ_MAXDEV)
 		return -1;
-	if ((*procs = calloc(FZ_NPROCS, sizeof(**procs))) == NULL)
+	if ((*procs = calloc(FZ_NPROCS + FZ_NBARE, sizeof(**procs))) == NULL)
 		return -1;
 	for (i = 0; i < FZ_NPROCS; i++)
 		if (fz.procs[i].nvml[dev] > 0) {
 			(*procs)[n].pid = fz.procs[i].pid;
 			(*procs)[n++].bytes = fz.procs[i].nvml[dev];
+		}
+	for (i = 0; i < FZ_NBARE; i++)
+		if (fz.bare[i].nvml[dev] > 0) {
+			(*procs)[n].pid = fz.bare[i].pid;
+			(*procs)[n++].bytes = fz.bare[i].nvml[dev];
 		}
 	if (n == 0) {
 		free(*procs);
@@ -301,23 +330,42 @@ __wrap_nvml_used(size_t dev, uint64_t *used)
 	*used = 0;
 	for (i = 0; i < FZ_NPROCS; i++)
 		*used += fz.procs[i].nvml[dev];
+	for (i = 0; i < FZ_NBARE; i++)
+		*used += fz.bare[i].nvml[dev];
 	return 0;
 }
 
 /*
- * Who a process NVML lists is: the simulated ones all have connections
- * or none, and a pid of theirs may be a real process's here, never to be
- * taken in: every one is gone.
+ * Who a process NVML lists is: the ones without connections are
+ * bare.c's; the slots' processes all have connections or none, and a
+ * pid of theirs may be a real process's here, never to be taken in:
+ * every one is gone.
  */
 int
 __wrap_procid_read(uint32_t pid, uint64_t at_ms, const char *socket,
     struct procid *p)
 {
-	(void)pid;
-	(void)at_ms;
-	(void)socket;
-	(void)p;
-	return -1;
+	return fz_bare_procid(pid, at_ms, socket, p);
+}
+
+uint64_t
+__wrap_pidfd_start_ms(uint32_t pid)
+{
+	const struct fz_bare *b = fz_bare_of_pid(pid);
+
+	if (!active || b == NULL)
+		return __real_pidfd_start_ms(pid);
+	return fz_bare_start_ms(b);
+}
+
+/* The look's list, as the daemon takes it in (once it has its groups). */
+void
+__wrap_unshimmed_see(struct arbiter *a, size_t dev,
+    const struct nvml_proc *procs, long n, uint64_t at_ms)
+{
+	if (active && a->groups.conf != NULL)
+		fz_bare_seen(dev, procs, n);
+	__real_unshimmed_see(a, dev, procs, n, at_ms);
 }
 
 void

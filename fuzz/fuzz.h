@@ -47,6 +47,35 @@ struct fz_proc {
 	int		 killed;	/* SIGKILL: it exits at the next look */
 };
 
+/* A process without a connection (bare.c), life after life. */
+#define FZ_NLAYERS	8
+struct fz_bare_layer {
+	uint64_t	 ms;		/* the look that saw it come */
+	uint64_t	 bytes;
+};
+struct fz_bare_layers {
+	struct fz_bare_layer v[FZ_NLAYERS];	/* oldest first */
+	size_t		 n;
+};
+struct fz_bare {
+	uint32_t	 pid;
+	uint32_t	 uid;
+	uint32_t	 gid;
+	const char	*cgroup;
+	int		 alive;
+	int		 killed;	/* SIGKILL: it exits at the next look */
+	int		 life_r;	/* its pidfd's stand-in, dup'd out */
+	int		 life_w;	/* closed as it exits */
+	uint64_t	 ino;		/* life_r's inode: names the life */
+	uint64_t	 start_ms;	/* since boot: pidfd_start_ms */
+	int		 why;		/* PROCID_*, as procid_read says */
+	uint64_t	 nvml[FZ_MAXDEV];	/* bytes NVML lists */
+	uint64_t	 seen[FZ_MAXDEV];	/* the last look's */
+	uint64_t	 seen_ino;	/* the life that look saw */
+	struct fz_bare_layers layers[FZ_MAXDEV];	/* as looks saw
+							   them come */
+};
+
 /* One connection slot: a process, who the kernel says it is, our end. */
 struct fz_slot {
 	struct fz_proc	*proc;
@@ -74,6 +103,7 @@ struct fz_world {
 	struct arbiter	 a;
 	struct fz_proc	 procs[FZ_NPROCS];
 	struct fz_slot	 slots[FZ_NSLOTS];
+	struct fz_bare	 bare[FZ_NBARE];
 	int		 devset;	/* FZ_WORLD_DEVS */
 	int		 nvml;		/* NVML present */
 	int		 ckpt;		/* checkpoint API present */

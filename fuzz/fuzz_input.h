@@ -13,6 +13,7 @@
  * their own pids, uids and cgroups (slot 4 is a second connection of slot
  * 0's process), the fuzzer's own process as a CUDA client (5) and as root
  * running gpufracctl (6, admin), and an unprivileged gpufracctl (7).
+ * Op FZ_OP_BARE's processes have no slot: they never connect.
  * Operands missing at the end of the input read as zero bytes; multi-byte
  * operands are little-endian.
  */
@@ -78,8 +79,20 @@ enum {
 	   (SCM_RIGHTS): what & 1, the process's activity page; else one
 	   that is not a page */
 	FZ_OP_MSGFD,
-	/* 14 and 15: more FZ_OP_MSG, the op that matters most */
+	/* 14: more FZ_OP_MSG, the op that matters most */
+	/* kind, device, MiB (4 bytes): a process without a connection
+	   (slot & 3 picks which of FZ_NBARE, fuzz/bare.c), by kind & 3:
+	   0 it holds MiB on the device (a new process if none lives),
+	   1 it exits and its memory is back, 2 it exits and a new process
+	   takes its pid and MiB on the device, 3 it exits and NVML lists
+	   its memory until a kind 0 of 0 MiB; kind >> 4, a new process's
+	   procid reason (PROCID_*: a renamed library, a fake shim, ...) */
+	FZ_OP_BARE = 15,
 };
+
+/* The processes without connections: pids, and how many. */
+#define FZ_NBARE		4
+#define FZ_BARE_PID(i)		(0x40000010u + (i))
 
 /* FZ_OP_CKPT's mode byte. */
 #define FZ_CKPT_LOCK_FAILS	0x01

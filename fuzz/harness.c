@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "../daemon/event.h"
+#include "bare.h"
 #include "fuzz.h"
 #include "log.h"
 #include "proto.h"
@@ -130,6 +131,7 @@ fz_settle(void)
 		fz_round();
 		ckpt_wait();
 		fz_reap_killed();
+		fz_bare_reap();
 		fz_drain_all();
 		if (i > 0 && !fz_daemon_busy())
 			return;
@@ -233,6 +235,18 @@ op_nvml(struct fz_slot *s, struct cursor *c)
 		fz.recapacitied = "context memory measured";
 }
 
+/* A process without a connection (bare.c), charged whatever the limits. */
+static void
+op_bare(unsigned idx, struct cursor *c)
+{
+	uint8_t kind = get8(c), dev = get8(c);
+	uint64_t mib = getle(c, 4);
+
+	fz_bare_op(idx, kind, dev, mib);
+	if (mib > 0)
+		fz.recapacitied = "memory without the shim measured";
+}
+
 static void
 op_ckpt(struct fz_slot *s, struct cursor *c)
 {
@@ -311,6 +325,9 @@ op_run(struct cursor *c)
 		fd = get8(c) & 1 ? fz_proc_page(s->proc) : fz_bogus_fd();
 		op_msg(s, c, fd, 0);
 		break;
+	case FZ_OP_BARE:
+		op_bare(FZ_SLOT(b), c);
+		break;
 	default:
 		op_msg(s, c, -1, 0);
 		break;
@@ -341,6 +358,7 @@ fz_world_up(uint8_t w, const char *conf_path)
 	fz.nvml = (w & FZ_WORLD_NVML) != 0;
 	fz.ckpt = (w & FZ_WORLD_CKPT) != 0;
 	fz_peers_init();
+	fz_bare_init();
 	/* No run-time groups left by the previous input. */
 	if (unlink(fz_state_path()) < 0 && errno != ENOENT)
 		fz_fail("cannot remove '%s': %s", fz_state_path(),
@@ -369,6 +387,7 @@ fz_world_down(void)
 {
 	size_t i;
 
+	fz_bare_free();
 	for (i = 0; i < FZ_NPROCS; i++)
 		fz_proc_exit(&fz.procs[i]);
 	fz_settle();
@@ -487,6 +506,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (!op_run(&c)) {
 				fz_settle();
 				fz_check(&fz.a);
+				fz_bare_check(&fz.a);
 			}
 		fz_world_down();
 	}

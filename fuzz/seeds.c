@@ -510,6 +510,76 @@ seed_nvml(struct seed *s)
 	finish(s, "nvml");
 }
 
+/*
+ * A process without a connection (FZ_OP_BARE): which of them (0: uid
+ * 2000, default group; 1 and 2: uids 2001 and 2002, group cap of
+ * variants 1 and 3; 3: root), what happens (kind), on which device, MiB.
+ */
+static void
+bare(struct seed *s, unsigned which, unsigned kind, unsigned dev,
+    uint32_t mib)
+{
+	op(s, FZ_OP_BARE, which, kind);
+	put8(s, dev);
+	put(s, &mib, sizeof(mib));
+}
+
+/*
+ * Group cap (1 GiB, unshimmed = kill): two processes without the shim
+ * within it together, past the daemon's first seconds' grace; the
+ * second grows past the group's limit (it, the newest, goes, not the
+ * first); the first then grows past it alone, and goes too.
+ */
+static void
+seed_bare_kill(struct seed *s)
+{
+	begin(s, 1, 0, FZ_WORLD_NVML);
+	bare(s, 1, 0, 0, 400);
+	tick(s, 3);
+	bare(s, 2, 0x10, 0, 400);
+	tick(s, 4);
+	tick(s, 4);
+	tick(s, 4);
+	bare(s, 2, 0x10, 0, 800);
+	tick(s, 3);
+	tick(s, 3);
+	bare(s, 1, 0, 0, 1200);
+	tick(s, 3);
+	tick(s, 3);
+	finish(s, "bare-kill");
+}
+
+/*
+ * Lives of processes without the shim (variant 2: unshimmed = kill in
+ * the daemon, root's in group batch): each reason procid gives, growth,
+ * shrinking, an exit whose memory NVML lists a while, a pid reused at
+ * once, and a shimmed client beside them.
+ */
+static void
+seed_bare_lives(struct seed *s)
+{
+	begin(s, 2, 0, FZ_WORLD_NVML);
+	client(s, A, 0);
+	alloc(s, A, 0, PTR(1), GiB);
+	bare(s, 0, 0x20, 0, 300);
+	bare(s, 3, 0x30, 1, 200);
+	tick(s, 3);
+	bare(s, 0, 0x20, 1, 100);
+	bare(s, 0, 0x20, 0, 50);
+	tick(s, 4);
+	bare(s, 0, 3, 0, 0);
+	tick(s, 3);
+	bare(s, 0, 0, 0, 0);
+	tick(s, 3);
+	bare(s, 1, 0x40, 0, 100);
+	tick(s, 3);
+	bare(s, 1, 0x12, 0, 200);
+	tick(s, 3);
+	bare(s, 3, 1, 0, 0);
+	tick(s, 5);
+	finish(s, "bare-lives");
+}
+
 /* A guarantee lent to a borrower, taken back when its owner asks. */
 static void
 seed_lend(struct seed *s)
@@ -689,6 +759,8 @@ main(int argc, char *argv[])
 	seed_reregister(&s);
 	seed_garbage(&s);
 	seed_nvml(&s);
+	seed_bare_kill(&s);
+	seed_bare_lives(&s);
 	seed_lend(&s);
 	seed_group_limit(&s);
 	seed_slow(&s);

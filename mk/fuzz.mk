@@ -23,12 +23,12 @@ FUZZ_SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 		-fno-omit-frame-pointer
 FUZZ_CFLAGS   = -std=c11 $(WARNINGS) -g -O1 -MMD -MP $(FUZZ_SAN)
 FUZZ_SRC      = fuzz/harness.c fuzz/peers.c fuzz/fakes.c fuzz/configs.c \
-		fuzz/invariants.c fuzz/liars.c
+		fuzz/invariants.c fuzz/liars.c fuzz/bare.c fuzz/bare_check.c
 # The machine under the daemon: what fuzz/fakes.c stands in for.
 FUZZ_WRAP     = $(addprefix -Wl$(FUZZ_COMMA)--wrap=,clock_gettime pidfd_signal \
 		devices_discover devices_checkpoint_api nvml_open nvml_ready \
 		nvml_procs nvml_used nvml_close procid_read log_errx \
-		jitter_ms)
+		jitter_ms pidfd_start_ms unshimmed_see)
 FUZZ_COMMA   := ,
 
 # libFuzzer's build: the daemon and common/ again with clang, coverage

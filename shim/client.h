@@ -46,8 +46,19 @@ struct client_view {
 	uint64_t	free;		/* what one allocation may take now */
 };
 
-/* Once, before any other call: the fork handlers. Contacts no one. */
+/* Once, before any other call (init.c). Contacts no one. */
 void	client_init(void);
+
+/*
+ * fork(2), run by init.c's handlers: prepare takes the client's locks
+ * (the rejoin lock aside: a restore under way is the parent's), parent
+ * lets them go; in the child, a new client, the parent's connection is
+ * closed (never shut down, which would cut the parent off) and the client
+ * starts afresh, connecting on its first CUDA use.
+ */
+void	client_fork_prepare(void);
+void	client_fork_parent(void);
+void	client_fork_child(void);
 
 /*
  * Charge size bytes of kind on device dev before the driver allocates them.
@@ -215,7 +226,7 @@ struct client_mover {
 	int	(*restore)(void);
 };
 
-/* Set once at start, before any connection (real.c). */
+/* Set once at start, before any connection (init.c). */
 void	client_mover_set(const struct client_mover *m);
 
 /* Send MOVED m, if connected; locked, unless the caller holds the lock. */

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client.h"
 #include "client_int.h"
 #include "env.h"
 #include "gpufrac/proto.h"
@@ -55,6 +56,14 @@ struct client_call *client_calls;
 int client_reading;
 int client_watcher_waits;
 pthread_cond_t client_token_cv = PTHREAD_COND_INITIALIZER;
+
+/* The calls' waits time out on the monotonic clock. */
+void
+client_init(void)
+{
+	pthread_condattr_init(&client_condattr);
+	pthread_condattr_setclock(&client_condattr, CLOCK_MONOTONIC);
+}
 
 static int64_t
 now_ms(void)

@@ -1,31 +1,23 @@
 /*
  * The daemon client across fork(): the handlers that keep its locks
- * consistent in both processes and make the child a new client, and
- * client_init, which installs them (after the allocation table's and the
- * copy engine's, real.c: its locks come first in their order).
+ * consistent in both processes and make the child a new client (init.c
+ * runs them, in the order of every layer's locks).
  */
 #include <pthread.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "activity.h"
 #include "client.h"
 #include "client_int.h"
-#include "ctx_table.h"
-#include "log.h"
-#include "pool_table.h"
-#include "vmm_table.h"
-#include "vmm_virt.h"
 
-static void
+void
 client_fork_prepare(void)
 {
 	pthread_mutex_lock(&client_free_lock);
 	pthread_mutex_lock(&client_lock);
 }
 
-static void
+void
 client_fork_parent(void)
 {
 	pthread_mutex_unlock(&client_lock);
@@ -39,14 +31,9 @@ client_fork_parent(void)
  * The parent's other threads, their calls and whatever reader token one
  * of them held, do not exist here.
  */
-static void
+void
 client_fork_child(void)
 {
-	activity_fork_child();
-	vmm_fork_child();
-	vmm_virt_fork_child();
-	pool_fork_child();
-	ctx_array_fork_child();
 	if (client_fd >= 0)
 		close(client_fd);
 	client_fd = -1;
@@ -65,16 +52,4 @@ client_fork_child(void)
 	memset(client_devs, 0, sizeof(client_devs));
 	pthread_mutex_unlock(&client_lock);
 	pthread_mutex_unlock(&client_free_lock);
-}
-
-void
-client_init(void)
-{
-	int e;
-
-	pthread_condattr_init(&client_condattr);
-	pthread_condattr_setclock(&client_condattr, CLOCK_MONOTONIC);
-	if ((e = pthread_atfork(client_fork_prepare, client_fork_parent,
-	    client_fork_child)) != 0)
-		log_errx("cannot install fork handlers: %s", strerror(e));
 }

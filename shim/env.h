@@ -1,6 +1,6 @@
 /*
  * The environment the shim reads: once, at the first hooked CUDA call
- * (env_load, from real.c's pthread_once), never again.
+ * (env_load, at start: init.c), never again.
  */
 #ifndef GF_SHIM_ENV_H
 #define GF_SHIM_ENV_H

@@ -18,6 +18,7 @@
 #include "ctx_table.h"
 #include "gpufrac/proto.h"
 #include "hooks.h"
+#include "hooks_enter.h"
 #include "mem.h"
 #include "real.h"
 

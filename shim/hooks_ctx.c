@@ -17,6 +17,7 @@
 #include "ctx_table.h"
 #include "gpufrac/proto.h"
 #include "hooks.h"
+#include "hooks_enter.h"
 #include "log.h"
 #include "real.h"
 #include "units.h"

@@ -6,6 +6,7 @@
 #include "activity.h"
 #include "client.h"
 #include "hooks.h"
+#include "hooks_enter.h"
 #include "pool.h"
 #include "real.h"
 #include "vback.h"

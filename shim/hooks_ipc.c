@@ -6,6 +6,7 @@
 #include "activity.h"
 #include "gpufrac/activity.h"
 #include "hooks.h"
+#include "hooks_enter.h"
 #include "real.h"
 #include "vback_ipc.h"
 

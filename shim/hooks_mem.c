@@ -10,6 +10,7 @@
 #include "gpufrac/proto.h"
 #include "alloc_table.h"
 #include "hooks.h"
+#include "hooks_enter.h"
 #include "lease.h"
 #include "log.h"
 #include "mem.h"

@@ -15,6 +15,7 @@
 #include "client.h"
 #include "dlsym.h"
 #include "hooks.h"
+#include "hooks_enter.h"
 #include "peers.h"
 #include "real.h"
 #include "uuid.h"

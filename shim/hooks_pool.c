@@ -8,6 +8,7 @@
 
 #include "activity.h"
 #include "hooks.h"
+#include "hooks_enter.h"
 #include "mem.h"
 #include "pool.h"
 #include "real.h"

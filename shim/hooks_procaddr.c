@@ -4,6 +4,7 @@
  * a hook for the same (name, version, flags). All else stays as answered.
  */
 #include "hooks.h"
+#include "hooks_enter.h"
 #include "real.h"
 
 /*

@@ -10,6 +10,7 @@
 
 #include "activity.h"
 #include "hooks.h"
+#include "hooks_enter.h"
 #include "real.h"
 #include "vback.h"
 

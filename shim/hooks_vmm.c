@@ -14,6 +14,7 @@
 #include "client.h"
 #include "gpufrac/proto.h"
 #include "hooks.h"
+#include "hooks_enter.h"
 #include "real.h"
 #include "vback.h"
 #include "vmm_table.h"

@@ -11,6 +11,7 @@
 
 #include "activity.h"
 #include "hooks.h"
+#include "hooks_enter.h"
 #include "real.h"
 #include "vmm_virt.h"
 

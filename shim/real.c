@@ -1,29 +1,18 @@
 /*
- * The real driver: libcuda.so.1 found once (pthread_once) with the real
- * dlsym, the environment read at that same moment, and the per-thread guard
- * that sends a re-entered hook straight to the driver.
+ * The real driver: libcuda.so.1 found once, at start (init.c), with the
+ * real dlsym, and its entry points read into real_cu.
  */
 #include <dlfcn.h>
-#include <pthread.h>
 #include <stddef.h>
-#include <string.h>
 
-#include "alloc_table.h"
-#include "client.h"
 #include "dlsym.h"
-#include "env.h"
 #include "log.h"
 #include "real.h"
 #include "shim.h"
-#include "vback.h"
 
 #define REAL_LIBCUDA	"libcuda.so.1"
 
 struct real_driver real_cu;
-
-static pthread_once_t real_once = PTHREAD_ONCE_INIT;
-int real_state;
-__thread int real_depth SHIM_TLS;
 
 #define SYM(field, name)	{ name, offsetof(struct real_driver, field) }
 
@@ -103,8 +92,8 @@ real_open(void)
 	return h;
 }
 
-static int
-real_resolve(void)
+int
+real_load(void)
 {
 	void *(*sym)(void *, const char *) = dlsym_real_get();
 	void *h;
@@ -123,41 +112,6 @@ real_resolve(void)
 	return 0;
 }
 
-static int
-real_setup(void)
-{
-	/* The client carries the daemon's MOVE up to the copy engine. */
-	static const struct client_mover mover = { vback_request,
-	    vback_restore };
-	int e;
-
-	env_load();
-	if (real_resolve() < 0)
-		return REAL_PASS;
-	if (shim_env.disabled) {
-		log_info("GPUFRAC_DISABLE=1: passing every CUDA call through");
-		return REAL_PASS;
-	}
-	/*
-	 * Fork handlers, lowest first: the prepares run in reverse, so that
-	 * the locks are taken in their order (the client's, the copy
-	 * engine's, the allocation table's: a move walks the table).
-	 */
-	if ((e = pthread_atfork(alloc_table_fork_prepare,
-	    alloc_table_fork_parent, alloc_table_fork_child)) != 0)
-		log_errx("cannot install fork handlers: %s", strerror(e));
-	vback_init();
-	client_init();
-	client_mover_set(&mover);
-	return REAL_ACTIVE;
-}
-
-static void
-real_init(void)
-{
-	__atomic_store_n(&real_state, real_setup(), __ATOMIC_RELEASE);
-}
-
 CUresult
 real_missing(const char *name)
 {
@@ -167,17 +121,4 @@ real_missing(const char *name)
 		log_errx("%s is not available from %s; returning "
 		    "CUDA_ERROR_NOT_INITIALIZED", name, REAL_LIBCUDA);
 	return CUDA_ERROR_NOT_INITIALIZED;
-}
-
-/*
- * The first hook: read the environment and resolve the driver, inside the
- * guard (what that calls is not hooked), once whichever thread comes first.
- */
-int
-real_start(void)
-{
-	real_depth = 1;
-	pthread_once(&real_once, real_init);
-	real_depth = 0;
-	return __atomic_load_n(&real_state, __ATOMIC_ACQUIRE);
 }

@@ -1,6 +1,6 @@
 /*
- * The real driver's entry points, resolved once, and the per-thread guard
- * around every hook.
+ * The real driver's entry points, resolved once at start, and the call
+ * that says so when the driver lacks one.
  */
 #ifndef GF_SHIM_REAL_H
 #define GF_SHIM_REAL_H
@@ -97,7 +97,7 @@ struct real_driver {
 #include "hooks_list.h"
 };
 
-/* Filled by the first hook_enter(); read-only afterwards. */
+/* Filled by real_load() at start; read-only afterwards. */
 extern struct real_driver real_cu;
 
 /*
@@ -110,60 +110,10 @@ extern struct real_driver real_cu;
 CUresult real_missing(const char *name);
 
 /*
- * Start of every hook. The first call anywhere reads the environment and
- * resolves the driver (pthread_once). Returns 1 when the hook should do its
- * work, then hook_leave() must follow; 0 when it must pass the call
- * straight to the driver: the thread is already inside a hook (the driver
- * or the shim called back), GPUFRAC_DISABLE=1, or there is no driver.
+ * Find the driver (libcuda.so.1, as the program loaded it or would) with
+ * glibc's dlsym, and fill real_cu; once, at start (init.c). -1: no driver,
+ * said on stderr.
  */
-#define REAL_UNKNOWN	0	/* not resolved yet */
-#define REAL_PASS	1	/* every call goes straight to the driver */
-#define REAL_ACTIVE	2	/* hooks do their work */
-
-extern int real_state;			/* REAL_*, set once */
-extern __thread int real_depth SHIM_TLS;	/* inside a hook */
-
-int	real_start(void);
-
-/* On every hook: a thread-local load and a load of a line never written. */
-static inline int
-hook_enter(void)
-{
-	int st;
-
-	if (real_depth)
-		return 0;
-	st = __atomic_load_n(&real_state, __ATOMIC_ACQUIRE);
-	if (__builtin_expect(st == REAL_UNKNOWN, 0))
-		st = real_start();
-	if (st != REAL_ACTIVE)
-		return 0;
-	real_depth = 1;
-	return 1;
-}
-
-static inline void
-hook_leave(void)
-{
-	real_depth = 0;
-}
-
-/*
- * For a hook that takes device memory, after hook_enter() said 0: 1 when
- * the call must be refused (CUDA_ERROR_OUT_OF_MEMORY) rather than passed
- * through unseen. That is when the thread is already inside a hook, or
- * starting the shim: a signal handler (or a host function the driver runs
- * on the caller's thread) interrupted it there. Counting the allocation
- * is not safe then: the interrupted hook may hold the client's locks or
- * be half-way through the allocation table's per-thread record. The
- * shim's own calls to the driver go through real_cu, never through a
- * hook, so they do not come here.
- */
-static inline int
-hook_refused(void)
-{
-	return real_depth != 0 &&
-	    __atomic_load_n(&real_state, __ATOMIC_ACQUIRE) != REAL_PASS;
-}
+int	real_load(void);
 
 #endif

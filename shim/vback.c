@@ -428,13 +428,13 @@ vback_ctx_gone(CUcontext ctx, int gone)
 	pthread_mutex_unlock(&vback_lock);
 }
 
-static void
+void
 vback_fork_prepare(void)
 {
 	pthread_mutex_lock(&vback_lock);
 }
 
-static void
+void
 vback_fork_parent(void)
 {
 	pthread_mutex_unlock(&vback_lock);
@@ -446,7 +446,7 @@ vback_fork_parent(void)
  * (the program's own VMM memory stays vmm_virt.c's), what was exported
  * closed.
  */
-static void
+void
 vback_fork_child(void)
 {
 	struct vback *v;
@@ -467,17 +467,6 @@ vback_fork_child(void)
 	vback_move_fork_child();
 	vback_ipc_fork_child();
 	pthread_mutex_init(&vback_lock, NULL);
-}
-
-void
-vback_init(void)
-{
-	int e;
-
-	if ((e = pthread_atfork(vback_fork_prepare, vback_fork_parent,
-	    vback_fork_child)) != 0)
-		log_errx("cannot install the copy engine's fork handlers: %s",
-		    strerror(e));
 }
 
 int

@@ -26,11 +26,13 @@
 #include "real.h"
 
 /*
- * Install the engine's fork handlers (before the client's: real.c). A
- * fork waits for a move under way; the child, a new client that owns
- * none of its parent's device memory, starts the engine afresh.
+ * fork(2), run by init.c's handlers: prepare waits for a move under way
+ * (it holds vback_lock); the child, a new client that owns none of its
+ * parent's device memory, starts the engine afresh.
  */
-void	vback_init(void);
+void	vback_fork_prepare(void);
+void	vback_fork_parent(void);
+void	vback_fork_child(void);
 
 /* Allocations backed now (vback.c's): 0 spares a free the lookup. */
 extern size_t vback_count;

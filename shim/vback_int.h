@@ -72,7 +72,7 @@ void	vback_host_ctx_gone(CUcontext ctx);	/* its memory is gone */
  */
 void	vback_ctxs_sync(void);
 
-/* fork(2), in the child: each file's state forgotten (vback_init). */
+/* fork(2), in the child: each file's state forgotten (vback_fork_child). */
 void	vback_move_fork_child(void);
 void	vback_host_fork_child(void);
 void	vback_ipc_fork_child(void);

@@ -193,7 +193,7 @@ ctl_json_status(FILE *fp, const struct ctl_status *st)
 }
 
 /*
- * The records of one pid, clients[0..n): the process's state is the most
+ * The records of one process, clients[0..n): its state is the most
  * severe of them (a process waiting on one device is waiting).
  */
 static void
@@ -243,7 +243,9 @@ ctl_json_ps(FILE *fp, const struct gf_client *clients, size_t n)
 
 	fputs("{\"clients\":[", fp);
 	for (i = 0; i < n; i = j) {
-		for (j = i + 1; j < n && clients[j].pid == clients[i].pid; j++)
+		/* One process's rows: a pid is not a process (issue 39). */
+		for (j = i + 1; j < n && clients[j].pid == clients[i].pid &&
+		    clients[j].record == clients[i].record; j++)
 			;
 		if (i > 0)
 			fputc(',', fp);

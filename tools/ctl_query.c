@@ -275,6 +275,8 @@ client_cmp(const void *a, const void *b)
 
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
+	if (x->record != y->record)
+		return x->record < y->record ? -1 : 1;
 	return memcmp(x->uuid, y->uuid, GF_UUID_LEN);
 }
 

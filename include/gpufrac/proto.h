@@ -278,6 +278,8 @@ enum {
 	GF_EV_UNSHIMMED,	/* a process NVML shows holding memory,
 				   without the shim, first seen */
 	GF_EV_UNSHIMMED_KILL,	/* ... killed for passing its limits */
+	GF_EV_REGROUPED,	/* a process's uid, gid or cgroup changed:
+				   it moved to the group it now matches */
 };
 
 #define GF_REASON_LEN		96
@@ -463,7 +465,9 @@ struct gf_client {
 	uint32_t	gid;
 	uint32_t	state;		/* GF_STATE_* */
 	int32_t		priority;	/* its group's */
-	uint32_t	zero;
+	uint32_t	record;		/* which process of pid: the same for
+					   its records of one listing, another
+					   for a departed one's (issue 39) */
 	char		group[GF_GROUP_LEN];
 	uint8_t		uuid[GF_UUID_LEN];
 	uint64_t	used;		/* on the device */

@@ -87,6 +87,7 @@
  *                    allocation of SIZE (fill, check) -> "ipcopen ok" | ...
  *   ipcclose         cuIpcCloseMemHandle of the newest opened
  *   seed N           fill and check use pattern N (default 0) from now
+ *   setuid UID       setresuid(UID, UID, UID) -> "setuid ok" | "setuid err"
  *   segment N SIZE   as PyTorch's expandable segments: reserve N * SIZE,
  *                    cuMemCreate N chunks of SIZE, map each whole at
  *                    consecutive addresses, then set access to the range
@@ -1012,6 +1013,15 @@ cmd_seed(char **argv)
 	seed = (unsigned)size_arg(argv[1]);
 }
 
+/* setuid UID: setresuid(UID, UID, UID), who it is changed (issue 39). */
+static void
+cmd_setuid(char **argv)
+{
+	uid_t uid = (uid_t)size_arg(argv[1]);
+
+	printf("setuid %s\n", setresuid(uid, uid, uid) == 0 ? "ok" : "err");
+}
+
 /* asyncfill N: work queued ahead of a write, left running (issue 33). */
 static void
 cmd_asyncfill(char **argv)
@@ -1574,6 +1584,7 @@ static const struct command {
 	{ "ipcopen",		3, 2, cmd_ipcopen, NULL },
 	{ "ipcclose",		1, 0, NULL, cmd_ipcclose },
 	{ "seed",		2, 1, cmd_seed, NULL },
+	{ "setuid",		2, 1, cmd_setuid, NULL },
 	{ "vmmunmap",		1, 0, NULL, cmd_vmmunmap },
 	{ "segment",		3, 2, cmd_segment, NULL },
 	{ "segfree",		1, 0, NULL, cmd_segfree },

@@ -20,6 +20,9 @@ check_eq "every input replays without a finding" "$rc" 0
 [ "$rc" -eq 0 ] || cat "$TMP/replay.err"
 n=$(find $dirs -maxdepth 1 -type f ! -name '.*' | wc -l)
 check_eq "all $n of them" "$(cat "$TMP/replay.out")" "replayed $n inputs"
+check "processes without connections among them (issue 38, I)" \
+	test -f "$TOP/fuzz/corpus/bare-kill" -a \
+	-f "$TOP/fuzz/regress/bare-pid-reused-same-device"
 
 # The decoder target's seeds: one of each kind proto.h has a peer send
 # (between its "shim -> daemon" and "daemon -> peer"), a conversation,

@@ -4,7 +4,9 @@
 # uninstall takes back everything but the operator's configuration. A
 # packager's SYSCONFDIR (built apart: it is compiled in) is where the
 # configuration goes, where gpufracd reads it and its drop-ins, and what
-# the man pages installed say.
+# the man pages installed say; with its LIBDIR, LIBEXECDIR and SPANKDIR,
+# the docs installed (man pages, README) and the CDI spec name the shim,
+# the hook and the plugin where they are.
 . "$(dirname "$0")/lib.sh"
 
 # gfmake ARGS...: make in the build under test, with the variables the
@@ -34,6 +36,8 @@ check_eq "naming the gpufracd it installed" \
 	    'ExecStart=/usr/local/sbin/gpufracd -f' \
 	    'ExecReload=/bin/kill -HUP $MAINPID')"
 check "which is there" test -x "$D/usr/local/sbin/gpufracd"
+check "the README in the doc directory" test -f "$D/usr/local/share/doc/gpufrac/README.md"
+check "the Grafana dashboard" test -f "$D/usr/local/share/gpufrac/grafana/gpufrac.json"
 
 D2=$TMP/dest2
 check "make install with another PREFIX" gfmake install DESTDIR="$D2" \
@@ -68,8 +72,10 @@ check_eq "and everything else but the configuration" \
 # build under test stays as it is).
 ETC=$TMP/sysconf
 D4=$TMP/dest4
-check "make install with SYSCONFDIR=$ETC, built apart" gfmake install \
-	O="$TMP/build-sysconf" SYSCONFDIR="$ETC" DESTDIR="$D4"
+check "make install with SYSCONFDIR=$ETC and a packager's LIBDIR, built apart" \
+	gfmake install O="$TMP/build-sysconf" SYSCONFDIR="$ETC" DESTDIR="$D4" \
+	LIBDIR=/usr/lib/gf-arch LIBEXECDIR=/usr/libexec \
+	SPANKDIR=/usr/lib/gf-arch/slurm-wlm
 check "puts the configuration there" test -f "$D4$ETC/gpufrac/gpufrac.conf"
 GFD=$D4/usr/local/sbin/gpufracd
 check_eq "gpufracd -h names it as the default" \
@@ -89,5 +95,25 @@ for m in man5/gpufrac.conf.5 man8/gpufracd.8; do
 		"$(grep -c "$ETC/gpufrac/gpufrac.conf" "$D4/usr/local/share/man/$m") $(grep -c /etc/gpufrac "$D4/usr/local/share/man/$m")" \
 		"$(grep -c /etc/gpufrac/gpufrac.conf "$TOP/man/${m#*/}") 0"
 done
+
+# The docs installed name the shim, the hook and the plugin where that
+# build put them, and no /usr/local path of the tree's.
+M=$D4/usr/local/share/man
+check_eq "libgpufrac(7) and the README name the shim in LIBDIR" \
+	"$(grep -c /usr/lib/gf-arch/libgpufrac.so "$M/man7/libgpufrac.7") $(grep -c 'LD_PRELOAD=/usr/lib/gf-arch/libgpufrac.so' "$D4/usr/local/share/doc/gpufrac/README.md")" \
+	"$(grep -c /usr/local/lib/libgpufrac.so "$TOP/man/libgpufrac.7") $(grep -c 'LD_PRELOAD=/usr/local/lib/libgpufrac.so' "$TOP/README.md")"
+check_eq "gpufrac-oci-hook(8) names the hook in LIBEXECDIR" \
+	"$(grep -c /usr/libexec/gpufrac-oci-hook "$M/man8/gpufrac-oci-hook.8")" \
+	"$(grep -c /usr/local/libexec/gpufrac-oci-hook "$TOP/man/gpufrac-oci-hook.8")"
+check_eq "gpufrac_spank(8) names the plugin in SPANKDIR" \
+	"$(grep -c /usr/lib/gf-arch/slurm-wlm/gpufrac_spank.so "$M/man8/gpufrac_spank.8")" \
+	"$(grep -c /usr/local/lib/slurm/gpufrac_spank.so "$TOP/man/gpufrac_spank.8")"
+check_eq "none names /usr/local/lib or /usr/local/libexec" \
+	"$(cat "$M"/man*/* "$D4/usr/local/share/doc/gpufrac/README.md" | grep -c '/usr/local/lib')" 0
+check_eq "nor does the CDI spec" "$(grep -c /usr/local "$D4/etc/cdi/gpufrac.json")" 0
+if [ -n "$(find "$BUILD" -name gpufrac_spank.so)" ]; then
+	check "the plugin is in SPANKDIR" \
+		test -f "$D4/usr/lib/gf-arch/slurm-wlm/gpufrac_spank.so"
+fi
 
 finish

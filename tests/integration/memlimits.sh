@@ -46,11 +46,11 @@ write_conf() {	# LIMIT
 match = cgroup:/$NAME
 limit = $1
 guarantee = 512Mi
-[group byuid]
-match = uid:65534
-limit = 1Gi
 [group ghost]
 match = cgroup:/$NAME-none
+limit = 1Gi
+[group byuid]
+match = uid:65534
 limit = 1Gi
 EOF
 }

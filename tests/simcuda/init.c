@@ -60,17 +60,20 @@ static void
 fork_prepare(void)
 {
 	sim_lock();
+	memfree_fork_prepare();
 }
 
 static void
 fork_parent(void)
 {
+	memfree_fork_parent();
 	sim_unlock();
 }
 
 static void
 fork_child(void)
 {
+	memfree_fork_child();
 	sim_unlock();
 	ctx_forget();
 	alloc_forget();

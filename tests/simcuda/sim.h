@@ -98,6 +98,16 @@ void		gate_leave(void **entered);
 
 /* helper.c: the driver's own thread, started by cuInit if asked for. */
 void		helper_start(void);
+
+/*
+ * memfree.c: a memory file closed (its pages freed) by a thread of the
+ * driver's own, not the caller; fd is taken over. Called with the lock
+ * held (the fork handlers take the two locks in that order).
+ */
+void		memfree_later(int fd);
+void		memfree_fork_prepare(void);
+void		memfree_fork_parent(void);
+void		memfree_fork_child(void);
 #define SIM_GATE() \
 	void *sim_gate_ __attribute__((cleanup(gate_leave), unused)) = \
 	    gate_enter()

@@ -121,7 +121,7 @@ phys_put(struct vmm_phys *p)
 	} else if (p->charged != 0)
 		state_uncharge(p->phys, p->charged);
 	ptrmap_del(&handles, HANDLE(p));
-	close(p->fd);
+	memfree_later(p->fd);	/* its pages, off this thread (memfree.c) */
 	phys_spare(p);
 }
 
