@@ -333,6 +333,15 @@ ctlreq_limit(const char *path, const struct gf_limit_req *r, char *err,
 	return request(path, &msg, 1, err, errlen);
 }
 
+int
+ctlreq_disconnect(const char *path, uint32_t pid, char *err, size_t errlen)
+{
+	struct gf_disconnect_req r = { pid, 0 };
+	struct ctlreq_msg msg = { GF_MSG_DISCONNECT_REQ, &r };
+
+	return request(path, &msg, 1, err, errlen);
+}
+
 /*
  * STATUS_REQ's reply: STATUS, then the devices up to DEVICE_END (the
  * groups after it are not read).

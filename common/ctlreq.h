@@ -79,6 +79,8 @@ int	ctlreq_group_rm(const char *path, const char *name, char *err,
 	    size_t errlen);
 int	ctlreq_limit(const char *path, const struct gf_limit_req *r, char *err,
 	    size_t errlen);
+int	ctlreq_disconnect(const char *path, uint32_t pid, char *err,
+	    size_t errlen);
 
 /* The daemon's devices: how many, and the least and most shareable. */
 struct ctlreq_devices {

@@ -260,6 +260,39 @@ adminctl_limit(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	return answer(c, m, rc, GF_ERR_STATE, msg, why, whylen);
 }
 
+/*
+ * DISCONNECT_REQ: pid's connections closed from here, as a lost one is
+ * (conversation_closing): what it was granted is kept while it lives,
+ * and its library reconnects and re-registers it.
+ */
+static int
+adminctl_disconnect(struct arbiter *a, struct conn *c,
+    const struct gf_msg *m, char *why, size_t whylen)
+{
+	uint32_t pid = m->u.disconnect_req.pid;
+	char msg[GF_ERRMSG_LEN], said[96];
+	struct conn *v;
+	size_t n = 0;
+	int rc = 0;
+
+	if (!allowed(a, c, m, "disconnect", "a disconnection", &rc, why,
+	    whylen))
+		return rc;
+	snprintf(said, sizeof(said), "disconnected by pid %u (uid %u)",
+	    c->pid, c->uid);
+	TAILQ_FOREACH(v, &a->control.conns, entry)
+		if (v->client != NULL && v->client->pid == pid) {
+			control_close_later(v, said);
+			n++;
+		}
+	if (n == 0) {
+		snprintf(msg, sizeof(msg), "no client with pid %u", pid);
+		return answer(c, m, -1, GF_ERR_NO_SUCH_PID, msg, why, whylen);
+	}
+	log_info("pid %u (uid %u) disconnected pid %u", c->pid, c->uid, pid);
+	return answer(c, m, 0, 0, NULL, why, whylen);
+}
+
 void
 adminctl_conn_gone(struct conn *c)
 {
@@ -275,6 +308,7 @@ static const struct dispatch_handler handlers[] = {
 	{ GF_MSG_GROUP_SET, DISPATCH_ANY, adminctl_group_set },
 	{ GF_MSG_GROUP_RM, DISPATCH_ANY, adminctl_group_rm },
 	{ GF_MSG_LIMIT_REQ, DISPATCH_ANY, adminctl_limit },
+	{ GF_MSG_DISCONNECT_REQ, DISPATCH_ANY, adminctl_disconnect },
 };
 
 int

@@ -133,6 +133,7 @@ one(struct input *in, uint16_t type)
 	struct gf_group_rm rm = { "fuzzdec" };
 	struct gf_limit_req lr = { .index = GF_UNSET,
 	    .limit_kind = GF_LIMIT_PERCENT, .limit_value = 5000 };
+	struct gf_disconnect_req dr = { 0 };
 
 	switch (type) {
 	case GF_MSG_HELLO:
@@ -193,6 +194,9 @@ one(struct input *in, uint16_t type)
 		return;
 	case GF_MSG_LIMIT_REQ:
 		pkt(in, type, &lr);
+		return;
+	case GF_MSG_DISCONNECT_REQ:
+		pkt(in, type, &dr);
 		return;
 	}
 	fprintf(stderr, "seeds-decoder: no seed for a %s\n",

@@ -24,6 +24,7 @@ enum { EXIT_OK = 0, EXIT_NO = 1, EXIT_USAGE = 2 };
 	"[--unshimmed count|kill]"
 #define GROUP_RM_USAGE	"gpufracctl group rm name"
 #define LIMIT_USAGE	"gpufracctl limit pid size [--device uuid|index]"
+#define DISCONNECT_USAGE "gpufracctl disconnect pid"
 
 static int
 usage_says(const char *synopsis)
@@ -204,5 +205,25 @@ ctl_limit(const char *path, int json, int argc, char *argv[])
 	if (json)
 		printf("{\"pid\":%" PRIu32 ",\"limit\":\"%s\"}\n", r.pid,
 		    argv[1]);
+	return EXIT_OK;
+}
+
+int
+ctl_disconnect(const char *path, int json, int argc, char *argv[])
+{
+	char err[SOCK_ERR_LEN];
+	uint32_t pid;
+	int rc;
+
+	if (argc != 1)
+		return usage_says(DISCONNECT_USAGE);
+	if (ctl_pid_parse(argv[0], &pid) < 0) {
+		log_errx("disconnect: bad pid '%s'", argv[0]);
+		return EXIT_USAGE;
+	}
+	if ((rc = ctlreq_disconnect(path, pid, err, sizeof(err))) < 0)
+		return refused("disconnect", rc, err);
+	if (json)
+		printf("{\"pid\":%" PRIu32 ",\"disconnected\":true}\n", pid);
 	return EXIT_OK;
 }

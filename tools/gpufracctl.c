@@ -67,6 +67,7 @@ static int	cmd_reload(const struct args *);
 static int	cmd_swap(const struct args *);
 static int	cmd_group(const struct args *);
 static int	cmd_limit(const struct args *);
+static int	cmd_disconnect(const struct args *);
 static int	cmd_cdi(const struct args *);
 static int	cmd_help(const struct args *);
 
@@ -96,6 +97,8 @@ static const struct cmd cmds[] = {
 	{ "group", "rm name", CMD_REST, "remove a run-time group", cmd_group },
 	{ "limit", "pid size [--device uuid|index]", CMD_REST,
 	  "set one process's limit", cmd_limit },
+	{ "disconnect", "pid", CMD_REST,
+	  "close process pid's connections; it reconnects", cmd_disconnect },
 	{ "cdi", CTL_CDI_SYNOPSIS, CMD_REST,
 	  "print a CDI spec that puts containers under gpufrac", cmd_cdi },
 	{ "help", "", 0, "show this help", cmd_help },
@@ -316,6 +319,12 @@ static int
 cmd_limit(const struct args *a)
 {
 	return ctl_limit(a->path, a->json, a->argc, a->argv);
+}
+
+static int
+cmd_disconnect(const struct args *a)
+{
+	return ctl_disconnect(a->path, a->json, a->argc, a->argv);
 }
 
 static int

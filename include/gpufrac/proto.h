@@ -63,6 +63,8 @@
  *   GROUP_RM         -> OK | ERROR               remove one (admin only)
  *   LIMIT_REQ        -> OK | ERROR               one process's limit (admin
  *                                                only)
+ *   DISCONNECT_REQ   -> OK | ERROR               close one process's
+ *                                                connections (admin only)
  *
  * Replies echo the request's seq. Identity (pid, uid, gid, cgroup) is taken
  * from the kernel (SO_PEERCRED), never from a message.
@@ -151,6 +153,7 @@ enum {
 	GF_MSG_GROUP_RM,
 	GF_MSG_LIMIT_REQ,
 	GF_MSG_WALLS_REQ,
+	GF_MSG_DISCONNECT_REQ,
 	/* daemon -> peer */
 	GF_MSG_HELLO_OK = 64,
 	GF_MSG_DEVICE_INFO,
@@ -641,6 +644,15 @@ struct gf_limit_req {
 	uint64_t	limit_value;
 };
 
+/*
+ * DISCONNECT_REQ: close pid's connections, as a lost one is closed (its
+ * process keeps what it was granted, and re-registers it on its next).
+ */
+struct gf_disconnect_req {
+	uint32_t	pid;
+	uint32_t	zero;
+};
+
 struct gf_events_req {
 	uint32_t	follow;		/* 1: keep streaming new events */
 	uint32_t	zero;
@@ -742,6 +754,7 @@ struct gf_msg {
 		struct gf_group_set	group_set;
 		struct gf_group_rm	group_rm;
 		struct gf_limit_req	limit_req;
+		struct gf_disconnect_req disconnect_req;
 		struct gf_group_status	group_status;
 		struct gf_event		event;
 		struct gf_wall		wall;
@@ -773,6 +786,7 @@ _Static_assert(sizeof(struct gf_group_rule) == GF_RULE_LEN, "gf_group_rule layou
 _Static_assert(sizeof(struct gf_group_set) == 96, "gf_group_set layout");
 _Static_assert(sizeof(struct gf_group_rm) == GF_GROUP_LEN, "gf_group_rm layout");
 _Static_assert(sizeof(struct gf_limit_req) == 40, "gf_limit_req layout");
+_Static_assert(sizeof(struct gf_disconnect_req) == 8, "gf_disconnect_req layout");
 _Static_assert(sizeof(struct gf_alloc) == 48, "gf_alloc layout");
 _Static_assert(sizeof(struct gf_error) == 232, "gf_error layout");
 _Static_assert(sizeof(struct gf_wall) == 240, "gf_wall layout");

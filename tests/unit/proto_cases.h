@@ -88,6 +88,7 @@ static const struct type_case types[] = {
 	TS(GROUP_RM, gf_group_rm, name),
 	T(LIMIT_REQ, gf_limit_req),
 	T0(WALLS_REQ),
+	T(DISCONNECT_REQ, gf_disconnect_req),
 	T(HELLO_OK, gf_hello_ok),
 	TGN(DEVICE_INFO, gf_device_info, 64),
 	T(GRANT, gf_grant),

@@ -260,7 +260,7 @@ test_unknown_type(void **state)
 {
 	static const uint16_t unknown[] = {
 		0, GF_MSG_MOVED + 1, GF_MSG_STATUS_REQ - 1,
-		GF_MSG_WALLS_REQ + 1, GF_MSG_HELLO_OK - 1,
+		GF_MSG_DISCONNECT_REQ + 1, GF_MSG_HELLO_OK - 1,
 		GF_MSG_WALL_END + 1, 0x7fff, 0xffff,
 	};
 	struct type_case tc = T0(OK);
