@@ -75,20 +75,6 @@ struct arbiter {
 };
 
 /*
- * Record a decision about client lc (NULL: none) on device dev (-1: none)
- * in the decision log, which logs it and tells the followers.
- */
-void	arbiter_event(struct arbiter *a, uint32_t kind,
-	    const struct ledger_client *lc, int dev, uint64_t bytes,
-	    const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-
-/* The same for a whole process (no device), with a duration (a swap). */
-void	arbiter_event_timed(struct arbiter *a, uint32_t kind,
-	    const struct ledger_client *lc, uint64_t bytes,
-	    uint32_t duration_ms, const char *fmt, ...)
-	    __attribute__((format(printf, 6, 7)));
-
-/*
  * Join the layers (arbiter_wire.c): the control socket's callbacks and
  * every part's message handlers. 0, or -1 (a programming error, logged).
  */

@@ -11,6 +11,7 @@
 #include "arbiter.h"
 #include "control.h"
 #include "conversation.h"
+#include "decision.h"
 #include "dispatch.h"
 #include "ledger.h"
 #include "queries.h"
@@ -42,7 +43,7 @@ wire_closing(void *arg, struct conn *c, uint64_t *held)
 static void
 wire_limited(void *arg, const char *why)
 {
-	arbiter_event(arg, GF_EV_CONN_LIMIT, NULL, -1, 0, "%s", why);
+	decision_event(arg, GF_EV_CONN_LIMIT, NULL, -1, 0, "%s", why);
 }
 
 /* Past the connection caps, root and admin_group still come in. */

@@ -12,6 +12,7 @@
 #include "arbiter.h"
 #include "control.h"
 #include "conversation.h"
+#include "decision.h"
 #include "depart.h"
 #include "dispatch.h"
 #include "driver.h"
@@ -187,7 +188,7 @@ reserve_deny(struct arbiter *a, struct conn *c, uint32_t seq, int dev,
 {
 	struct gf_deny deny;
 
-	arbiter_event(a, GF_EV_DENY, c->client, dev, size, "%s", evreason);
+	decision_event(a, GF_EV_DENY, c->client, dev, size, "%s", evreason);
 	memset(&deny, 0, sizeof(deny));
 	deny.cuda_error = CUDA_ERROR_OUT_OF_MEMORY;
 	deny.reason = reason;
@@ -256,7 +257,7 @@ on_reserve(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		rc = ledger_reserve(&a->ledger, lc, (size_t)dev, r->size);
 	switch (rc) {
 	case LEDGER_GRANT:
-		arbiter_event(a, GF_EV_GRANT, lc, dev, r->size, "fits");
+		decision_event(a, GF_EV_GRANT, lc, dev, r->size, "fits");
 		memset(&grant, 0, sizeof(grant));
 		if (r->flags & GF_RESERVE_LEASE)
 			grant.lease = lease_grant(a, lc, (size_t)dev);
@@ -386,7 +387,7 @@ on_ctx_end(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		    "ignored", c->pid);
 		return 0;
 	}
-	arbiter_event(a, GF_EV_CTX_END, c->client, dev, e->bytes, "a context "
+	decision_event(a, GF_EV_CTX_END, c->client, dev, e->bytes, "a context "
 	    "ended: %u allocation%s given back", e->count,
 	    e->count == 1 ? "" : "s");
 	return 0;
@@ -497,8 +498,9 @@ conversation_closing(struct arbiter *a, struct conn *c)
 
 	resolve_conn_gone(a, c);
 	if (c->client != NULL) {
-		/* Lost, and alive: it may be back (expect.h). */
-		if (c->pidfd >= 0 && !pidfd_exited(c->pidfd)) {
+		/* Lost, and alive: it may be back (expect.h); not to a
+		   daemon that is stopping, whose expectations are freed. */
+		if (!a->stopping && c->pidfd >= 0 && !pidfd_exited(c->pidfd)) {
 			start_ms = pidfd_start_ms(c->pid);
 			expect_lost(a, c->pid, start_ms);
 			granted_keep(a, c->client, start_ms);

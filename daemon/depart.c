@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "arbiter.h"
+#include "decision.h"
 #include "depart.h"
 #include "driver.h"
 #include "event.h"
@@ -96,12 +97,12 @@ depart_done(struct arbiter *a, struct depart *d, int kept)
 		if (lc->usage[i].used == 0)
 			continue;
 		if (kept)
-			arbiter_event(a, GF_EV_DRIVER_KEPT, lc, (int)i,
+			decision_event(a, GF_EV_DRIVER_KEPT, lc, (int)i,
 			    lc->usage[i].used, "the driver had not given it "
 			    "back %llu ms after the process exited: uncharged "
 			    "all the same", ms);
 		else
-			arbiter_event(a, GF_EV_RELEASED, lc, (int)i,
+			decision_event(a, GF_EV_RELEASED, lc, (int)i,
 			    lc->usage[i].used, "memory came back %llu ms after "
 			    "the process exited", ms);
 	}

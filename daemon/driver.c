@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "arbiter.h"
+#include "decision.h"
 #include "depart.h"
 #include "driver.h"
 #include "event.h"
@@ -371,7 +372,7 @@ driver_refused(struct arbiter *a, struct ledger_client *lc, size_t dev,
 	dd = &a->driver[dev];
 	look(a);
 	avail = ledger_available(&a->ledger, lc->group, dev);
-	arbiter_event(a, GF_EV_DRIVER_OOM, lc, (int)dev, size, "the driver "
+	decision_event(a, GF_EV_DRIVER_OOM, lc, (int)dev, size, "the driver "
 	    "refused it with %llu bytes free in the ledger",
 	    (unsigned long long)avail);
 	if (size > avail)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "arbiter.h"
+#include "decision.h"
 #include "groups.h"
 #include "identity.h"
 #include "ledger.h"
@@ -26,7 +27,7 @@ regrouped_say(struct arbiter *a, struct ledger_client *lc, size_t old)
 	log_info("pid %u is now uid %u gid %u, cgroup '%s': moved from "
 	    "group '%s' to '%s' with its %s", lc->pid, lc->uid, lc->gid,
 	    lc->cgroup, from, to, size_format(used, sbuf, sizeof(sbuf)));
-	arbiter_event(a, GF_EV_REGROUPED, lc, -1, used, "from group '%s' to "
+	decision_event(a, GF_EV_REGROUPED, lc, -1, used, "from group '%s' to "
 	    "'%s': now uid %u gid %u", from, to, lc->uid, lc->gid);
 }
 

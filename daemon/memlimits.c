@@ -13,6 +13,7 @@
 
 #include "arbiter.h"
 #include "cgroup.h"
+#include "decision.h"
 #include "log.h"
 #include "match.h"
 #include "memlimits.h"
@@ -202,7 +203,7 @@ static void
 wall_failed(struct arbiter *a, const struct memlimit_wall *w,
     const char *what, const char *why)
 {
-	arbiter_event(a, GF_EV_DRIVER_LIMIT, NULL, (int)w->dev, w->hard,
+	decision_event(a, GF_EV_DRIVER_LIMIT, NULL, (int)w->dev, w->hard,
 	    "group '%s': cannot %s the driver's limit of '%s': %s", w->group,
 	    what, w->dir, why);
 }
@@ -491,7 +492,7 @@ wall_restore(struct arbiter *a, struct memlimit_wall *w)
 		return;
 	}
 	w->lost = 0;
-	arbiter_event(a, GF_EV_DRIVER_LIMIT, NULL, (int)w->dev, w->hard,
+	decision_event(a, GF_EV_DRIVER_LIMIT, NULL, (int)w->dev, w->hard,
 	    "group '%s': the driver's limit of '%s' was not as set: set "
 	    "again", w->group, w->dir);
 }

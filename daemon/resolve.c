@@ -12,6 +12,7 @@
 
 #include "arbiter.h"
 #include "control.h"
+#include "decision.h"
 #include "event.h"
 #include "events.h"
 #include "identity.h"
@@ -67,7 +68,7 @@ deny_reason(struct arbiter *a, struct conn *c, uint32_t seq, size_t dev,
 {
 	struct gf_deny d;
 
-	arbiter_event(a, GF_EV_DENY, c->client, (int)dev, size, "%s", text);
+	decision_event(a, GF_EV_DENY, c->client, (int)dev, size, "%s", text);
 	deny_fill(c->client, dev, reason, &d);
 	return conn_reply(c, GF_MSG_DENY, seq, &d, why, whylen);
 }
@@ -133,12 +134,12 @@ on_grant(void *arg, const struct waitq_waiter *w)
 		/* on_fits said it fits: a broken invariant, not a crash. */
 		log_errx("pid %u: a waiter that fits cannot be charged; "
 		    "denying it", lc->pid);
-		arbiter_event(a, GF_EV_DENY, lc, (int)w->dev, w->bytes,
+		decision_event(a, GF_EV_DENY, lc, (int)w->dev, w->bytes,
 		    "device full");
 		deny_fill(lc, w->dev, GF_DENY_DEVICE_FULL, &d);
 		rc = conn_send(c, GF_MSG_DENY, w->seq, &d);
 	} else {
-		arbiter_event(a, GF_EV_WAKE, lc, (int)w->dev, w->bytes,
+		decision_event(a, GF_EV_WAKE, lc, (int)w->dev, w->bytes,
 		    "memory came back: granted");
 		resolve_lent(a, lc, w->dev, lent);
 		memset(&g, 0, sizeof(g));
@@ -159,7 +160,7 @@ on_expire(void *arg, const struct waitq_waiter *w)
 	struct gf_deny d;
 
 	waiting_add(c->client, -1);
-	arbiter_event(a, GF_EV_TIMEOUT, c->client, (int)w->dev, w->bytes,
+	decision_event(a, GF_EV_TIMEOUT, c->client, (int)w->dev, w->bytes,
 	    held ? "timeout: its group's limit stayed full" :
 	    "timeout: the device stayed full");
 	deny_fill(c->client, w->dev, held ? GF_DENY_LIMIT :
@@ -179,7 +180,7 @@ resolve_lent(struct arbiter *a, const struct ledger_client *lc, size_t dev,
 		return;
 	now = ledger_lent(&a->ledger, dev);
 	if (now > before)
-		arbiter_event(a, GF_EV_LEND, lc, (int)dev, now - before,
+		decision_event(a, GF_EV_LEND, lc, (int)dev, now - before,
 		    "borrowed from unused guarantees (%s lent on the device)",
 		    size_format(now, buf, sizeof(buf)));
 }
@@ -334,10 +335,10 @@ queue_request(struct arbiter *a, struct conn *c, uint32_t seq, size_t dev,
 	}
 	waiting_add(lc, +1);
 	if (timeout_ms)
-		arbiter_event(a, GF_EV_WAIT, lc, (int)dev, size, "%s: queued "
+		decision_event(a, GF_EV_WAIT, lc, (int)dev, size, "%s: queued "
 		    "for up to %llu ms", what, (unsigned long long)timeout_ms);
 	else
-		arbiter_event(a, GF_EV_WAIT, lc, (int)dev, size, "%s: queued "
+		decision_event(a, GF_EV_WAIT, lc, (int)dev, size, "%s: queued "
 		    "without a deadline", what);
 	memset(&wt, 0, sizeof(wt));
 	wt.timeout_ms = timeout_ms == 0 || timeout_ms > GF_WAIT_FOREVER ?
@@ -387,7 +388,7 @@ preempt_fire(struct event_loop *loop, void *arg)
 		if (pidfd_signal(lc->pidfd, lc->pid, SIGKILL) < 0)
 			log_warn("cannot send SIGKILL to pid %u", lc->pid);
 		else
-			arbiter_event(a, GF_EV_KILL, lc, (int)p->dev, used,
+			decision_event(a, GF_EV_KILL, lc, (int)p->dev, used,
 			    "SIGKILL: still holding memory after kill_grace "
 			    "%llu ms", (unsigned long long)p->grace_ms);
 	}
@@ -408,7 +409,7 @@ preempt_victim(struct arbiter *a, struct ledger_client *lc, size_t dev,
 		return 0;
 	}
 	lc->preempting = 1;
-	arbiter_event(a, GF_EV_PREEMPT, lc, (int)dev, lc->usage[dev].used,
+	decision_event(a, GF_EV_PREEMPT, lc, (int)dev, lc->usage[dev].used,
 	    "SIGTERM, for pid %u of group '%s'", rq->pid,
 	    a->ledger.groups[rq->group].pol.name);
 	if ((p = calloc(1, sizeof(*p))) == NULL) {
@@ -604,7 +605,7 @@ reclaim(struct arbiter *a, struct conn *c, uint32_t seq, size_t dev,
 	k = take_back(a, rq, dev, need, INT32_MAX, rq->group, &grace);
 	if (k == 0 && !releasing_on(&a->ledger, dev, rq->group))
 		return 1;
-	arbiter_event(a, GF_EV_RECLAIM, rq, (int)dev, need, "taking back "
+	decision_event(a, GF_EV_RECLAIM, rq, (int)dev, need, "taking back "
 	    "its guarantee from %zu process%s", k, k == 1 ? "" : "es");
 	return queue_request(a, c, seq, dev, size, victims_timeout(pol,
 	    grace), INT32_MAX, "guarantee lent", why, whylen);

@@ -21,6 +21,7 @@
 #include "admin.h"
 #include "arbiter.h"
 #include "control.h"
+#include "decision.h"
 #include "devices.h"
 #include "driver.h"
 #include "event.h"
@@ -241,7 +242,7 @@ swap_start_out(struct arbiter *a, struct swap_op *op)
 		}
 	}
 	if (no != NULL) {
-		arbiter_event(a, GF_EV_SWAP_SKIP, lc, -1, swap_footprint(a, lc),
+		decision_event(a, GF_EV_SWAP_SKIP, lc, -1, swap_footprint(a, lc),
 		    "not swapped out (%s): %s%s", op->cause, no,
 		    op->preempt && op->tries + 1 < SWAP_BUSY_TRIES ?
 		    "; trying again" : "");
@@ -376,7 +377,7 @@ ended_out(struct arbiter *a, struct swap_op *op)
 		lc->swap_parked = op->by_hand;
 		lc->swapped_ms = event_now_ms();
 		swap_set_state(lc);
-		arbiter_event_timed(a, GF_EV_SWAP_OUT, lc, bytes,
+		decision_event_timed(a, GF_EV_SWAP_OUT, lc, bytes,
 		    (uint32_t)(j->duration_us / 1000), "swapped out (%s): %s "
 		    "by checkpoint in %llu ms, %s", op->cause, size_format(bytes,
 		    sbuf, sizeof(sbuf)), (unsigned long long)j->duration_us /
@@ -391,7 +392,7 @@ ended_out(struct arbiter *a, struct swap_op *op)
 	a->swap.nout--;
 	swap_set_state(lc);
 	fail_msg(op, msg, sizeof(msg));
-	arbiter_event_timed(a, GF_EV_SWAP_SKIP, lc, bytes,
+	decision_event_timed(a, GF_EV_SWAP_SKIP, lc, bytes,
 	    (uint32_t)(j->duration_us / 1000), "not swapped out by %s (%s): "
 	    "%s", engine_name(op->engine), op->cause, msg);
 	swap_asks_settle(a, lc, GF_SWAP_OUT, 0, msg);
@@ -416,7 +417,7 @@ ended_in(struct arbiter *a, struct swap_op *op)
 		moved = op->engine == GF_ENGINE_COPY ? op->moved : bytes;
 		if (op->engine == GF_ENGINE_COPY)
 			swap_host_came_in(a, lc);
-		arbiter_event_timed(a, GF_EV_SWAP_IN, lc, moved,
+		decision_event_timed(a, GF_EV_SWAP_IN, lc, moved,
 		    (uint32_t)(j->duration_us / 1000), "swapped in (%s): %s by "
 		    "%s in %llu ms, %s", op->cause, size_format(moved, sbuf,
 		    sizeof(sbuf)), engine_name(op->engine),
@@ -430,7 +431,7 @@ ended_in(struct arbiter *a, struct swap_op *op)
 	lc->swap = SWAP_OUT;
 	lc->swap_skip = 1;
 	fail_msg(op, msg, sizeof(msg));
-	arbiter_event_timed(a, GF_EV_SWAP_SKIP, lc, bytes,
+	decision_event_timed(a, GF_EV_SWAP_SKIP, lc, bytes,
 	    (uint32_t)(j->duration_us / 1000), "not swapped in (%s): %s; "
 	    "retrying in %d ms", op->cause, msg, SWAP_RETRY_MS);
 	swap_asks_settle(a, lc, GF_SWAP_IN, 0, msg);

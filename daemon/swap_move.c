@@ -12,6 +12,7 @@
 
 #include "arbiter.h"
 #include "control.h"
+#include "decision.h"
 #include "event.h"
 #include "ledger.h"
 #include "log.h"
@@ -182,7 +183,7 @@ swap_ended_out_copy(struct arbiter *a, struct swap_op *op)
 	swap_set_state(lc);
 	if (op->late_ms != 0) {
 		/* No MOVED to say what moved, nor how fast (move_late). */
-		arbiter_event_timed(a, GF_EV_SWAP_OUT, lc, op->moved,
+		decision_event_timed(a, GF_EV_SWAP_OUT, lc, op->moved,
 		    (uint32_t)op->late_ms, "swapped out (%s): no MOVED within "
 		    "%llu ms, its %s had left", op->cause,
 		    (unsigned long long)op->late_ms, size_format(op->moved,
@@ -201,7 +202,7 @@ swap_ended_out_copy(struct arbiter *a, struct swap_op *op)
 		    op->nstayed, size_format(stayed, tbuf, sizeof(tbuf)),
 		    op->what);
 	/* A reason is cut at PROTO_REASON_MAX - 1: what stayed comes last. */
-	arbiter_event_timed(a, GF_EV_SWAP_OUT, lc, op->moved,
+	decision_event_timed(a, GF_EV_SWAP_OUT, lc, op->moved,
 	    (uint32_t)(op->job.duration_us / 1000), "swapped out (%s): %s by "
 	    "copy in %llu ms, %s%s", op->cause, size_format(op->moved, sbuf,
 	    sizeof(sbuf)), (unsigned long long)op->job.duration_us / 1000,

@@ -11,6 +11,7 @@
 #include "activity.h"
 #include "arbiter.h"
 #include "control.h"
+#include "decision.h"
 #include "event.h"
 #include "ledger.h"
 #include "log.h"
@@ -67,7 +68,7 @@ movable(struct arbiter *a, struct ledger_client *lc,
 	}
 	if (!lc->unmovable_said && rq != NULL) {
 		lc->unmovable_said = 1;
-		arbiter_event(a, GF_EV_SWAP_SKIP, lc, -1, swap_footprint(a, lc),
+		decision_event(a, GF_EV_SWAP_SKIP, lc, -1, swap_footprint(a, lc),
 		    "not swapped out (for pid %u): %s", rq->pid, no);
 	}
 	return 0;
@@ -216,7 +217,7 @@ pump_todo(struct arbiter *a, int *started)
 		    " (the driver has no room: memory gpufrac does not know "
 		    "of)" : "");
 		if (lc->swap == SWAP_OUT)
-			arbiter_event(a, GF_EV_SWAP_SKIP, lc, -1,
+			decision_event(a, GF_EV_SWAP_SKIP, lc, -1,
 			    swap_footprint(a, lc), "not swapped in (%s): %s",
 			    op->cause, msg);
 		swap_asks_settle(a, lc, GF_SWAP_IN, lc->swap == SWAP_NONE, msg);

@@ -8,6 +8,7 @@
 
 #include "arbiter.h"
 #include "control.h"
+#include "decision.h"
 #include "ledger.h"
 #include "log.h"
 #include "proto.h"
@@ -23,7 +24,7 @@ swap_collision(struct arbiter *a, struct conn *c, uint32_t seq, size_t dev,
 	int r;
 
 	if (!a->swap.available)
-		arbiter_event(a, GF_EV_FALLBACK, c->client, (int)dev, size,
+		decision_event(a, GF_EV_FALLBACK, c->client, (int)dev, size,
 		    "swap unavailable: waiting instead");
 	r = resolve_queue(a, c, seq, dev, size, pol->wait_timeout_ms, why,
 	    whylen);
@@ -40,12 +41,12 @@ swap_preempt(struct arbiter *a, struct ledger_client *lc, size_t dev,
 	struct swap_op *op;
 
 	if (!a->swap.available) {
-		arbiter_event(a, GF_EV_FALLBACK, lc, (int)dev,
+		decision_event(a, GF_EV_FALLBACK, lc, (int)dev,
 		    lc->usage[dev].used, "swap unavailable: killing instead");
 		return -1;
 	}
 	if (no != NULL) {
-		arbiter_event(a, GF_EV_FALLBACK, lc, (int)dev,
+		decision_event(a, GF_EV_FALLBACK, lc, (int)dev,
 		    lc->usage[dev].used, "cannot be swapped (%s): killing "
 		    "instead", no);
 		return -1;
@@ -55,7 +56,7 @@ swap_preempt(struct arbiter *a, struct ledger_client *lc, size_t dev,
 		return -1;
 	op->preempt = 1;
 	lc->preempting = 1;
-	arbiter_event(a, GF_EV_PREEMPT, lc, (int)dev, lc->usage[dev].used,
+	decision_event(a, GF_EV_PREEMPT, lc, (int)dev, lc->usage[dev].used,
 	    "swap out, for pid %u of group '%s'", rq->pid,
 	    a->ledger.groups[rq->group].pol.name);
 	TAILQ_INSERT_TAIL(&a->swap.todo, op, entry);

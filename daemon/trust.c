@@ -8,6 +8,7 @@
 
 #include "activity.h"
 #include "arbiter.h"
+#include "decision.h"
 #include "gpufrac/activity.h"
 #include "gpufrac/proto.h"
 #include "event.h"
@@ -116,11 +117,11 @@ past_limit(struct arbiter *a, struct ledger_client *lc, size_t dev,
 		return;
 	lc->usage[dev].past_said = 1;
 	if (nvml == UINT64_MAX)
-		arbiter_event(a, GF_EV_PAST_LIMIT, lc, (int)dev, extra, "%s "
+		decision_event(a, GF_EV_PAST_LIMIT, lc, (int)dev, extra, "%s "
 		    "past %s believed: uid %u is out to host, within its own "
 		    "limit", what, admit_name(rc), lc->uid);
 	else
-		arbiter_event(a, GF_EV_PAST_LIMIT, lc, (int)dev, extra, "%s "
+		decision_event(a, GF_EV_PAST_LIMIT, lc, (int)dev, extra, "%s "
 		    "past %s believed: NVML shows uid %u holding %s", what,
 		    admit_name(rc), lc->uid, size_format(nvml, b1,
 		    sizeof(b1)));
@@ -204,7 +205,7 @@ void
 trust_refuse(struct arbiter *a, const struct ledger_client *lc, size_t dev,
     uint64_t bytes, const char *why)
 {
-	arbiter_event(a, GF_EV_REFUSED, lc, (int)dev, bytes, "refused pid %u "
+	decision_event(a, GF_EV_REFUSED, lc, (int)dev, bytes, "refused pid %u "
 	    "(uid %u): %s; connection closed", lc->pid, lc->uid, why);
 }
 

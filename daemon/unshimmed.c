@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "arbiter.h"
+#include "decision.h"
 #include "depart.h"
 #include "event.h"
 #include "expect.h"
@@ -95,7 +96,7 @@ unshim_say(struct arbiter *a, struct ledger_client *lc, size_t dev,
 	    "(%s), cgroup '%s', group '%s'", lc->pid, lc->uid,
 	    size_format(bytes, sbuf, sizeof(sbuf)), dev, lc->unshim->why,
 	    lc->cgroup, a->ledger.groups[lc->group].pol.name);
-	arbiter_event(a, GF_EV_UNSHIMMED, lc, (int)dev, bytes, "%s; uid %u",
+	decision_event(a, GF_EV_UNSHIMMED, lc, (int)dev, bytes, "%s; uid %u",
 	    lc->unshim->why, lc->uid);
 }
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "arbiter.h"
+#include "decision.h"
 #include "event.h"
 #include "ledger.h"
 #include "log.h"
@@ -50,7 +51,7 @@ unshim_kill(struct arbiter *a, struct ledger_client *lc, size_t dev,
 	size_format(limit, lbuf, sizeof(lbuf));
 	log_info("pid %u, without the shim, killed: %s holds %s, limit %s",
 	    lc->pid, whose, ubuf, lbuf);
-	arbiter_event(a, GF_EV_UNSHIMMED_KILL, lc, (int)dev,
+	decision_event(a, GF_EV_UNSHIMMED_KILL, lc, (int)dev,
 	    lc->usage[dev].used, "SIGKILL: %s holds %s, past its limit %s",
 	    whose, ubuf, lbuf);
 	return 0;
