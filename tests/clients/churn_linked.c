@@ -9,7 +9,8 @@
  * On device 0 it keeps one allocation of KIND and SIZE, prints "holding"
  * and waits for SIGUSR1; then ROUNDS times: prints "churning R" and,
  * until SIGUSR1, takes up to DEPTH allocations of KIND and SIZE and
- * gives them all back, again and again; at SIGUSR1 it gives back what
+ * gives them all back, again and again, one every half millisecond or
+ * so; at SIGUSR1 it gives back what
  * it holds of them, prints "rested R N" (N allocations made) or
  * "rested R N err=CODE" (CODE: the last refusal, with how many), then
  * "holding", and waits for SIGUSR1 again. Exit status 0; 2 on a usage
@@ -26,6 +27,9 @@
 
 #define DEPTH		4
 #define ARRAY_WIDTH	1024
+#define PACE_NS		500000	/* between turns: a load, not a hog of the
+				   test's CPUs; still hundreds of turns
+				   while a connection is down */
 
 enum kind { MEM, MANAGED, ASYNC, VMM, ARRAY };
 
@@ -99,15 +103,16 @@ give_all(uint64_t *hs, int n)
 		die("cannot synchronise");
 }
 
+/* SIGUSR1 came within PACE_NS. */
 static int
 usr1_came(void)
 {
-	static const struct timespec now = { 0, 0 };
+	static const struct timespec pace = { 0, PACE_NS };
 	sigset_t usr1;
 
 	sigemptyset(&usr1);
 	sigaddset(&usr1, SIGUSR1);
-	return sigtimedwait(&usr1, NULL, &now) == SIGUSR1;
+	return sigtimedwait(&usr1, NULL, &pace) == SIGUSR1;
 }
 
 static void

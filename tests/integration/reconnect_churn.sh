@@ -7,7 +7,7 @@
 # before. One program of each kind: plain allocations too big for a
 # lease (on a device of their own), ones drawn from a lease, a pool's
 # (cuMemAllocAsync, given back at each synchronisation), VMM, managed
-# memory and arrays; three rounds, two cuts each.
+# memory and arrays; two rounds, two cuts each.
 # shellcheck disable=SC2154	# PID_* are client_start's
 . "$(dirname "$0")/lib.sh"
 export SIMCUDA_DEVICES=8Gi,8Gi SIMCUDA_CONTEXT_BYTES=8Mi
@@ -18,7 +18,7 @@ printf '[daemon]\nlease_idle = 1h\n[group all]\nmatch = uid:0\nlimit = 7Gi\nunsh
 	>"$TMP/gpufrac.conf"
 daemon_start
 
-rounds=3
+rounds=2
 names="plain leased pool vmm managed arrays"
 client_start plain env CUDA_VISIBLE_DEVICES=1 "LD_PRELOAD=${SAN_RT:+$SAN_RT }$SHIM" \
 	"$C" mem 1100Mi $rounds
@@ -28,26 +28,30 @@ client_start vmm preload "$C" vmm 16Mi $rounds
 client_start managed preload "$C" managed 16Mi $rounds
 client_start arrays preload "$C" array 4Mi $rounds
 
-# used PID: what the daemon charges PID, all devices, its lease's
-# undrawn part aside (the lease grows as the program churns).
-used() {
-	ctl ps --json | json "sum(d['used_bytes'] - d.get('leased_bytes', 0) for c in j['clients'] if c['pid'] == $1 for d in c['devices'])"
+# charges PIDS...: what the daemon charges each, all devices, its
+# lease's undrawn part aside (the lease grows as the program churns).
+charges() {
+	ctl ps --json | json "' '.join(str(sum(d['used_bytes'] - d['leased_bytes'] for c in j['clients'] if c['pid'] == p for d in c['devices'])) for p in [${*// /,}])"
 }
-used_is() { [ "$(used "$1")" = "$2" ]; }
 connections() { grep -c "client pid $1 (uid" "$TMP/gpufracd.log"; }
 connected() { [ "$(connections "$1")" -ge "$2" ]; }
 reregistered() { [ "$(grep -c "reconnected to gpufracd" "$TMP/$1.err")" -ge "$2" ]; }
 said() { [ "$(grep -c "^$2" "$TMP/$1.out")" -ge "$3" ]; }
+pids=
+for n in $names; do pid_var=PID_$n; pids="$pids ${!pid_var}"; done
+pids=${pids# }
+before=$(charges $pids)
+charged_as_before() { [ "$(charges $pids)" = "$before" ]; }
+# signal_all: SIGUSR1 to every program.
+signal_all() {
+	# shellcheck disable=SC2086
+	kill -USR1 $pids
+}
 
-for n in $names; do
-	pid_var=PID_$n
-	printf -v "BEFORE_$n" %s "$(used "${!pid_var}")"
-done
 cuts=0
 for round in $(seq $rounds); do
+	signal_all
 	for n in $names; do
-		pid_var=PID_$n
-		kill -USR1 "${!pid_var}"
 		wait_for "$n churns ($round)" 10 said "$n" churning "$round"
 	done
 	for cut in 1 2; do
@@ -59,33 +63,26 @@ for round in $(seq $rounds); do
 		done
 		for n in $names; do
 			pid_var=PID_$n
-			wait_for "$n connects again ($round.$cut)" 20 connected \
-			    "${!pid_var}" $((cuts + 1))
-			wait_for "$n re-registers ($round.$cut)" 10 \
-			    reregistered "$n" "$cuts"
+			wait_for "$n connects again and re-registers ($round.$cut)" \
+			    20 eval "connected ${!pid_var} $((cuts + 1)) &&
+			    reregistered $n $cuts"
 		done
 	done
+	signal_all
 	for n in $names; do
-		pid_var=PID_$n; before_var=BEFORE_$n
-		kill -USR1 "${!pid_var}"
+		pid_var=PID_$n
 		wait_for "$n rests ($round)" 10 said "$n" holding $((round + 1))
-		check "$n lives ($round)" kill -0 "${!pid_var}"
-		check "$n was refused nothing ($round)" \
-		    grep -Eq "^rested $round [1-9][0-9]*\$" "$TMP/$n.out"
-		wait_for "$n is charged what it was before ($round)" 10 \
-		    used_is "${!pid_var}" "${!before_var}"
+		check "$n lives, refused nothing ($round)" eval "kill -0 ${!pid_var} &&
+		    grep -Eq '^rested $round [1-9][0-9]*\$' '$TMP/$n.out'"
 	done
-	check_eq "no re-registration is refused ($round)" \
-	    "$(events_of refused)" ""
-	check_eq "none is believed past its limit ($round)" \
-	    "$(events_of past-limit)" ""
-	check_eq "none is counted unshimmed ($round)" \
-	    "$(events_of unshimmed)" ""
-	check_eq "none is killed ($round)" "$(events_of unshimmed-kill)" ""
+	wait_for "each is charged at rest what it was before ($round)" 10 \
+	    charged_as_before
+	check_eq "none refused, believed past a limit, counted unshimmed or killed ($round)" \
+	    "$(events_of refused; events_of past-limit; events_of unshimmed;
+	    events_of unshimmed-kill)" ""
 done
 for n in $names; do
-	pid_var=PID_$n
-	check_eq "$n said no local decision" \
+	check_eq "$n decided nothing locally" \
 	    "$(grep -c 'locally' "$TMP/$n.err")" 0
 	client_release "$n"
 done
