@@ -32,7 +32,11 @@ granted_drop(struct arbiter *a, struct granted *g)
 	*g = a->granted[--a->ngranted];
 }
 
-/* What lc holds on dev by grant: all of its charge but its context. */
+/*
+ * What lc holds on dev by grant: all of its charge but its context, and
+ * what an earlier connection was granted that lc has not re-registered
+ * yet (lost again while it registers, its grant is still whole).
+ */
 static uint64_t
 grant_of(const struct ledger_client *lc, size_t dev)
 {
@@ -41,7 +45,8 @@ grant_of(const struct ledger_client *lc, size_t dev)
 
 	if (all < u->used)
 		all = UINT64_MAX;
-	return all > ctx ? all - ctx : 0;
+	all = all > ctx ? all - ctx : 0;
+	return all + u->granted < all ? UINT64_MAX : all + u->granted;
 }
 
 void
