@@ -106,6 +106,19 @@ granted_take(struct arbiter *a, struct ledger_client *lc, uint64_t start_ms)
 	    start_ms >= self_ms;
 }
 
+int
+granted_holds(struct arbiter *a, const struct ledger_client *lc, size_t dev,
+    uint64_t bytes)
+{
+	const struct granted *g;
+	uint64_t ctx = overhead_of(lc, dev);
+
+	if (lc->start_ms == 0 ||
+	    (g = granted_find(a, lc->pid, lc->start_ms)) == NULL)
+		return 0;
+	return bytes <= g->bytes[dev] || bytes - g->bytes[dev] <= ctx;
+}
+
 void
 granted_prune(struct arbiter *a)
 {
