@@ -165,6 +165,8 @@ struct ledger_client {
 	/* granted.c's */
 	int		regrant_only;	/* its word past usage.granted is
 					   never believed (granted.h) */
+	int		refused;	/* its word was refused: nothing of
+					   its is kept (trust_refuse) */
 	/* unshimmed.c's: NULL but for a process without the shim (state
 	   GF_STATE_UNSHIMMED, no connection) */
 	struct unshim	*unshim;

@@ -202,9 +202,10 @@ trust_charge(struct arbiter *a, struct ledger_client *lc, size_t dev,
 }
 
 void
-trust_refuse(struct arbiter *a, const struct ledger_client *lc, size_t dev,
+trust_refuse(struct arbiter *a, struct ledger_client *lc, size_t dev,
     uint64_t bytes, const char *why)
 {
+	lc->refused = 1;
 	decision_event(a, GF_EV_REFUSED, lc, (int)dev, bytes, "refused pid %u "
 	    "(uid %u): %s; connection closed", lc->pid, lc->uid, why);
 }
@@ -223,22 +224,26 @@ trust_lease(struct arbiter *a, struct ledger_client *lc, size_t dev,
 	 */
 	if (regrant(lc, dev, &rest) == 0)
 		return 1;
-	/* Past it, a process of this daemon's time is never believed. */
-	if (!lc->regrant_only &&
+	/* The page is its to write: no more than the lease is undrawn. */
+	if (s != NULL)
+		unused = __atomic_load_n(&s->avail, __ATOMIC_SEQ_CST) &
+		    ~GF_LEASE_CLOSED;
+	if (unused > size)
+		unused = size;
+	/*
+	 * Past it, what it has not drawn is lent again within its limits,
+	 * a grant made now; what it has drawn, of a process of this
+	 * daemon's time, never.
+	 */
+	if ((!lc->regrant_only || rest <= unused) &&
 	    ledger_admit(&a->ledger, lc, dev, rest) == LEDGER_GRANT)
 		return 1;
 	/*
 	 * Past its limits (a limit lowered while the daemon was away, its
 	 * group's others registered first) or its grant: what it has not
 	 * drawn is not lent again; what it has drawn beyond the grant is
-	 * believed as a COMMIT is. The page is its to write: no more than
-	 * the lease is undrawn.
+	 * believed as a COMMIT is.
 	 */
-	if (s != NULL)
-		unused = __atomic_load_n(&s->avail, __ATOMIC_SEQ_CST) &
-		    ~GF_LEASE_CLOSED;
-	if (unused > size)
-		unused = size;
 	drawn = size - unused;
 	drawn = drawn > size - rest ? drawn - (size - rest) : 0;
 	if (trust_charge(a, lc, dev, drawn, "LEASE_RESTORE", why,
