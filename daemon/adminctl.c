@@ -262,8 +262,8 @@ adminctl_limit(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 
 /*
  * DISCONNECT_REQ: pid's connections closed from here, as a lost one is
- * (conversation_closing): its charge is kept while it lives, and its
- * library reconnects and re-registers what it holds.
+ * (conversation_closing): what it was granted is kept while it lives,
+ * and its library reconnects and re-registers it.
  */
 static int
 adminctl_disconnect(struct arbiter *a, struct conn *c,

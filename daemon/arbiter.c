@@ -19,6 +19,7 @@
 #include "devices.h"
 #include "driver.h"
 #include "event.h"
+#include "granted.h"
 #include "groups.h"
 #include "identity.h"
 #include "lease.h"
@@ -781,6 +782,7 @@ arbiter_stop(struct arbiter *a)
 	reap_free(a);
 	swap_free(a);
 	unshimmed_free(a);
+	granted_free(a);
 	driver_free(a);
 	memlimits_free(a);	/* before NVML closes */
 	overhead_free(a);

@@ -69,6 +69,9 @@ struct arbiter {
 	struct expect	*expect;	/* processes given a grace to
 					   connect (expect.h) */
 	size_t		 nexpect;
+	struct granted	*granted;	/* what processes whose connection
+					   was lost were granted (granted.h) */
+	size_t		 ngranted;
 };
 
 /*

@@ -18,6 +18,7 @@
 #include "driver.h"
 #include "event.h"
 #include "expect.h"
+#include "granted.h"
 #include "groups.h"
 #include "lease.h"
 #include "ledger.h"
@@ -127,6 +128,7 @@ on_hello(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	if (c->pidfd >= 0 && (c->client->start_ms = pidfd_start_ms(c->pid)) &&
 	    pidfd_exited(c->pidfd))
 		c->client->start_ms = 0;
+	granted_take(a, c->client, c->client->start_ms);
 	ledger_client_group(&a->ledger, c->client, groups_match(&a->groups,
 	    c->cgroup, c->uid, c->gid));
 	version_keep(c->client->version, h->version);
@@ -491,14 +493,18 @@ on_moved(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 int
 conversation_closing(struct arbiter *a, struct conn *c)
 {
+	uint64_t start_ms;
 	int kept = 0;
 
 	resolve_conn_gone(a, c);
 	if (c->client != NULL) {
 		/* Lost, and alive: it may be back (expect.h); not to a
 		   daemon that is stopping, whose expectations are freed. */
-		if (!a->stopping && c->pidfd >= 0 && !pidfd_exited(c->pidfd))
-			expect_lost(a, c->pid, pidfd_start_ms(c->pid));
+		if (!a->stopping && c->pidfd >= 0 && !pidfd_exited(c->pidfd)) {
+			start_ms = pidfd_start_ms(c->pid);
+			expect_lost(a, c->pid, start_ms);
+			granted_keep(a, c->client, start_ms);
+		}
 		/* Its process, watched from now on by the departure. */
 		kept = depart_begin(a, c->client, c->pidfd);
 		c->pidfd = -1;

@@ -94,6 +94,9 @@ struct ledger_usage {
 	uint64_t	nvml_ms;	/* taken then (monotonic), or 0 */
 	int		past_said;	/* an event said its word was believed
 					   past its limits */
+	uint64_t	granted;	/* what an earlier connection of its
+					   process was granted here, not yet
+					   charged again (granted.h) */
 };
 
 /* A group's standing on one device. */
@@ -167,6 +170,11 @@ struct ledger_client {
 	/* conversation.c's */
 	int		reserved_once;	/* a RESERVE came: its registration
 					   (LEASE_RESTORE) is over */
+	/* granted.c's */
+	int		regrant_only;	/* its word past usage.granted is
+					   never believed (granted.h) */
+	int		refused;	/* its word was refused: nothing of
+					   its is kept (trust_refuse) */
 	/* unshimmed.c's: NULL but for a process without the shim (state
 	   GF_STATE_UNSHIMMED, no connection) */
 	struct unshim	*unshim;

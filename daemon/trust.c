@@ -127,6 +127,23 @@ past_limit(struct arbiter *a, struct ledger_client *lc, size_t dev,
 		    sizeof(b1)));
 }
 
+/*
+ * What an earlier connection of lc's process was granted on dev covers
+ * *extra first, whatever its limits now (a limit lowered meanwhile
+ * refuses its next allocations, as `gpufracctl limit` does). Returns
+ * what is left uncovered.
+ */
+static uint64_t
+regrant(struct ledger_client *lc, size_t dev, uint64_t *extra)
+{
+	uint64_t *g = &lc->usage[dev].granted;
+	uint64_t covered = *extra < *g ? *extra : *g;
+
+	*g -= covered;
+	*extra -= covered;
+	return *extra;
+}
+
 int
 trust_charge(struct arbiter *a, struct ledger_client *lc, size_t dev,
     uint64_t extra, const char *what, char *why, size_t whylen)
@@ -136,8 +153,14 @@ trust_charge(struct arbiter *a, struct ledger_client *lc, size_t dev,
 	char b1[16], b2[16];
 	int rc;
 
-	if (extra == 0)
+	if (regrant(lc, dev, &extra) == 0)
 		return 0;
+	if (lc->regrant_only) {
+		snprintf(why, whylen, "%s of %s past what it was granted",
+		    what, size_format(extra, b1, sizeof(b1)));
+		trust_refuse(a, lc, dev, extra, why);
+		return -1;
+	}
 	rc = ledger_admit(l, lc, dev, extra);
 	if (rc == LEDGER_GRANT)
 		return 0;
@@ -179,9 +202,10 @@ trust_charge(struct arbiter *a, struct ledger_client *lc, size_t dev,
 }
 
 void
-trust_refuse(struct arbiter *a, const struct ledger_client *lc, size_t dev,
+trust_refuse(struct arbiter *a, struct ledger_client *lc, size_t dev,
     uint64_t bytes, const char *why)
 {
+	lc->refused = 1;
 	decision_event(a, GF_EV_REFUSED, lc, (int)dev, bytes, "refused pid %u "
 	    "(uid %u): %s; connection closed", lc->pid, lc->uid, why);
 }
@@ -191,22 +215,38 @@ trust_lease(struct arbiter *a, struct ledger_client *lc, size_t dev,
     uint64_t size, char *why, size_t whylen)
 {
 	const struct gf_lease_slot *s = activity_slot(lc, dev);
-	uint64_t unused = 0;
+	uint64_t rest = size, unused = 0, drawn;
 
-	if (ledger_admit(&a->ledger, lc, dev, size) == LEDGER_GRANT)
-		return 1;
 	/*
-	 * Past its limits (a limit lowered while the daemon was away, its
-	 * group's others registered first): what it has not drawn is not
-	 * lent again; what it has drawn is held, and believed as a COMMIT
-	 * is. The page is its to write: no more than the lease is undrawn.
+	 * What its process was granted covers it first, so that nothing
+	 * re-registered after it finds that grant still there: within it,
+	 * the lease is lent again as it was.
 	 */
+	if (regrant(lc, dev, &rest) == 0)
+		return 1;
+	/* The page is its to write: no more than the lease is undrawn. */
 	if (s != NULL)
 		unused = __atomic_load_n(&s->avail, __ATOMIC_SEQ_CST) &
 		    ~GF_LEASE_CLOSED;
 	if (unused > size)
 		unused = size;
-	if (trust_charge(a, lc, dev, size - unused, "LEASE_RESTORE", why,
+	/*
+	 * Past it, what it has not drawn is lent again within its limits,
+	 * a grant made now; what it has drawn, of a process of this
+	 * daemon's time, never.
+	 */
+	if ((!lc->regrant_only || rest <= unused) &&
+	    ledger_admit(&a->ledger, lc, dev, rest) == LEDGER_GRANT)
+		return 1;
+	/*
+	 * Past its limits (a limit lowered while the daemon was away, its
+	 * group's others registered first) or its grant: what it has not
+	 * drawn is not lent again; what it has drawn beyond the grant is
+	 * believed as a COMMIT is.
+	 */
+	drawn = size - unused;
+	drawn = drawn > size - rest ? drawn - (size - rest) : 0;
+	if (trust_charge(a, lc, dev, drawn, "LEASE_RESTORE", why,
 	    whylen) < 0)
 		return -1;
 	return 0;

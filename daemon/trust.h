@@ -1,9 +1,13 @@
 /*
  * A client's word, where it would change what the others get (issue 32):
  * a COMMIT charged beyond what its RESERVE took (a re-registration after
- * a daemon restart, an allocation reserved on an earlier connection: an
- * honest library sends no other, it reserves what the driver took beyond
- * a reservation first) and a LEASE_RESTORE are believed within the
+ * a lost connection or a daemon restart, an allocation reserved on an
+ * earlier connection: an honest library sends no other, it reserves
+ * what the driver took beyond a reservation first) and a LEASE_RESTORE
+ * are believed first up to what an earlier connection of its process
+ * was granted (granted.h, issue 40), whatever its limits now; beyond
+ * that never, for a process of this daemon's time (refused as below).
+ * An earlier daemon's client's word is believed within the
  * client's own and its group's limits, where the device has room too;
  * beyond them only as far as NVML shows the process holding (said in an
  * event); otherwise refused, with an event naming the pid and uid, and
@@ -48,8 +52,12 @@ int	trust_charge(struct arbiter *a, struct ledger_client *lc, size_t dev,
 int	trust_lease(struct arbiter *a, struct ledger_client *lc, size_t dev,
 	    uint64_t size, char *why, size_t whylen);
 
-/* Record that lc's word (bytes on dev, why) was refused: its event. */
-void	trust_refuse(struct arbiter *a, const struct ledger_client *lc,
+/*
+ * Record that lc's word (bytes on dev, why) was refused: its event; and
+ * nothing it was granted is kept once its connection closes (granted.h):
+ * its memory is an unshimmed process's.
+ */
+void	trust_refuse(struct arbiter *a, struct ledger_client *lc,
 	    size_t dev, uint64_t bytes, const char *why);
 
 #endif

@@ -646,7 +646,7 @@ struct gf_limit_req {
 
 /*
  * DISCONNECT_REQ: close pid's connections, as a lost one is closed (its
- * process keeps its charge, and re-registers what it holds on its next).
+ * process keeps what it was granted, and re-registers it on its next).
  */
 struct gf_disconnect_req {
 	uint32_t	pid;

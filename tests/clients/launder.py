@@ -1,0 +1,176 @@
+"""A process that takes device memory through the driver and then tells
+gpufracd it holds it (issue 40): one process does both, so that NVML
+lists the very pid that speaks. Libcuda is NUMBA_CUDA_DRIVER's (the
+simulated driver). Each prints one line per answer, then sleeps until
+killed.
+
+  launder.py take SOCK UUID SIZE
+      take SIZE through the driver without asking, then HELLO, open UUID
+      and re-register it (COMMIT with reserved 0); print "rereg ANSWER"
+      (the answer to a DEVICE_OPEN sent after it: CLOSED when the daemon
+      refused the charge and closed the connection)
+  launder.py lease SOCK UUID SIZE
+      the same, told as a lease restored (LEASE_RESTORE of SIZE, no page:
+      all of it drawn); print "lease ANSWER"
+  launder.py cut SOCK UUID SIZE MORE [RECUTS]
+      HELLO, open UUID, RESERVE and take SIZE (granted), take MORE besides
+      without asking; close the connection and print "cut"; RECUTS times,
+      at a line on stdin, connect again, open UUID and close at once,
+      before re-registering anything, and print "recut"; at a line on
+      stdin connect again, re-register SIZE and print "rereg ANSWER",
+      then (MORE > 0) re-register MORE too and print "more ANSWER"
+  launder.py cutleased SOCK UUID SIZE MORE
+      the same with an activity page, its RESERVE asking for a lease;
+      after "rereg", restore the lease the page says (all of it undrawn)
+      and print "lease ANSWER"
+"""
+import ctypes
+import fcntl
+import os
+import socket
+import struct
+import sys
+import time
+
+VERSION = 1
+HELLO, DEVICE_OPEN, RESERVE, COMMIT = 1, 2, 3, 4
+LEASE_RESTORE = 9
+NAMES = {64: "HELLO_OK", 65: "DEVICE_INFO", 66: "GRANT", 67: "DENY",
+         68: "ERROR", 75: "WAIT"}
+KIND_MEM = 1
+BASE = 0x7f0000000000
+
+
+def packet(type_, payload, seq):
+    return struct.pack("<HHIII", VERSION, type_, 16 + len(payload), seq,
+                       0) + payload
+
+
+def ask(s, type_, payload, seq):
+    try:
+        s.send(packet(type_, payload, seq))
+        r = s.recv(65536)
+    except (ConnectionResetError, BrokenPipeError):
+        return "CLOSED"
+    if not r:
+        return "CLOSED"
+    return NAMES.get(struct.unpack("<HHIII", r[:16])[1], "?")
+
+
+def page():
+    """An activity page, as a shim passes it with HELLO: leases need one."""
+    fd = os.memfd_create("gpufrac-activity", os.MFD_ALLOW_SEALING)
+    os.ftruncate(fd, 4096)
+    os.pwrite(fd, struct.pack("<II", 0x67664163, 3), 0)
+    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL)
+    return fd
+
+
+def opened(path, dev, fd=None):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(path)
+    s.settimeout(10)
+    hello = struct.pack("<iIII", -2**31, 0xffffffff, 0xffffffff, 0)
+    if fd is None:
+        assert ask(s, HELLO, hello, 1) == "HELLO_OK"
+    else:
+        socket.send_fds(s, [packet(HELLO, hello, 1)], [fd])
+        assert NAMES.get(struct.unpack("<HHIII", s.recv(65536)[:16])[1]) \
+            == "HELLO_OK"
+    assert ask(s, DEVICE_OPEN, dev + struct.pack("<IIQ", 0, 0, 0),
+               2) == "DEVICE_INFO"
+    return s
+
+
+def rereg(s, dev, ptr, size, seq):
+    """A COMMIT with reserved 0, then whether the connection lives."""
+    s.send(packet(COMMIT, dev + struct.pack("<QQQII", ptr, 0, size,
+                                            KIND_MEM, 0), seq))
+    return ask(s, DEVICE_OPEN, dev + struct.pack("<IIQ", 0, 0, 0), seq + 1)
+
+
+def restore(s, dev, size, seq):
+    """A LEASE_RESTORE, then whether the connection lives."""
+    s.send(packet(LEASE_RESTORE, dev + struct.pack("<Q", size), seq))
+    return ask(s, DEVICE_OPEN, dev + struct.pack("<IIQ", 0, 0, 0), seq + 1)
+
+
+class Driver:
+    def __init__(self):
+        self.cu = ctypes.CDLL(os.environ["NUMBA_CUDA_DRIVER"])
+        d, ctx = ctypes.c_int(), ctypes.c_void_p()
+        assert self.cu.cuInit(0) == 0
+        assert self.cu.cuDeviceGet(ctypes.byref(d), 0) == 0
+        assert self.cu.cuCtxCreate_v2(ctypes.byref(ctx), 0, d) == 0
+
+    def take(self, size):
+        p = ctypes.c_uint64()
+        rc = self.cu.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(size))
+        assert rc == 0, "cuMemAlloc_v2 %d" % rc
+
+
+def hold():
+    while True:
+        time.sleep(1000)
+
+
+def take(path, uuid, size):
+    Driver().take(size)
+    dev = bytes.fromhex(uuid.replace("GPU-", "").replace("-", ""))
+    print("rereg", rereg(opened(path, dev), dev, BASE, size, 3), flush=True)
+    hold()
+
+
+def lease(path, uuid, size):
+    Driver().take(size)
+    dev = bytes.fromhex(uuid.replace("GPU-", "").replace("-", ""))
+    print("lease", restore(opened(path, dev), dev, size, 3), flush=True)
+    hold()
+
+
+def cut(path, uuid, size, more, recuts, leased=False):
+    drv = Driver()
+    dev = bytes.fromhex(uuid.replace("GPU-", "").replace("-", ""))
+    fd = page() if leased else None
+    s = opened(path, dev, fd)
+    assert ask(s, RESERVE, dev + struct.pack("<QII", size, KIND_MEM,
+                                             1 if leased else 0),
+               3) == "GRANT"
+    drv.take(size)
+    s.send(packet(COMMIT, dev + struct.pack("<QQQII", BASE, size, size,
+                                            KIND_MEM, 0), 4))
+    assert ask(s, DEVICE_OPEN, dev + struct.pack("<IIQ", 0, 0, 0),
+               5) == "DEVICE_INFO"
+    if more > 0:
+        drv.take(more)
+    s.close()
+    print("cut", flush=True)
+    for _ in range(recuts):
+        sys.stdin.readline()
+        opened(path, dev).close()
+        print("recut", flush=True)
+    sys.stdin.readline()
+    s = opened(path, dev, fd)
+    print("rereg", rereg(s, dev, BASE, size, 3), flush=True)
+    if leased:
+        total = struct.unpack("<Q", os.pread(fd, 8, 64 + 8))[0]
+        print("lease", restore(s, dev, total, 5), flush=True)
+    if more > 0:
+        print("more", rereg(s, dev, BASE + size, more, 7), flush=True)
+    hold()
+
+
+def main():
+    cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd == "take":
+        take(args[0], args[1], int(args[2]))
+    elif cmd == "lease":
+        lease(args[0], args[1], int(args[2]))
+    elif cmd in ("cut", "cutleased"):
+        cut(args[0], args[1], int(args[2]), int(args[3]),
+            int(args[4]) if len(args) > 4 else 0, cmd == "cutleased")
+    else:
+        sys.exit("launder.py: unknown command " + cmd)
+
+
+main()
