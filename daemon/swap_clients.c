@@ -1,8 +1,9 @@
 /*
  * Host swap as clients come and go and the daemon starts and stops: the
- * state a previous daemon left a process in taken over at HELLO, the
- * answers and moves owed to a process that has left dropped, and at exit
- * every process swapped out given back (or left for the next daemon).
+ * state a previous daemon left a process in taken over at HELLO (and
+ * kept until what it re-registers is charged), the answers and moves
+ * owed to a process that has left dropped, and at exit every process
+ * swapped out given back (or left for the next daemon).
  */
 #include <stdint.h>
 #include <stdio.h>
