@@ -2,8 +2,9 @@
  * Inside the configuration reader: the state of reading one file, shared
  * by config.c (files, lines, sections, which key is whose),
  * config_daemon.c ([daemon] and [device]), config_group.c ([group]
- * sections and the checks across files) and config_jobs.c ([jobs]). Not
- * for other modules.
+ * sections and the checks across files), config_jobs.c ([jobs]) and
+ * config_value.c (one value checked; the error reported). Not for other
+ * modules.
  */
 #ifndef GF_DAEMON_CONFIG_PARSE_H
 #define GF_DAEMON_CONFIG_PARSE_H

@@ -31,7 +31,6 @@
 #define ACCEPT_BATCH	64
 #define ACCEPT_PAUSE_MS	1000	/* after running out of descriptors */
 #define OUTQ_KEEP	65536	/* a drained queue keeps at most this */
-#define LIMIT_QUIET_MS	60000	/* a refusal is a warning once a minute */
 
 static void conn_event(struct event_loop *, int, int, void *);
 static void conn_pid_event(struct event_loop *, int, int, void *);
@@ -89,29 +88,6 @@ conn_free(struct conn *c)
 	free(c->cgroup);
 	free(c->out);
 	free(c);
-}
-
-/*
- * Say a refusal or a drop for a limit: always to the layer above (an
- * event), as a warning at most once a minute (a neighbour may knock a
- * thousand times a second), else at debug level.
- */
-void
-limit_say(struct control *ctl, struct control_quiet *q, const char *why)
-{
-	uint64_t now = event_now_ms();
-
-	if (q->until != 0 && now < q->until) {
-		q->quieted++;
-		log_debug("%s", why);
-		return;
-	}
-	log_warnx("%s%s", why, q->quieted ? " (with others since the last "
-	    "warning)" : "");
-	q->until = now + LIMIT_QUIET_MS;
-	q->quieted = 0;
-	if (ctl->ops->limited != NULL)
-		ctl->ops->limited(ctl->ops->arg, why);
 }
 
 struct conn *

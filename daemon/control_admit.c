@@ -4,7 +4,8 @@
  * ERROR and closed, so that the descriptors left are root's and
  * admin_group's; and a connection the daemon has no descriptor to take
  * is refused as well, through a spare one kept for that, never left in
- * the backlog, where its shim would wait and fail open.
+ * the backlog, where its shim would wait and fail open. How a limit's
+ * refusal, or control.c's drop of an output queue, is said.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,8 +16,34 @@
 
 #include "control.h"
 #include "control_int.h"
+#include "event.h"
 #include "log.h"
 #include "proto.h"
+
+#define LIMIT_QUIET_MS	60000	/* a refusal is a warning once a minute */
+
+/*
+ * Say a refusal or a drop for a limit: always to the layer above (an
+ * event), as a warning at most once a minute (a neighbour may knock a
+ * thousand times a second), else at debug level.
+ */
+void
+limit_say(struct control *ctl, struct control_quiet *q, const char *why)
+{
+	uint64_t now = event_now_ms();
+
+	if (q->until != 0 && now < q->until) {
+		q->quieted++;
+		log_debug("%s", why);
+		return;
+	}
+	log_warnx("%s%s", why, q->quieted ? " (with others since the last "
+	    "warning)" : "");
+	q->until = now + LIMIT_QUIET_MS;
+	q->quieted = 0;
+	if (ctl->ops->limited != NULL)
+		ctl->ops->limited(ctl->ops->arg, why);
+}
 
 /* Whether uid has max_per_uid connections already (root never has). */
 static int

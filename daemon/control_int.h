@@ -8,7 +8,7 @@
 
 #include "control.h"
 
-/* Say a refusal or a drop for a limit (control.c). */
+/* Say a refusal or a drop for a limit (control_admit.c). */
 void	limit_say(struct control *ctl, struct control_quiet *q,
 	    const char *why);
 

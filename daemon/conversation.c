@@ -170,6 +170,7 @@ on_device_open(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	ledger_open(&a->ledger, c->client, (size_t)dev, o->limit_kind,
 	    o->limit_value);
 	lease_open(a, c->client, (size_t)dev, o->ordinal);
+	swap_device_open(c->client);
 	/* Its context is there already: charged before it reserves, and
 	   no longer foreign (driver.c). */
 	driver_client_new(a, c->pid);

@@ -167,6 +167,9 @@ struct ledger_client {
 					   may still come; 0: none */
 	uint64_t	move_bound;	/* its footprint when last asked to
 					   move: what it may say it keeps */
+	uint64_t	swap_rereg;	/* taken as out at HELLO: what it says
+					   it re-registers (UINT64_MAX until
+					   it opens a device); 0: charged */
 	/* conversation.c's */
 	int		reserved_once;	/* a RESERVE came: its registration
 					   (LEASE_RESTORE) is over */

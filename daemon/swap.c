@@ -422,6 +422,7 @@ ended_in(struct arbiter *a, struct swap_op *op)
 
 	if (j->result == CUDA_SUCCESS) {
 		swap_mark(lc, 0);
+		lc->swap_rereg = 0;	/* in: what it said is moot */
 		lc->swap = SWAP_NONE;
 		lc->swap_parked = 0;
 		a->swap.nout--;

@@ -86,6 +86,11 @@ void	swap_free(struct arbiter *a);
  * previous daemon swapped it out) is taken as swapped out.
  */
 void	swap_hello(struct arbiter *a, struct ledger_client *lc, int actfd);
+/*
+ * lc opened a device: taken as swapped out at HELLO, it is not brought
+ * back unasked until what its page says it re-registers is charged.
+ */
+void	swap_device_open(struct ledger_client *lc);
 
 /* The resolver `swap` for c's RESERVE that collided; as resolve_collision. */
 int	swap_collision(struct arbiter *a, struct conn *c, uint32_t seq,

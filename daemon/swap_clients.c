@@ -1,9 +1,11 @@
 /*
  * Host swap as clients come and go and the daemon starts and stops: the
- * state a previous daemon left a process in taken over at HELLO, the
- * answers and moves owed to a process that has left dropped, and at exit
- * every process swapped out given back (or left for the next daemon).
+ * state a previous daemon left a process in taken over at HELLO (and
+ * kept until what it re-registers is charged), the answers and moves
+ * owed to a process that has left dropped, and at exit every process
+ * swapped out given back (or left for the next daemon).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,6 +15,7 @@
 #include "event.h"
 #include "ledger.h"
 #include "log.h"
+#include "overhead.h"
 #include "swap.h"
 #include "swap_op.h"
 
@@ -60,11 +63,56 @@ adopt_state(struct arbiter *a, struct ledger_client *lc)
 		return;	/* in, or coming in: the shim clears that mark */
 	log_info("pid %u was left swapped out by %s: it comes back when it "
 	    "fits", lc->pid, by);
+	lc->swap_rereg = UINT64_MAX;	/* until it opens (swap_device_open) */
 	ledger_swap_out(&a->ledger, lc);	/* its charges go to host */
 	lc->swap = SWAP_OUT;
 	lc->swapped_ms = event_now_ms();
 	a->swap.nout++;
 	swap_set_state(lc);
+}
+
+/*
+ * A process a previous daemon left out is about to re-register what it
+ * holds: as much as its page says (activity.h's held, on every device,
+ * written before it opens the first). Until that is charged its footprint
+ * is not known, and this daemon does not bring it back of its own
+ * accord: a restore of more than the driver has room for fails, and
+ * costs a retry. A page that says too much only keeps its own process
+ * out until it asks.
+ */
+void
+swap_device_open(struct ledger_client *lc)
+{
+	uint64_t n = 0, h;
+	size_t i;
+
+	if (lc->swap_rereg == 0 || lc->act == NULL)
+		return;
+	for (i = 0; i < GF_ACTIVITY_DEVICES; i++) {
+		h = __atomic_load_n(&lc->act->lease[i].held, __ATOMIC_RELAXED);
+		n = n + h >= n ? n + h : UINT64_MAX;
+	}
+	lc->swap_rereg = n;
+}
+
+int
+swap_registered(const struct arbiter *a, struct ledger_client *lc)
+{
+	uint64_t charged = 0, n, o;
+	size_t d;
+
+	if (lc->swap_rereg == 0)
+		return 1;
+	for (d = 0; d < a->ledger.ndevices; d++) {
+		/* Its context's record is not what it re-registers. */
+		n = lc->usage[d].host + lc->usage[d].used;
+		o = overhead_of(lc, d);
+		charged += n > o ? n - o : 0;
+	}
+	if (charged < lc->swap_rereg)
+		return 0;
+	lc->swap_rereg = 0;
+	return 1;
 }
 
 void

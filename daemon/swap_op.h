@@ -153,5 +153,10 @@ int	swap_driver_room(const struct arbiter *a,
  * leases that stand in its way are taken back.
  */
 int	swap_fits_back(struct arbiter *a, struct ledger_client *lc);
+/*
+ * Whether lc, taken as out at HELLO, has re-registered all it said it
+ * would (swap_device_open); once it has, or came back in, always.
+ */
+int	swap_registered(const struct arbiter *a, struct ledger_client *lc);
 
 #endif

@@ -310,16 +310,26 @@ pump_askers(struct arbiter *a, int *started)
 	return r;
 }
 
-/* The process out longest that did not ask, and was not parked by hand. */
+/*
+ * The process out longest that did not ask, and was not parked by hand.
+ * One still re-registering is looked at again later: no message says
+ * when it is done.
+ */
 static struct ledger_client *
 longest_out(struct arbiter *a)
 {
 	struct ledger_client *lc, *b = NULL;
 
-	TAILQ_FOREACH(lc, &a->ledger.clients, entry)
-		if (may_come_back(lc) && !lc->swap_parked &&
-		    (b == NULL || lc->swapped_ms < b->swapped_ms))
+	TAILQ_FOREACH(lc, &a->ledger.clients, entry) {
+		if (!may_come_back(lc) || lc->swap_parked)
+			continue;
+		if (!swap_registered(a, lc)) {
+			swap_retry_arm(a, SWAP_RETRY_MS);
+			continue;
+		}
+		if (b == NULL || lc->swapped_ms < b->swapped_ms)
 			b = lc;
+	}
 	return b;
 }
 

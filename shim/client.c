@@ -681,9 +681,15 @@ client_view_of(int dev, uint64_t real_total, struct client_view *v)
 		v->free = 0;
 }
 
+/*
+ * On every gated context call: once the first attempt is over (HELLO
+ * said, or no daemon there), one acquire load and no lock.
+ */
 void
 client_context_coming(void)
 {
+	if (__atomic_load_n(&client_tried, __ATOMIC_ACQUIRE))
+		return;
 	pthread_mutex_lock(&client_lock);
 	client_start();
 	pthread_mutex_unlock(&client_lock);

@@ -293,7 +293,6 @@ client_start(void)
 
 	if (client_tried)
 		return;
-	client_tried = 1;
 	/*
 	 * On the program's own thread: a full backlog (a stuck daemon, or
 	 * a neighbour's connections) costs it CLIENT_TIMEOUT_MS at most.
@@ -314,6 +313,8 @@ client_start(void)
 	} else
 		log_info("connected to gpufracd at '%s'", shim_env.socket);
 	client_monitor_start();
+	/* Last, released: client_context_coming reads it unlocked. */
+	__atomic_store_n(&client_tried, 1, __ATOMIC_RELEASE);
 }
 
 /* A later attempt, from the watcher thread. */

@@ -68,7 +68,8 @@ extern int client_fd;
 extern int client_up;			/* requests go to the daemon */
 extern unsigned client_gen;		/* bumped by every connection */
 extern uint32_t client_seq;		/* atomic: HELLO is sent unlocked */
-extern int client_tried;		/* the first attempt has been made */
+extern int client_tried;		/* the first attempt is over: set
+					 * last, under the lock, released */
 extern int client_monitor_running;
 extern int client_said_unreachable;
 extern int client_shut_out;		/* atomic: the daemon refused us */

@@ -2,7 +2,8 @@
  * Processes holding the simulated driver's arrays, VMM and pool memory
  * (tests/simcuda/array.c, vmm.c, pool.c), linked against it: one killed
  * holding all three gives them back, a forked child's copies are not its
- * memory. sim_arrays_linked, sim_vmm_linked and sim_pools_linked check
+ * memory, nor does it keep copies of the memory files the driver's thread
+ * was still closing. sim_arrays_linked, sim_vmm_linked and sim_pools_linked check
  * each kind. Prints one line per failed check and exits 1 if any failed,
  * else 0.
  *
@@ -17,12 +18,14 @@
  */
 #define __CUDA_API_VERSION_INTERNAL
 #include <cuda.h>
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -142,11 +145,98 @@ check_fork(CUstream s)
 	OK(cuArrayDestroy(arr));
 }
 
+/* How many of the simulator's VMM memory files this process has open. */
+static int
+vmm_files_open(void)
+{
+	char link[64];
+	struct dirent *e;
+	ssize_t n;
+	int count = 0;
+	DIR *d;
+
+	if ((d = opendir("/proc/self/fd")) == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL) {
+		if ((n = readlinkat(dirfd(d), e->d_name, link,
+		    sizeof(link) - 1)) < 0)
+			continue;
+		link[n] = '\0';
+		count += strncmp(link, "/memfd:simcuda-vmm", 18) == 0;
+	}
+	closedir(d);
+	return count;
+}
+
+/* Poll, for up to 10 s, until this process has want VMM files open. */
+static int
+wait_vmm_files(int want)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		if (vmm_files_open() == want)
+			return 1;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < 10);
+	return 0;
+}
+
+/* A VMM allocation of size bytes, written through (its pages made). */
+static CUmemGenericAllocationHandle
+vmm_filled(size_t size)
+{
+	CUmemAllocationProp p = prop_of(0, 0);
+	CUmemGenericAllocationHandle h;
+	CUdeviceptr va;
+
+	OK(cuMemCreate(&h, size, &p, 0));
+	va = must_reserve(size);
+	OK(cuMemMap(va, size, 0, h, 0));
+	set_access(va, size, 0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+	OK(cuMemsetD8_v2(va, 0x33, size));
+	OK(cuMemUnmap(va, size));
+	OK(cuMemAddressFree(va, size));
+	return h;
+}
+
+/*
+ * Released memory's files are closed by the driver's thread (memfree.c),
+ * a list at a time. A child forked while it closes one list (big, and
+ * slow to free) holds no copy of those it has not reached: nothing would
+ * close them while the child lives.
+ */
+static void
+check_fork_while_closing(void)
+{
+	CUmemGenericAllocationHandle first = vmm_filled(128 * MiB),
+	    big = vmm_filled(128 * MiB), small = vmm_filled(2 * MiB);
+	pid_t pid;
+
+	CHECK(vmm_files_open() == 3, "%d VMM files open, not 3",
+	    vmm_files_open());
+	OK(cuMemRelease(first));
+	/* The thread closes it: the next two wait, and go as one list. */
+	CHECK(wait_vmm_files(2), "the first released file stayed open");
+	OK(cuMemRelease(big));
+	OK(cuMemRelease(small));
+	/* It closes big (it left the table first), small not yet. */
+	CHECK(wait_vmm_files(1), "the next list was not taken");
+	fflush(stdout);
+	if ((pid = fork()) == 0)
+		_exit(vmm_files_open() != 0);
+	CHECK(wait_status(pid) == 0, "a child forked while released memory "
+	    "was closed kept a copy of its file");
+	CHECK(wait_vmm_files(0), "released memory's files stayed open");
+}
+
 static void
 check_processes(CUstream s)
 {
 	check_killed();
 	check_fork(s);
+	check_fork_while_closing();
 }
 
 int

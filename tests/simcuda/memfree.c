@@ -18,8 +18,11 @@
 
 static pthread_mutex_t memfree_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t memfree_cv = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t memfree_idle_cv = PTHREAD_COND_INITIALIZER;
 static int *memfree_fds;		/* the files to close */
 static size_t memfree_n, memfree_cap;
+static int memfree_closing;		/* the thread holds files taken off
+					 * the list and not all closed yet */
 static pid_t memfree_pid;		/* whose thread runs: 0 none */
 
 static void *
@@ -44,9 +47,14 @@ memfree_main(void *arg)
 		cap = c;
 		n = memfree_n;
 		memfree_n = 0;
+		memfree_closing = 1;
 		pthread_mutex_unlock(&memfree_lock);
 		for (i = 0; i < n; i++)
 			close(mine[i]);
+		pthread_mutex_lock(&memfree_lock);
+		memfree_closing = 0;
+		pthread_cond_broadcast(&memfree_idle_cv);
+		pthread_mutex_unlock(&memfree_lock);
 	}
 	return NULL;
 }
@@ -102,10 +110,21 @@ memfree_later(int fd)
 	pthread_mutex_unlock(&memfree_lock);
 }
 
+/*
+ * Fork (init.c's handlers, after sim_lock: the order memfree_later takes
+ * the two in). The lock is held across fork() so that the child's copy
+ * of the list is whole, and taken only once the thread has closed what
+ * it took off the list: the child has no thread to close its copies of
+ * those, and could not tell which of them the parent had closed already.
+ * The thread never takes sim_lock, so the wait ends; it costs a fork at
+ * most the closing of what was released just before it.
+ */
 void
 memfree_fork_prepare(void)
 {
 	pthread_mutex_lock(&memfree_lock);
+	while (memfree_closing)
+		pthread_cond_wait(&memfree_idle_cv, &memfree_lock);
 }
 
 void
@@ -114,7 +133,14 @@ memfree_fork_parent(void)
 	pthread_mutex_unlock(&memfree_lock);
 }
 
-/* The child's copies of the files waiting are closed now; no thread. */
+/*
+ * The child closes its copies of the files still listed, and starts with
+ * an empty list and no thread (memfree_later starts one). The lock, held
+ * by this thread since memfree_fork_prepare, is released, not made anew:
+ * ThreadSanitizer keeps a lock made anew while held as held for ever, and
+ * then reads the child's next sim_lock as a lock-order inversion. The
+ * condition variables are made anew: the parent's thread waited on them.
+ */
 void
 memfree_fork_child(void)
 {
@@ -123,7 +149,9 @@ memfree_fork_child(void)
 	for (i = 0; i < memfree_n; i++)
 		close(memfree_fds[i]);
 	memfree_n = 0;
+	memfree_closing = 0;
 	memfree_pid = 0;
 	pthread_cond_init(&memfree_cv, NULL);
-	pthread_mutex_init(&memfree_lock, NULL);
+	pthread_cond_init(&memfree_idle_cv, NULL);
+	pthread_mutex_unlock(&memfree_lock);
 }
