@@ -14,6 +14,7 @@
 #include "log.h"
 #include "overhead.h"
 #include "pidfd.h"
+#include "swap.h"
 #include "swap_op.h"
 
 static struct granted *
@@ -36,8 +37,9 @@ granted_drop(struct arbiter *a, struct granted *g)
 	*g = a->granted[--a->ngranted];
 }
 
-uint64_t
-granted_of(const struct ledger_client *lc, size_t dev)
+/* What lc holds on dev by grant: all of its charge but its context. */
+static uint64_t
+grant_of(const struct ledger_client *lc, size_t dev)
 {
 	const struct ledger_usage *u = &lc->usage[dev];
 	uint64_t all = u->used + u->host, ctx = overhead_of(lc, dev);
@@ -47,11 +49,11 @@ granted_of(const struct ledger_client *lc, size_t dev)
 	return all > ctx ? all - ctx : 0;
 }
 
-/* Whether lc is out to host by the copy engine (its page says where). */
-static int
-out_by_copy(const struct arbiter *a, const struct ledger_client *lc)
+int
+granted_out_by_copy(const struct arbiter *a, const struct ledger_client *lc)
 {
-	return lc->on_host && swap_engine_of(a, lc) == GF_ENGINE_COPY;
+	return swap_engine_of(a, lc) == GF_ENGINE_COPY && (lc->on_host ||
+	    lc->swap == SWAP_GOING_OUT);
 }
 
 static int
@@ -65,6 +67,14 @@ granted_push(struct arbiter *a, struct granted g)
 	a->granted = v;
 	a->granted[a->ngranted++] = g;
 	return 0;
+}
+
+uint64_t
+granted_owed(const struct ledger_client *lc, size_t dev)
+{
+	uint64_t held = grant_of(lc, dev), left = lc->usage[dev].granted;
+
+	return held + left < held ? UINT64_MAX : held + left;
 }
 
 void
@@ -83,16 +93,17 @@ granted_keep(struct arbiter *a, const struct ledger_client *lc,
 		return;
 	}
 	for (dev = 0; dev < n; dev++)
-		bytes[dev] = granted_of(lc, dev);
+		bytes[dev] = granted_owed(lc, dev);
 	if ((g = granted_find(a, lc->pid, start_ms)) != NULL) {
 		free(g->bytes);
 		g->bytes = bytes;
 		g->regrant_only = lc->regrant_only;
-		g->out_by_copy = out_by_copy(a, lc);
+		g->out_by_copy = lc->page_out || granted_out_by_copy(a, lc);
 		return;
 	}
 	if (granted_push(a, (struct granted){ lc->pid, start_ms, bytes,
-	    lc->regrant_only, out_by_copy(a, lc), 0 }) < 0) {
+	    lc->regrant_only, lc->page_out || granted_out_by_copy(a, lc),
+	    0 }) < 0) {
 		log_warnx("no memory to keep what pid %u was granted: its "
 		    "re-registration will be refused", lc->pid);
 		free(bytes);
@@ -109,8 +120,8 @@ granted_add(struct arbiter *a, const struct grant_rec *r)
 		return -1;
 	memcpy(bytes, r->granted, n * sizeof(*bytes));
 	if (granted_push(a, (struct granted){ r->pid, r->start_ms, bytes,
-	    !(r->flags & GRANT_WORD), (r->flags & GRANT_OUT) &&
-	    (r->flags & GRANT_BY_COPY), r->slot + 1 }) < 0) {
+	    !(r->flags & GRANT_WORD), (r->flags & GRANT_BY_COPY) != 0,
+	    r->slot + 1 }) < 0) {
 		free(bytes);
 		return -1;
 	}

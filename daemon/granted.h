@@ -38,8 +38,20 @@ struct granted {
 					   until a connection takes it; 0 */
 };
 
-/* What lc holds on dev by grant: all of its charge but its context. */
-uint64_t granted_of(const struct ledger_client *lc, size_t dev);
+/*
+ * All lc was granted on dev: its charge but its context record, and
+ * what an earlier connection (or daemon) granted that it has not
+ * re-registered yet (a connection lost half-way keeps it).
+ */
+uint64_t granted_owed(const struct ledger_client *lc, size_t dev);
+
+/*
+ * Whether lc was sent out to host by the copy engine (out, or asked to
+ * move out): its page, which says where its memory is, is believed
+ * (as it is where lc->page_out says an earlier daemon sent it out).
+ */
+int	granted_out_by_copy(const struct arbiter *a,
+	    const struct ledger_client *lc);
 
 /*
  * What an earlier daemon granted a process that still lives (its record

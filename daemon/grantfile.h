@@ -26,8 +26,9 @@
 
 /* A record's flags. */
 #define GRANT_OUT	0x1	/* out to host */
-#define GRANT_BY_COPY	0x2	/* ... by the copy engine (else by
-				   checkpoint) */
+#define GRANT_BY_COPY	0x2	/* sent out by the copy engine (out, or
+				   asked to move out): its page says
+				   where its memory is */
 #define GRANT_WORD	0x4	/* its word past its grants weighed by
 				   an earlier daemon's rules (granted.h) */
 

@@ -14,7 +14,6 @@
 #include "log.h"
 #include "pidfd.h"
 #include "statefile.h"
-#include "swap_op.h"
 
 /* Whether lc is one whose grants are recorded: a shim's, known by its
  * start; a process without the shim was granted nothing. */
@@ -40,16 +39,14 @@ grantrec_put(struct arbiter *a, struct ledger_client *lc)
 		lc->grant_slot = slot + 1;
 	}
 	for (dev = 0; dev < a->ledger.ndevices; dev++) {
-		g->granted[dev] = granted_of(lc, dev) + lc->usage[dev].granted;
-		if (g->granted[dev] < lc->usage[dev].granted)
-			g->granted[dev] = UINT64_MAX;
+		g->granted[dev] = granted_owed(lc, dev);
 		g->lease[dev] = lc->usage[dev].lease;
 	}
 	r.pid = lc->pid;
 	r.start_ms = lc->start_ms;
 	r.flags = (lc->regrant_only ? 0 : GRANT_WORD) |
-	    (lc->on_host ? GRANT_OUT : 0) | (lc->on_host &&
-	    swap_engine_of(a, lc) == GF_ENGINE_COPY ? GRANT_BY_COPY : 0);
+	    (lc->on_host ? GRANT_OUT : 0) |
+	    (lc->page_out || granted_out_by_copy(a, lc) ? GRANT_BY_COPY : 0);
 	r.granted = g->granted;
 	r.lease = g->lease;
 	grantfile_put(&g->file, lc->grant_slot - 1, &r);
