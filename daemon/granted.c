@@ -37,7 +37,11 @@ granted_drop(struct arbiter *a, struct granted *g)
 	*g = a->granted[--a->ngranted];
 }
 
-/* What lc holds on dev by grant: all of its charge but its context. */
+/*
+ * What lc holds on dev by grant: all of its charge but its context, and
+ * what an earlier connection was granted that lc has not re-registered
+ * yet (lost again while it registers, its grant is still whole).
+ */
 static uint64_t
 grant_of(const struct ledger_client *lc, size_t dev)
 {
@@ -46,7 +50,8 @@ grant_of(const struct ledger_client *lc, size_t dev)
 
 	if (all < u->used)
 		all = UINT64_MAX;
-	return all > ctx ? all - ctx : 0;
+	all = all > ctx ? all - ctx : 0;
+	return all + u->granted < all ? UINT64_MAX : all + u->granted;
 }
 
 int
@@ -72,9 +77,7 @@ granted_push(struct arbiter *a, struct granted g)
 uint64_t
 granted_owed(const struct ledger_client *lc, size_t dev)
 {
-	uint64_t held = grant_of(lc, dev), left = lc->usage[dev].granted;
-
-	return held + left < held ? UINT64_MAX : held + left;
+	return grant_of(lc, dev);
 }
 
 void
@@ -155,6 +158,19 @@ granted_take(struct arbiter *a, struct ledger_client *lc, uint64_t start_ms)
 	lc->regrant_only = start_ms == 0 || self_ms == 0 ||
 	    start_ms >= self_ms || !grantrec_unknown(a, lc);
 	lc->page_out = !lc->regrant_only;
+}
+
+int
+granted_holds(struct arbiter *a, const struct ledger_client *lc, size_t dev,
+    uint64_t bytes)
+{
+	const struct granted *g;
+	uint64_t ctx = overhead_of(lc, dev);
+
+	if (lc->start_ms == 0 ||
+	    (g = granted_find(a, lc->pid, lc->start_ms)) == NULL)
+		return 0;
+	return bytes <= g->bytes[dev] || bytes - g->bytes[dev] <= ctx;
 }
 
 void

@@ -78,6 +78,15 @@ void	granted_keep(struct arbiter *a, const struct ledger_client *lc,
 void	granted_take(struct arbiter *a, struct ledger_client *lc,
 	    uint64_t start_ms);
 
+/*
+ * Whether NVML's bytes on dev for lc's process, its connection lost, are
+ * no more than its kept grant there and its context: its kept charge then
+ * stands however long it takes to connect again, never counted as an
+ * unshimmed process's (unshimmed.h); more, and it is one.
+ */
+int	granted_holds(struct arbiter *a, const struct ledger_client *lc,
+	    size_t dev, uint64_t bytes);
+
 /* Forget the records of processes that have exited (at each look). */
 void	granted_prune(struct arbiter *a);
 

@@ -214,22 +214,34 @@ trust_lease(struct arbiter *a, struct ledger_client *lc, size_t dev,
     uint64_t size, char *why, size_t whylen)
 {
 	const struct gf_lease_slot *s = activity_slot(lc, dev);
-	uint64_t unused = 0;
+	uint64_t rest = size, unused = 0, drawn;
 
-	if (ledger_admit(&a->ledger, lc, dev, size) == LEDGER_GRANT)
+	/*
+	 * What its process was granted covers it first, so that nothing
+	 * re-registered after it finds that grant still there: within it,
+	 * the lease is lent again as it was.
+	 */
+	if (regrant(lc, dev, &rest) == 0)
+		return 1;
+	/* Past it, a process of this daemon's time is never believed. */
+	if (!lc->regrant_only &&
+	    ledger_admit(&a->ledger, lc, dev, rest) == LEDGER_GRANT)
 		return 1;
 	/*
 	 * Past its limits (a limit lowered while the daemon was away, its
-	 * group's others registered first): what it has not drawn is not
-	 * lent again; what it has drawn is held, and believed as a COMMIT
-	 * is. The page is its to write: no more than the lease is undrawn.
+	 * group's others registered first) or its grant: what it has not
+	 * drawn is not lent again; what it has drawn beyond the grant is
+	 * believed as a COMMIT is. The page is its to write: no more than
+	 * the lease is undrawn.
 	 */
 	if (s != NULL)
 		unused = __atomic_load_n(&s->avail, __ATOMIC_SEQ_CST) &
 		    ~GF_LEASE_CLOSED;
 	if (unused > size)
 		unused = size;
-	if (trust_charge(a, lc, dev, size - unused, "LEASE_RESTORE", why,
+	drawn = size - unused;
+	drawn = drawn > size - rest ? drawn - (size - rest) : 0;
+	if (trust_charge(a, lc, dev, drawn, "LEASE_RESTORE", why,
 	    whylen) < 0)
 		return -1;
 	return 0;

@@ -157,9 +157,11 @@ unshim_new(struct arbiter *a, uint32_t pid, size_t dev, uint64_t bytes,
 
 /*
  * lc, whose connection closed, is alive and NVML lists it holding
- * memory: once its grace is over (expect.h), it is a process without
- * the shim like any other, and its kept grants (depart.h) give way to
- * what NVML shows it holding. Returns its new record, or lc.
+ * memory: holding no more than the daemon granted it (granted.h), its
+ * kept charge stands; more, once its grace is over (expect.h), it is a
+ * process without the shim like any other, and its kept grants
+ * (depart.h) give way to what NVML shows it holding. Returns its new
+ * record, or lc.
  */
 static struct ledger_client *
 departed_alive(struct arbiter *a, struct ledger_client *lc, size_t dev,
@@ -170,6 +172,7 @@ departed_alive(struct arbiter *a, struct ledger_client *lc, size_t dev,
 
 	if (lc->on_host || lc->swap != SWAP_NONE || lc->preempting ||
 	    lc->pidfd < 0 || pidfd_exited(lc->pidfd) ||
+	    granted_holds(a, lc, dev, bytes) ||
 	    event_now_ms() < expect_until(a, pid, pidfd_start_ms(pid)))
 		return lc;
 	if ((n = unshim_new(a, pid, dev, bytes, at_ms)) == NULL)

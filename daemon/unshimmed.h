@@ -10,8 +10,9 @@
  * counted in its group's and the device's used, never as foreign; it is
  * never swapped. Event `unshimmed` at first sight, with what /proc shows
  * of the shim as its reason. A process whose connection closed while it
- * lives is one too once its grace is over: its kept grants (depart.h)
- * give way to NVML's figure.
+ * lives is one too once its grace is over, if NVML shows it holding
+ * more than it was granted (granted.h): its kept grants (depart.h) give
+ * way to NVML's figure.
  *
  * Only a process the daemon has reason to expect to connect gets a grace
  * (expect.h: a connection just lost, the daemon's first seconds), once

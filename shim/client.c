@@ -1,7 +1,8 @@
 /*
  * The accounting API (client.h): reserve, commit, roll back, free, release,
  * recharge, what a program is shown, leases given back, swap-in; and local
- * enforcement of the last known limit while the daemon is away.
+ * enforcement of the last known limit while no daemon has ever let the
+ * process in (once one has, client_rejoin.c).
  */
 #include <poll.h>
 #include <pthread.h>
@@ -227,7 +228,10 @@ client_reserve_remote(int dev, uint64_t size, uint32_t kind, uint32_t flags,
 	}
 }
 
-/* Without the daemon: the last known limit, against what is live here. */
+/*
+ * Without a daemon (never reached, or refusing us): the last known
+ * limit, against what is live here.
+ */
 static CUresult
 client_reserve_local(int dev, uint64_t size, struct client_ticket *t)
 {
@@ -254,6 +258,34 @@ client_reserve_local(int dev, uint64_t size, struct client_ticket *t)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * The daemon decides; while it is away, a process that has registered
+ * with it waits for it to come back (client_rejoin.c), and one that never
+ * has, or that it refused, decides here. Lock held, released while
+ * waiting.
+ */
+static CUresult
+client_reserve_ask(int dev, uint64_t size, uint32_t kind, uint32_t flags,
+    struct client_ticket *t)
+{
+	int64_t deadline = 0;
+	CUresult r;
+
+	for (;;) {
+		if (client_up &&
+		    client_reserve_remote(dev, size, kind, flags, t, &r))
+			return r;
+		if (!client_seen ||
+		    __atomic_load_n(&client_shut_out, __ATOMIC_RELAXED))
+			return client_reserve_local(dev, size, t);
+		if (client_rejoin_wait(&deadline) < 0)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		/* Opened by the registration; once more if it raced it. */
+		if (client_device_prepare(dev) < 0)
+			return client_reserve_local(dev, size, t);
+	}
+}
+
 static CUresult
 client_reserve_as(int dev, uint64_t size, uint32_t kind, uint32_t flags,
     struct client_ticket *t)
@@ -268,9 +300,7 @@ client_reserve_as(int dev, uint64_t size, uint32_t kind, uint32_t flags,
 	client_start();
 	if (client_device_prepare(dev) < 0)
 		goto out;
-	if (!client_up ||
-	    !client_reserve_remote(dev, size, kind, flags, t, &r))
-		r = client_reserve_local(dev, size, t);
+	r = client_reserve_ask(dev, size, kind, flags, t);
 	if (r == CUDA_SUCCESS) {
 		t->dev = dev;
 		t->kind = kind;

@@ -38,7 +38,7 @@ struct client_call {
 	int		dev;		/* whose limit its reply states; -1 */
 	int		state;		/* CALL_* */
 	unsigned	gen;		/* the connection it went to */
-	int64_t		deadline;	/* now_ms() clock */
+	int64_t		deadline;	/* client_now_ms() clock */
 	uint32_t	wait_ms;	/* WAIT's timeout; GF_UNSET: no WAIT */
 	struct gf_msg	*reply;
 	pthread_cond_t	cv;		/* answered, lost, or the token is free */
@@ -57,21 +57,33 @@ int client_reading;
 int client_watcher_waits;
 pthread_cond_t client_token_cv = PTHREAD_COND_INITIALIZER;
 
-/* The calls' waits time out on the monotonic clock. */
+/* The calls' waits, and the wait for a lost daemon, time out on the
+   monotonic clock. */
 void
 client_init(void)
 {
 	pthread_condattr_init(&client_condattr);
 	pthread_condattr_setclock(&client_condattr, CLOCK_MONOTONIC);
+	client_rejoin_init();
 }
 
-static int64_t
-now_ms(void)
+int64_t
+client_now_ms(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void
+client_wait_until(pthread_cond_t *cv, int64_t deadline)
+{
+	struct timespec ts;
+
+	ts.tv_sec = deadline / 1000;
+	ts.tv_nsec = (long)(deadline % 1000) * 1000000;
+	pthread_cond_timedwait(cv, &client_lock, &ts);
 }
 
 /* ---- packets on a socket --------------------------------------------- */
@@ -83,7 +95,7 @@ client_poll(int fd, short events, int64_t deadline)
 	struct pollfd p = { .fd = fd, .events = events };
 
 	for (;;) {
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - client_now_ms();
 		int n;
 
 		if (left <= 0)
@@ -108,7 +120,7 @@ static int
 client_send_fd(int fd, uint16_t type, const void *payload, int passfd,
     uint32_t *seqp, char *why, size_t whylen)
 {
-	int64_t deadline = now_ms() + CLIENT_TIMEOUT_MS;
+	int64_t deadline = client_now_ms() + CLIENT_TIMEOUT_MS;
 	uint32_t seq;
 
 	while ((seq = __atomic_add_fetch(&client_seq, 1,
@@ -229,7 +241,7 @@ client_exchange(int fd, uint16_t type, const void *payload, int passfd,
 		/* Closed already, it may have said why before it did. */
 		return client_recv(fd, reply, ignored, sizeof(ignored)) == 1 &&
 		    client_said_no(reply) ? 0 : -1;
-	deadline = now_ms() + CLIENT_TIMEOUT_MS;
+	deadline = client_now_ms() + CLIENT_TIMEOUT_MS;
 	for (;;) {
 		if ((r = client_read(fd, reply, deadline, why, whylen)) <= 0) {
 			if (r == 0)
@@ -250,15 +262,23 @@ client_exchange(int fd, uint16_t type, const void *payload, int passfd,
 
 /* ---- connection state ------------------------------------------------ */
 
+/*
+ * Lock held. A process that has registered takes nothing more the daemon
+ * has not granted (client_rejoin.c); one that never has goes on within
+ * the last known limit.
+ */
 void
 client_say_unreachable(const char *why)
 {
+	const char *then = client_seen ? "allocations wait for it to come "
+	    "back" : "enforcing the last known limit locally";
+
 	if (shim_once(&client_said_unreachable))
-		log_errx("cannot reach gpufracd at '%s': %s; enforcing the "
-		    "last known limit locally", shim_env.socket, why);
+		log_errx("cannot reach gpufracd at '%s': %s; %s",
+		    shim_env.socket, why, then);
 	else
-		log_info("cannot reach gpufracd at '%s': %s; enforcing the "
-		    "last known limit locally", shim_env.socket, why);
+		log_info("cannot reach gpufracd at '%s': %s; %s",
+		    shim_env.socket, why, then);
 }
 
 /*
@@ -383,7 +403,7 @@ client_dispatch(const struct gf_msg *m)
 	if (m->hdr.type == GF_MSG_WAIT && (c->type == GF_MSG_RESERVE ||
 	    c->type == GF_MSG_SWAP_IN)) {
 		c->wait_ms = m->u.wait.timeout_ms;
-		c->deadline = now_ms() + (int64_t)c->wait_ms +
+		c->deadline = client_now_ms() + (int64_t)c->wait_ms +
 		    CLIENT_TIMEOUT_MS;
 		log_info("gpufracd queued %s on device %d: waiting up to %u ms",
 		    c->type == GF_MSG_SWAP_IN ? "our swap-in" :
@@ -429,7 +449,7 @@ client_lead(struct client_call *c)
 		pthread_mutex_unlock(&client_lock);
 		r = client_read(fd, &m, deadline, why, sizeof(why));
 		pthread_mutex_lock(&client_lock);
-		if (r == 0 && now_ms() >= c->deadline)
+		if (r == 0 && client_now_ms() >= c->deadline)
 			break;		/* the caller times it out */
 		if (r < 0) {
 			client_lost(why);
@@ -460,22 +480,19 @@ client_call_wait(struct client_call *c)
 {
 	char why[CLIENT_WHY_LEN];
 	struct client_call **pp;
-	struct timespec ts;
 
 	for (;;) {
 		if (c->state == CALL_DONE)
 			return 0;
 		if (c->state == CALL_LOST)
 			return -1;
-		if (now_ms() >= c->deadline)
+		if (client_now_ms() >= c->deadline)
 			break;
 		if (!client_reading) {
 			client_lead(c);
 			continue;
 		}
-		ts.tv_sec = c->deadline / 1000;
-		ts.tv_nsec = (long)(c->deadline % 1000) * 1000000;
-		pthread_cond_timedwait(&c->cv, &client_lock, &ts);
+		client_wait_until(&c->cv, c->deadline);
 	}
 	for (pp = &client_calls; *pp != NULL; pp = &(*pp)->next)
 		if (*pp == c) {
@@ -513,7 +530,7 @@ client_call(uint16_t type, int dev, const void *payload,
 		client_lost(why);
 		return -1;
 	}
-	c.deadline = now_ms() + CLIENT_TIMEOUT_MS;
+	c.deadline = client_now_ms() + CLIENT_TIMEOUT_MS;
 	pthread_cond_init(&c.cv, &client_condattr);
 	c.next = client_calls;
 	client_calls = &c;

@@ -279,6 +279,7 @@ client_register(int fd, unsigned *nrereg, char *why, size_t whylen)
 	client_up = 1;
 	*nrereg = rr.n;
 	client_let_in();
+	client_rejoined();
 	return 0;
 }
 
@@ -335,8 +336,10 @@ client_reconnect(void)
 	    sizeof(why))) < 0) {
 		r = errno;
 		pthread_mutex_unlock(&client_rejoin_lock);
-		if (r == ETIMEDOUT)
+		if (r == ETIMEDOUT) {
 			client_say_refused(CLIENT_NO_ROOM);
+			client_rejoin_failed();
+		}
 		log_debug("%s", why);
 		return -1;
 	}
@@ -362,6 +365,7 @@ client_reconnect(void)
 
 out_close:
 	close(fd);
+	client_rejoin_failed();
 	log_debug("cannot rejoin gpufracd: %s", why);
 	return -1;
 }

@@ -47,6 +47,8 @@ client_fork_child(void)
 	client_reading = 0;
 	client_watcher_waits = 0;
 	pthread_cond_init(&client_token_cv, NULL);
+	/* It has no daemon of its own yet: today's rules until it has. */
+	client_rejoin_init();
 	/* Not taken for fork: a restore under way is the parent's. */
 	pthread_mutex_init(&client_rejoin_lock, NULL);
 	memset(client_devs, 0, sizeof(client_devs));

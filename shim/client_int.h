@@ -101,6 +101,9 @@ extern pthread_cond_t client_token_cv;
  */
 
 /* client_conn.c: packets, the connection's state and loss, calls. */
+int64_t	client_now_ms(void);		/* CLOCK_MONOTONIC */
+/* Wait on cv (made with client_condattr) until deadline; lock held. */
+void	client_wait_until(pthread_cond_t *cv, int64_t deadline);
 int	client_send(int fd, uint16_t type, const void *payload, uint32_t *seqp,
 	    char *why, size_t whylen);
 int	client_recv(int fd, struct gf_msg *m, char *why, size_t whylen);
@@ -139,6 +142,24 @@ void	client_move(uint32_t direction, uint32_t id);
 /* client_connect.c: connecting, registering a new connection. */
 void	client_start(void);
 int	client_reconnect(void);
+
+/*
+ * client_rejoin.c: a lost daemon waited for. Once the process has
+ * registered (client_seen), a request while the connection is down
+ * waits for the watcher's reconnection, GPUFRAC_REJOIN_TIMEOUT at most,
+ * instead of taking what no daemon granted. Lock held throughout.
+ */
+extern int client_seen;			/* registered at least once */
+void	client_rejoin_init(void);	/* at start, and in a fork child */
+/* A connection was registered: wake the waiters. */
+void	client_rejoined(void);
+/* An attempt failed (refused, maybe): waiters look again. Unlocked. */
+void	client_rejoin_failed(void);
+/*
+ * Wait until a connection is up or the daemon refuses us (0), or until
+ * *deadline (set now + the bound if 0) passes, said once (-1).
+ */
+int	client_rejoin_wait(int64_t *deadline);
 
 /* client_watcher.c: the watcher thread. */
 void	client_monitor_start(void);

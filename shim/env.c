@@ -134,6 +134,23 @@ env_wait_timeout(void)
 	shim_env.wait_timeout_ms = (uint32_t)ms;
 }
 
+static void
+env_rejoin_timeout(void)
+{
+	const char *s = getenv("GPUFRAC_REJOIN_TIMEOUT");
+	uint64_t ms;
+
+	shim_env.rejoin_timeout_ms = ENV_REJOIN_TIMEOUT_MS;
+	if (s == NULL || *s == '\0')
+		return;
+	if (duration_parse(s, &ms) < 0 || ms > UINT32_MAX) {
+		log_errx("bad GPUFRAC_REJOIN_TIMEOUT '%s': expected a duration "
+		    "(250ms, 30s, 5m); using %u ms", s, ENV_REJOIN_TIMEOUT_MS);
+		return;
+	}
+	shim_env.rejoin_timeout_ms = (uint32_t)ms;
+}
+
 void
 env_load(void)
 {
@@ -144,4 +161,5 @@ env_load(void)
 	env_priority();
 	env_resolver();
 	env_wait_timeout();
+	env_rejoin_timeout();
 }

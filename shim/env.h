@@ -10,6 +10,12 @@
 
 #include "limit.h"
 
+/*
+ * How long an allocation waits for a lost daemon to come back: a restart
+ * by systemd takes about a second, and every client re-registers then.
+ */
+#define ENV_REJOIN_TIMEOUT_MS	10000
+
 struct shim_env {
 	int		disabled;	/* GPUFRAC_DISABLE=1: pure pass-through */
 	char		socket[PATH_MAX]; /* GPUFRAC_SOCKET or the default */
@@ -17,6 +23,7 @@ struct shim_env {
 	int32_t		priority;	/* GPUFRAC_PRIORITY, or INT32_MIN */
 	uint32_t	resolver;	/* GPUFRAC_RESOLVER, or GF_UNSET */
 	uint32_t	wait_timeout_ms; /* GPUFRAC_WAIT_TIMEOUT, or GF_UNSET */
+	uint32_t	rejoin_timeout_ms; /* GPUFRAC_REJOIN_TIMEOUT */
 };
 
 /* Valid after env_load(); read-only from then on. */

@@ -9,9 +9,14 @@ killed.
       and re-register it (COMMIT with reserved 0); print "rereg ANSWER"
       (the answer to a DEVICE_OPEN sent after it: CLOSED when the daemon
       refused the charge and closed the connection)
-  launder.py cut SOCK UUID SIZE MORE
+  launder.py lease SOCK UUID SIZE
+      the same, told as a lease restored (LEASE_RESTORE of SIZE, no page:
+      all of it drawn); print "lease ANSWER"
+  launder.py cut SOCK UUID SIZE MORE [RECUTS]
       HELLO, open UUID, RESERVE and take SIZE (granted), take MORE besides
-      without asking; close the connection and print "cut"; at a line on
+      without asking; close the connection and print "cut"; RECUTS times,
+      at a line on stdin, connect again, open UUID and close at once,
+      before re-registering anything, and print "recut"; at a line on
       stdin connect again, re-register SIZE and print "rereg ANSWER",
       then (MORE > 0) re-register MORE too and print "more ANSWER"
 """
@@ -24,6 +29,7 @@ import time
 
 VERSION = 1
 HELLO, DEVICE_OPEN, RESERVE, COMMIT = 1, 2, 3, 4
+LEASE_RESTORE = 9
 NAMES = {64: "HELLO_OK", 65: "DEVICE_INFO", 66: "GRANT", 67: "DENY",
          68: "ERROR", 75: "WAIT"}
 KIND_MEM = 1
@@ -64,6 +70,12 @@ def rereg(s, dev, ptr, size, seq):
     return ask(s, DEVICE_OPEN, dev + struct.pack("<IIQ", 0, 0, 0), seq + 1)
 
 
+def restore(s, dev, size, seq):
+    """A LEASE_RESTORE, then whether the connection lives."""
+    s.send(packet(LEASE_RESTORE, dev + struct.pack("<Q", size), seq))
+    return ask(s, DEVICE_OPEN, dev + struct.pack("<IIQ", 0, 0, 0), seq + 1)
+
+
 class Driver:
     def __init__(self):
         self.cu = ctypes.CDLL(os.environ["NUMBA_CUDA_DRIVER"])
@@ -90,7 +102,14 @@ def take(path, uuid, size):
     hold()
 
 
-def cut(path, uuid, size, more):
+def lease(path, uuid, size):
+    Driver().take(size)
+    dev = bytes.fromhex(uuid.replace("GPU-", "").replace("-", ""))
+    print("lease", restore(opened(path, dev), dev, size, 3), flush=True)
+    hold()
+
+
+def cut(path, uuid, size, more, recuts):
     drv = Driver()
     dev = bytes.fromhex(uuid.replace("GPU-", "").replace("-", ""))
     s = opened(path, dev)
@@ -105,6 +124,10 @@ def cut(path, uuid, size, more):
         drv.take(more)
     s.close()
     print("cut", flush=True)
+    for _ in range(recuts):
+        sys.stdin.readline()
+        opened(path, dev).close()
+        print("recut", flush=True)
     sys.stdin.readline()
     s = opened(path, dev)
     print("rereg", rereg(s, dev, BASE, size, 3), flush=True)
@@ -117,8 +140,11 @@ def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "take":
         take(args[0], args[1], int(args[2]))
+    elif cmd == "lease":
+        lease(args[0], args[1], int(args[2]))
     elif cmd == "cut":
-        cut(args[0], args[1], int(args[2]), int(args[3]))
+        cut(args[0], args[1], int(args[2]), int(args[3]),
+            int(args[4]) if len(args) > 4 else 0)
     else:
         sys.exit("launder.py: unknown command " + cmd)
 

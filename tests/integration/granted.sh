@@ -5,8 +5,11 @@
 # a 1 GiB group that says kill, then says HELLO and re-registers it as a
 # shim does after a restart: refused, and killed as unshimmed. Beside
 # it, a process whose connection is lost re-registers exactly what it
-# was granted: believed, its connection kept. And one that took more
-# while it was away has that much refused and is killed for it.
+# was granted: believed, its connection kept, even when its next
+# connection is lost too before it re-registers. One that took more
+# while it was away has that much refused and is killed for it. A
+# process granted nothing that restores a lease is refused as well,
+# however far within its limits.
 # (The connection is closed from the client's side: the daemon sees the
 # same, a connection lost while its process lives.)
 # shellcheck disable=SC2154	# PID_* are bg's
@@ -16,8 +19,9 @@ export SIMCUDA_DEVICES=8Gi
 "$PYTHON" -c 'import ctypes' 2>/dev/null || skip "no python3 ctypes"
 
 nobody_setup
-printf '[group cap]\nmatch = uid:65534\nlimit = 1Gi\nunshimmed = kill\n[group honest]\nmatch = uid:65533\nlimit = 1Gi\nunshimmed = kill\n' \
-	>"$TMP/gpufrac.conf"
+MPORT=$("$PYTHON" "$TOP/tests/clients/metrics_probe.py" freeport 1)
+printf '[daemon]\nmetrics_listen = 127.0.0.1:%s\n[group cap]\nmatch = uid:65534\nlimit = 1Gi\nunshimmed = kill\n[group honest]\nmatch = uid:65533\nlimit = 1Gi\nunshimmed = kill\n[group other]\nmatch = uid:65532\nlimit = 1Gi\nunshimmed = kill\n' \
+	"$MPORT" >"$TMP/gpufrac.conf"
 daemon_start
 uuid=$(ctl status --json | json 'j["devices"][0]["uuid"]')
 as() { setpriv --reuid="$1" --regid="$1" --clear-groups "${@:2}"; }
@@ -46,6 +50,21 @@ check "nothing says it was believed past its limit" \
 	eval '! events_of past-limit | grep -q .'
 wait_for "it is killed as unshimmed, its group past its limit" 15 \
 	gone_by_sigkill "$PID_liar"
+check "counted unshimmed, in its group" has_event unshimmed "$PID_liar" \
+	'"group":"cap","device":"[^"]*","bytes":3221225472,'
+check "and killed past its limit" has_event unshimmed-kill "$PID_liar" \
+	'holds 3.0GiB, past its limit 1.0GiB'
+check "and the metric counted it" eval "curl -sf http://127.0.0.1:$MPORT/metrics |
+	grep -q '^gpufrac_unshimmed_total{group=\"cap\"} [1-9]'"
+
+# --- the same, told as a lease restored -----------------------------------
+launder lessee 65532 lease "$GPUFRAC_SOCKET" "$uuid" $((512 << 20))
+wait_for "a lease restored by a process granted nothing is answered" 10 \
+	said lessee lease
+check_eq "refused, within its limits too" "$(cat "$TMP/lessee.out")" \
+	"lease CLOSED"
+check "an event says so" eval "events_of refused | grep -q \
+	'refused pid $PID_lessee (uid 65532): LEASE_RESTORE of 512.0MiB past what it was granted'"
 
 # --- a lost connection: exactly what was granted is believed ------------
 launder honest 65533 cut "$GPUFRAC_SOCKET" "$uuid" $((512 << 20)) 0
@@ -58,6 +77,19 @@ echo >&"$FD_honest"
 wait_for "its re-registration is answered" 10 said honest rereg
 check_eq "what it was granted is believed, its connection kept" \
 	"$(cat "$TMP/honest.out")" "$(printf 'cut\nrereg DEVICE_INFO')"
+
+# --- lost again before it re-registered: its grant is still whole -------
+launder recut 65533 cut "$GPUFRAC_SOCKET" "$uuid" $((512 << 20)) 0 1
+wait_for "a process's connection is lost" 10 said recut cut
+wait_for "the daemon has seen it go" 10 left "$PID_recut"
+echo >&"$FD_recut"
+wait_for "its next connection is lost before it re-registers" 10 said recut recut
+wait_for "the daemon has seen that go" 10 eval \
+	"[ \"\$(grep -c 'client pid $PID_recut left' '$TMP/gpufracd.log')\" = 2 ]"
+echo >&"$FD_recut"
+wait_for "its re-registration is answered" 10 said recut rereg
+check_eq "what it was granted is believed" "$(cat "$TMP/recut.out")" \
+	"$(printf 'cut\nrecut\nrereg DEVICE_INFO')"
 
 # --- a lost connection, and more taken meanwhile: that much refused -----
 launder more 65534 cut "$GPUFRAC_SOCKET" "$uuid" $((512 << 20)) $((768 << 20))
@@ -72,6 +104,8 @@ wait_for "it is killed as unshimmed, its group past its limit" 15 \
 	gone_by_sigkill "$PID_more"
 check "nothing was believed past a limit" \
 	eval '! events_of past-limit | grep -q .'
-check "the honest one lives on" kill -0 "$PID_honest"
-check "and is counted as connected" state_is "$PID_honest" running
+for p in "$PID_honest" "$PID_recut"; do
+	check "the honest ones live on ($p)" kill -0 "$p"
+	check "and are counted as connected ($p)" state_is "$p" running
+done
 finish

@@ -1,7 +1,8 @@
 # The shim's side of the wait resolver and of what gpufracd says unasked,
 # against a fake daemon (tests/clients/fake_gpufracd.py): a RESERVE answered
 # WAIT holds back only its own thread; WAIT extends its reply deadline past
-# 5 s; a daemon silent after a WAIT is given up on and rejoined; a limit
+# 5 s; a daemon silent after a WAIT is given up on and rejoined (the
+# allocation, never taken locally, fails); a limit
 # pushed with seq 0 shows in cuMemGetInfo of a process that asks nothing;
 # an unknown unsolicited message is ignored, a malformed one costs the
 # connection, which is rejoined.
@@ -38,7 +39,7 @@ fake_start long "$TMP/long.sock" --wait-from 1Gi --wait-ms 8000 \
 	--grant-after 6
 fake_start mute "$TMP/mute.sock" --wait-from 1Gi --wait-ms 300
 bg long "$TMP/long.sock" "$C" alloc 1Gi
-bg mute "$TMP/mute.sock" "$C" alloc 1Gi hold info
+GPUFRAC_REJOIN_TIMEOUT=0 bg mute "$TMP/mute.sock" "$C" alloc 1Gi hold info
 
 # Thread A's RESERVE is queued; thread B allocates and frees meanwhile.
 GPUFRAC_LOG=info bg t "$GPUFRAC_SOCKET" "$CLIENTS/threads_linked" 1Gi 1Mi
@@ -98,18 +99,25 @@ check_eq "which never looked lost" "$(grep -c '^HELLO' "$TMP/long.log")" 1
 check_eq "nothing said on stderr" "$(cat "$TMP/long.err")" ""
 
 # WAIT{300 ms} and then nothing: given up on after 5.3 s, then rejoined.
+# Registered, the process takes nothing the daemon did not grant: the
+# allocation would wait for the rejoined daemon's answer, but
+# GPUFRAC_REJOIN_TIMEOUT=0 says not to wait at all.
 wait_for "a daemon silent after WAIT is given up on" 20 \
 	grep -q '^holding' "$TMP/mute.out"
-check_eq "and the allocation is checked locally" "$(head -n 1 "$TMP/mute.out")" \
-	"alloc ok"
+check_eq "and the allocation fails, never taken locally" \
+	"$(head -n 1 "$TMP/mute.out")" "alloc err=2"
 check "saying why" grep -q "no GRANT or DENY within 5 s of the end of a 300 ms wait" \
 	"$TMP/mute.err"
-wait_for "the rejoined daemon learns of the allocation" 10 \
-	grep -q "^COMMIT pid=$PID_mute .* reserved=0 size=$GiB" "$TMP/mute.log"
+check "and that it did not wait" grep -q \
+	"did not come back within 0 ms; allocations fail until it does" \
+	"$TMP/mute.err"
+wait_for "the daemon is rejoined" 10 \
+	eval "[ \"\$(grep -c '^HELLO' '$TMP/mute.log')\" = 2 ]"
+check "and told of no allocation" eval "! grep -q '^COMMIT' '$TMP/mute.log'"
 kill -USR1 "$PID_mute"
 wait "$PID_mute"
 check_eq "with the limit it states" "$(tail -n 1 "$TMP/mute.out")" \
-	"info free=$GiB total=$((2 * GiB))"
+	"info free=$((2 * GiB)) total=$((2 * GiB))"
 
 for f in long mute; do
 	pidvar=FAKE_$f
