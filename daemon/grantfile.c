@@ -29,6 +29,8 @@ struct gf_head {
 	uint32_t	slot_size;
 	uint32_t	nslots;
 	uint64_t	slots_at;	/* offset of slot 0 */
+	uint64_t	alive_ms;	/* the writer's last sign of life,
+					   ms since boot */
 };
 
 /* A slot's head; per device its granted and lease bytes follow, then
@@ -239,6 +241,7 @@ file_read(const char *path, const uint8_t (*uuids)[GF_UUID_LEN],
 		if (slot_read(map, h, i, uuids, ndevices, rd) < 0)
 			goto out_nomem;
 	rd->whole = 1;
+	rd->alive_ms = h->alive_ms;
 	goto out_unmap;
 
 out_nomem:
@@ -441,6 +444,14 @@ grantfile_put(struct grantfile *gf, uint32_t slot, const struct grant_rec *r)
 	sum = slot_sum(s, n);
 	memcpy(s + n - sizeof(sum), &sum, sizeof(sum));
 	__atomic_store_n(&head->gen, head->gen + 1, __ATOMIC_RELEASE);
+}
+
+void
+grantfile_alive(struct grantfile *gf, uint64_t boot_ms)
+{
+	if (gf->fd >= 0)
+		__atomic_store_n(&head_of(gf)->alive_ms, boot_ms,
+		    __ATOMIC_RELAXED);
 }
 
 void

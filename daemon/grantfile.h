@@ -5,7 +5,8 @@
  * (state_dir is tmpfs by default: nothing is synced).
  *
  * The file: a header (magic, layout version, the slots' size and
- * number, the devices by UUID), then fixed-size slots, one a process. A
+ * number, the daemon's last sign of life, the devices by UUID), then
+ * fixed-size slots, one a process. A
  * slot carries a generation, odd while it is being written (a seqlock's:
  * a slot whose writer was killed half-way stays odd), and a checksum
  * over the rest, so that a slot torn, or changed by anyone else, is told
@@ -69,8 +70,12 @@ struct grant_read {
 	struct grant_lost *lost;	/* torn or changed slots */
 	size_t		 nlost;
 	int		 whole;		/* a file of this layout was read:
-					   a process without a record was
+					   a process without a record that
+					   started before alive_ms was
 					   granted nothing */
+	uint64_t	 alive_ms;	/* its writer's last sign of life (ms
+					   since boot): a process started
+					   after it had no daemon to ask */
 	char		 why[160];	/* else why not, one line */
 };
 
@@ -94,6 +99,9 @@ uint32_t grantfile_slot(struct grantfile *gf);
 /* Write r into slot (seqlock order: generation odd, fields, even). */
 void	grantfile_put(struct grantfile *gf, uint32_t slot,
 	    const struct grant_rec *r);
+/* Say the daemon is alive at boot_ms (ms since boot): a process that
+ * starts later, with no daemon, had none to ask. */
+void	grantfile_alive(struct grantfile *gf, uint64_t boot_ms);
 /* Empty slot and give it back to the free list. */
 void	grantfile_release(struct grantfile *gf, uint32_t slot);
 

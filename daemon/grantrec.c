@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "arbiter.h"
+#include "event.h"
 #include "events.h"
 #include "granted.h"
 #include "grantrec.h"
@@ -14,6 +15,8 @@
 #include "log.h"
 #include "pidfd.h"
 #include "statefile.h"
+
+#define GRANTREC_ALIVE_MS	1000	/* the file says the daemon lives */
 
 /* Whether lc is one whose grants are recorded: a shim's, known by its
  * start; a process without the shim was granted nothing. */
@@ -76,13 +79,29 @@ grantrec_watch(void *arg, struct ledger_client *lc, int gone)
 int
 grantrec_unknown(struct arbiter *a, const struct ledger_client *lc)
 {
-	if (a->grants.whole)
+	const char *why = a->grants.why;
+
+	if (a->grants.whole && lc->start_ms <= a->grants.alive_ms)
 		return 0;
+	if (a->grants.whole)
+		why = "it started when no daemon ran";
 	events_add(&a->events, events_wall_ms(), GF_EV_UNRECORDED, lc->pid,
-	    NULL, NULL, 0, "no record of what "
-	    "pid %u was granted (%s): its word is weighed as an earlier "
-	    "daemon's client's", lc->pid, a->grants.why);
+	    NULL, NULL, 0, "no record of what pid %u was granted (%s): its "
+	    "word is weighed as an earlier daemon's client's", lc->pid, why);
 	return 1;
+}
+
+/* Every second: the daemon lives (grantfile_alive). */
+static void
+alive_tick(struct event_loop *loop, void *arg)
+{
+	struct arbiter *a = arg;
+
+	grantfile_alive(&a->grants.file, pidfd_boot_ms());
+	a->grants.alive_timer = event_timer_add(loop, GRANTREC_ALIVE_MS,
+	    alive_tick, a);
+	if (a->grants.alive_timer < 0)
+		a->grants.alive_timer = 0;
 }
 
 /* ---- start -------------------------------------------------------------- */
@@ -148,6 +167,7 @@ grantrec_start(struct arbiter *a)
 		log_warnx("%s: grants are not recorded", err);
 	free(uuids);
 	g->whole = rd.whole && rd.nlost == 0;
+	g->alive_ms = rd.alive_ms;
 	snprintf(g->why, sizeof(g->why), "%s", rd.why);
 	lost_say(a, &rd);
 	for (i = 0; i < rd.nrecs; i++)
@@ -158,6 +178,7 @@ grantrec_start(struct arbiter *a)
 	grant_read_free(&rd);
 	a->ledger.watch = grantrec_watch;
 	a->ledger.watch_arg = a;
+	alive_tick(a->loop, a);
 	return 0;
 }
 
@@ -165,6 +186,10 @@ void
 grantrec_free(struct arbiter *a)
 {
 	a->ledger.watch = NULL;
+	if (a->grants.alive_timer > 0)
+		event_timer_cancel(a->loop, a->grants.alive_timer);
+	a->grants.alive_timer = 0;
+	grantfile_alive(&a->grants.file, pidfd_boot_ms());
 	grantfile_close(&a->grants.file);
 	free(a->grants.granted);
 	free(a->grants.lease);

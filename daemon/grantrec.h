@@ -8,7 +8,9 @@
  * engine left it out to host counts only where its record says so. A
  * record torn or changed, or a file of another layout, leaves the
  * processes of the earlier daemon to today's rules (trust.h), each said
- * in an `unrecorded` event.
+ * in an `unrecorded` event; so is a process that started after the
+ * earlier daemon's last sign of life (written in the file every second),
+ * which had no daemon to ask.
  */
 #ifndef GF_DAEMON_GRANTREC_H
 #define GF_DAEMON_GRANTREC_H
@@ -25,6 +27,9 @@ struct grants {
 	int		 whole;		/* the earlier daemon's file was read,
 					   every record whole */
 	char		 why[160];	/* else why not */
+	uint64_t	 alive_ms;	/* the earlier daemon's last sign of
+					   life (ms since boot) */
+	int64_t		 alive_timer;	/* ours, told every second */
 	uint64_t	*granted;	/* a record being made, per device */
 	uint64_t	*lease;
 };
@@ -47,9 +52,10 @@ void	grantrec_put(struct arbiter *a, struct ledger_client *lc);
 void	grantrec_forget(struct arbiter *a, uint32_t slot);
 
 /*
- * lc, an earlier daemon's client with no record here: whether its word
- * is weighed by today's rules (1: the file was not whole, said in an
- * event) or it was granted nothing (0).
+ * lc, a process older than this daemon with no record here: whether its
+ * word is weighed by today's rules (1: the file was not whole, or lc
+ * started after the earlier daemon's last sign of life; said in an event)
+ * or it was granted nothing (0).
  */
 int	grantrec_unknown(struct arbiter *a, const struct ledger_client *lc);
 

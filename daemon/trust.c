@@ -219,10 +219,13 @@ trust_lease(struct arbiter *a, struct ledger_client *lc, size_t dev,
 	/*
 	 * What its process was granted covers it first, so that nothing
 	 * re-registered after it finds that grant still there: within it,
-	 * the lease is lent again as it was.
+	 * the lease is believed, and lent again as it was where its limits
+	 * still allow it; past them (lowered meanwhile, its daemon's restart
+	 * too) what it has not drawn comes back, as `gpufracctl limit`
+	 * refuses its next allocations.
 	 */
 	if (regrant(lc, dev, &rest) == 0)
-		return 1;
+		return ledger_admit(&a->ledger, lc, dev, size) == LEDGER_GRANT;
 	/* Past it, a process of this daemon's time is never believed. */
 	if (!lc->regrant_only &&
 	    ledger_admit(&a->ledger, lc, dev, rest) == LEDGER_GRANT)

@@ -1,7 +1,8 @@
 /*
  * daemon/grantfile.c: records written in place and read back by the next
  * open, devices matched by UUID; a record torn (its generation odd) or
- * changed (its checksum) told from a whole one beside it; a file of
+ * changed (its checksum) told from a whole one beside it; the writer's
+ * last sign of life read back; a file of
  * another layout version, or not the daemon's own, not believed; slots
  * reused and the file grown past its first slots (issue 40, B).
  */
@@ -24,7 +25,7 @@ static const uint8_t devs[2][GF_UUID_LEN] = { { 0xaa, [15] = 1 },
     { 0xbb, [15] = 2 } };
 
 /* The layout, as grantfile.c lays it out for two devices. */
-#define SLOTS_AT	64
+#define SLOTS_AT	128
 #define SLOT_SIZE	(24 + 2 * 16 + 8)
 
 static int
@@ -113,12 +114,14 @@ test_roundtrip(void **state)
 	grant_read_free(&rd);
 	put(&gf, 10, 100, 200);
 	put(&gf, 11, 300, 0);
+	grantfile_alive(&gf, 123456);
 	grantfile_close(&gf);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0600);
 	/* The devices in another order: matched by UUID. */
 	open_ok(&gf, swapped, 2, &rd);
 	assert_true(rd.whole);
+	assert_int_equal(rd.alive_ms, 123456);
 	assert_int_equal(rd.nrecs, 2);
 	assert_int_equal(rd.nlost, 0);
 	assert_non_null(r = rec_of(&rd, 10));
