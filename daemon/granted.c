@@ -9,7 +9,11 @@
 
 #include "arbiter.h"
 #include "granted.h"
+<<<<<<< HEAD
 #include "grantrec.h"
+=======
+#include "lease.h"
+>>>>>>> shimwait
 #include "ledger.h"
 #include "log.h"
 #include "overhead.h"
@@ -38,19 +42,22 @@ granted_drop(struct arbiter *a, struct granted *g)
 }
 
 /*
- * What lc holds on dev by grant: all of its charge but its context, and
- * what an earlier connection was granted that lc has not re-registered
- * yet (lost again while it registers, its grant is still whole).
+ * What lc holds on dev by grant: all of its charge but its context and
+ * its lease's undrawn part (no memory: lent again within the limits when
+ * restored, trust_lease), and what an earlier connection was granted
+ * that lc has not re-registered yet (lost again while it registers, its
+ * grant is still whole).
  */
 static uint64_t
 grant_of(const struct ledger_client *lc, size_t dev)
 {
 	const struct ledger_usage *u = &lc->usage[dev];
-	uint64_t all = u->used + u->host, ctx = overhead_of(lc, dev);
+	uint64_t all = u->used + u->host;
+	uint64_t not_held = overhead_of(lc, dev) + lease_unused(lc, dev);
 
 	if (all < u->used)
 		all = UINT64_MAX;
-	all = all > ctx ? all - ctx : 0;
+	all = all > not_held ? all - not_held : 0;
 	return all + u->granted < all ? UINT64_MAX : all + u->granted;
 }
 
@@ -90,6 +97,12 @@ granted_keep(struct arbiter *a, const struct ledger_client *lc,
 
 	if (start_ms == 0)
 		return;		/* it cannot be known again */
+	if (lc->refused) {
+		/* Its word was refused: its memory is an unshimmed one's. */
+		if ((g = granted_find(a, lc->pid, start_ms)) != NULL)
+			granted_drop(a, g);
+		return;
+	}
 	if ((bytes = calloc(n, sizeof(*bytes))) == NULL) {
 		log_warnx("no memory to keep what pid %u was granted: its "
 		    "re-registration will be refused", lc->pid);

@@ -167,6 +167,8 @@ struct ledger_client {
 					   never believed (granted.h) */
 	int		page_out;	/* its page's word that the copy
 					   engine left it out is believed */
+	int		refused;	/* its word was refused: nothing of
+					   its is kept (trust_refuse) */
 	/* grantrec.c's */
 	uint32_t	grant_slot;	/* its record in the grants' file,
 					   + 1; 0: none */

@@ -202,9 +202,10 @@ trust_charge(struct arbiter *a, struct ledger_client *lc, size_t dev,
 }
 
 void
-trust_refuse(struct arbiter *a, const struct ledger_client *lc, size_t dev,
+trust_refuse(struct arbiter *a, struct ledger_client *lc, size_t dev,
     uint64_t bytes, const char *why)
 {
+	lc->refused = 1;
 	decision_event(a, GF_EV_REFUSED, lc, (int)dev, bytes, "refused pid %u "
 	    "(uid %u): %s; connection closed", lc->pid, lc->uid, why);
 }
@@ -219,29 +220,30 @@ trust_lease(struct arbiter *a, struct ledger_client *lc, size_t dev,
 	/*
 	 * What its process was granted covers it first, so that nothing
 	 * re-registered after it finds that grant still there: within it,
-	 * the lease is believed, and lent again as it was where its limits
-	 * still allow it; past them (lowered meanwhile, its daemon's restart
-	 * too) what it has not drawn comes back, as `gpufracctl limit`
-	 * refuses its next allocations.
+	 * the lease is lent again as it was.
 	 */
 	if (regrant(lc, dev, &rest) == 0)
-		return ledger_admit(&a->ledger, lc, dev, size) == LEDGER_GRANT;
-	/* Past it, a process of this daemon's time is never believed. */
-	if (!lc->regrant_only &&
+		return 1;
+	/* The page is its to write: no more than the lease is undrawn. */
+	if (s != NULL)
+		unused = __atomic_load_n(&s->avail, __ATOMIC_SEQ_CST) &
+		    ~GF_LEASE_CLOSED;
+	if (unused > size)
+		unused = size;
+	/*
+	 * Past it, what it has not drawn is lent again within its limits,
+	 * a grant made now; what it has drawn, of a process of this
+	 * daemon's time, never.
+	 */
+	if ((!lc->regrant_only || rest <= unused) &&
 	    ledger_admit(&a->ledger, lc, dev, rest) == LEDGER_GRANT)
 		return 1;
 	/*
 	 * Past its limits (a limit lowered while the daemon was away, its
 	 * group's others registered first) or its grant: what it has not
 	 * drawn is not lent again; what it has drawn beyond the grant is
-	 * believed as a COMMIT is. The page is its to write: no more than
-	 * the lease is undrawn.
+	 * believed as a COMMIT is.
 	 */
-	if (s != NULL)
-		unused = __atomic_load_n(&s->avail, __ATOMIC_SEQ_CST) &
-		    ~GF_LEASE_CLOSED;
-	if (unused > size)
-		unused = size;
 	drawn = size - unused;
 	drawn = drawn > size - rest ? drawn - (size - rest) : 0;
 	if (trust_charge(a, lc, dev, drawn, "LEASE_RESTORE", why,

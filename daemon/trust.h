@@ -52,8 +52,12 @@ int	trust_charge(struct arbiter *a, struct ledger_client *lc, size_t dev,
 int	trust_lease(struct arbiter *a, struct ledger_client *lc, size_t dev,
 	    uint64_t size, char *why, size_t whylen);
 
-/* Record that lc's word (bytes on dev, why) was refused: its event. */
-void	trust_refuse(struct arbiter *a, const struct ledger_client *lc,
+/*
+ * Record that lc's word (bytes on dev, why) was refused: its event; and
+ * nothing it was granted is kept once its connection closes (granted.h):
+ * its memory is an unshimmed process's.
+ */
+void	trust_refuse(struct arbiter *a, struct ledger_client *lc,
 	    size_t dev, uint64_t bytes, const char *why);
 
 #endif

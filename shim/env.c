@@ -5,6 +5,7 @@
  * group's whole allowance (limit_request_refuse).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,38 +118,45 @@ env_resolver(void)
 	    "swap; not requested", s);
 }
 
+/*
+ * A duration in name, at most max ms: 1 with *ms, 0 unset; -1 bad, said
+ * with what is done instead.
+ */
+static int
+env_duration(const char *name, uint64_t max, const char *instead,
+    uint32_t *ms)
+{
+	const char *s = getenv(name);
+	uint64_t v;
+
+	if (s == NULL || *s == '\0')
+		return 0;
+	if (duration_parse(s, &v) < 0 || v > max) {
+		log_errx("bad %s '%s': expected a duration (250ms, 30s, 5m); %s",
+		    name, s, instead);
+		return -1;
+	}
+	*ms = (uint32_t)v;
+	return 1;
+}
+
 static void
 env_wait_timeout(void)
 {
-	const char *s = getenv("GPUFRAC_WAIT_TIMEOUT");
-	uint64_t ms;
-
-	shim_env.wait_timeout_ms = GF_UNSET;
-	if (s == NULL || *s == '\0')
-		return;
-	if (duration_parse(s, &ms) < 0 || ms >= GF_UNSET) {
-		log_errx("bad GPUFRAC_WAIT_TIMEOUT '%s': expected a duration "
-		    "(250ms, 30s, 5m); not requested", s);
-		return;
-	}
-	shim_env.wait_timeout_ms = (uint32_t)ms;
+	if (env_duration("GPUFRAC_WAIT_TIMEOUT", GF_UNSET - 1, "not requested",
+	    &shim_env.wait_timeout_ms) != 1)
+		shim_env.wait_timeout_ms = GF_UNSET;
 }
 
 static void
 env_rejoin_timeout(void)
 {
-	const char *s = getenv("GPUFRAC_REJOIN_TIMEOUT");
-	uint64_t ms;
+	char instead[32];
 
-	shim_env.rejoin_timeout_ms = ENV_REJOIN_TIMEOUT_MS;
-	if (s == NULL || *s == '\0')
-		return;
-	if (duration_parse(s, &ms) < 0 || ms > UINT32_MAX) {
-		log_errx("bad GPUFRAC_REJOIN_TIMEOUT '%s': expected a duration "
-		    "(250ms, 30s, 5m); using %u ms", s, ENV_REJOIN_TIMEOUT_MS);
-		return;
-	}
-	shim_env.rejoin_timeout_ms = (uint32_t)ms;
+	snprintf(instead, sizeof(instead), "using %u ms", ENV_REJOIN_TIMEOUT_MS);
+	if (env_duration("GPUFRAC_REJOIN_TIMEOUT", UINT32_MAX, instead,
+	    &shim_env.rejoin_timeout_ms) != 1)
+		shim_env.rejoin_timeout_ms = ENV_REJOIN_TIMEOUT_MS;
 }
 
 void

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "hold.h"
 #include "units.h"
 
 #define DEPTH		4
@@ -113,19 +114,6 @@ usr1_came(void)
 	sigemptyset(&usr1);
 	sigaddset(&usr1, SIGUSR1);
 	return sigtimedwait(&usr1, NULL, &pace) == SIGUSR1;
-}
-
-static void
-hold(void)
-{
-	sigset_t usr1;
-	int sig;
-
-	sigemptyset(&usr1);
-	sigaddset(&usr1, SIGUSR1);
-	printf("holding\n");
-	fflush(stdout);
-	sigwait(&usr1, &sig);
 }
 
 /* One round: churn until SIGUSR1, then say how it went. */

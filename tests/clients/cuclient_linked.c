@@ -144,6 +144,7 @@
 #include <unistd.h>
 
 #include "../simcuda/private_table.h"
+#include "hold.h"
 #include "report.h"
 #include "units.h"
 
@@ -422,19 +423,6 @@ peercopy(void)
 	printf("peercopy %s\n", memcmp(got, want, n) == 0 ? "ok" : "differs");
 }
 
-/* Say "holding" and wait for SIGUSR1: the "hold" command. */
-static void
-hold(void)
-{
-	sigset_t usr1;
-	int sig;
-
-	sigemptyset(&usr1);
-	sigaddset(&usr1, SIGUSR1);
-	printf("holding\n");
-	fflush(stdout);
-	sigwait(&usr1, &sig);
-}
 
 static void
 hold_fn(void *arg)

@@ -19,8 +19,13 @@ killed.
       before re-registering anything, and print "recut"; at a line on
       stdin connect again, re-register SIZE and print "rereg ANSWER",
       then (MORE > 0) re-register MORE too and print "more ANSWER"
+  launder.py cutleased SOCK UUID SIZE MORE
+      the same with an activity page, its RESERVE asking for a lease;
+      after "rereg", restore the lease the page says (all of it undrawn)
+      and print "lease ANSWER"
 """
 import ctypes
+import fcntl
 import os
 import socket
 import struct
@@ -52,12 +57,26 @@ def ask(s, type_, payload, seq):
     return NAMES.get(struct.unpack("<HHIII", r[:16])[1], "?")
 
 
-def opened(path, dev):
+def page():
+    """An activity page, as a shim passes it with HELLO: leases need one."""
+    fd = os.memfd_create("gpufrac-activity", os.MFD_ALLOW_SEALING)
+    os.ftruncate(fd, 4096)
+    os.pwrite(fd, struct.pack("<II", 0x67664163, 3), 0)
+    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL)
+    return fd
+
+
+def opened(path, dev, fd=None):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     s.connect(path)
     s.settimeout(10)
-    assert ask(s, HELLO, struct.pack("<iIII", -2**31, 0xffffffff,
-                                     0xffffffff, 0), 1) == "HELLO_OK"
+    hello = struct.pack("<iIII", -2**31, 0xffffffff, 0xffffffff, 0)
+    if fd is None:
+        assert ask(s, HELLO, hello, 1) == "HELLO_OK"
+    else:
+        socket.send_fds(s, [packet(HELLO, hello, 1)], [fd])
+        assert NAMES.get(struct.unpack("<HHIII", s.recv(65536)[:16])[1]) \
+            == "HELLO_OK"
     assert ask(s, DEVICE_OPEN, dev + struct.pack("<IIQ", 0, 0, 0),
                2) == "DEVICE_INFO"
     return s
@@ -109,11 +128,13 @@ def lease(path, uuid, size):
     hold()
 
 
-def cut(path, uuid, size, more, recuts):
+def cut(path, uuid, size, more, recuts, leased=False):
     drv = Driver()
     dev = bytes.fromhex(uuid.replace("GPU-", "").replace("-", ""))
-    s = opened(path, dev)
-    assert ask(s, RESERVE, dev + struct.pack("<QII", size, KIND_MEM, 0),
+    fd = page() if leased else None
+    s = opened(path, dev, fd)
+    assert ask(s, RESERVE, dev + struct.pack("<QII", size, KIND_MEM,
+                                             1 if leased else 0),
                3) == "GRANT"
     drv.take(size)
     s.send(packet(COMMIT, dev + struct.pack("<QQQII", BASE, size, size,
@@ -129,10 +150,13 @@ def cut(path, uuid, size, more, recuts):
         opened(path, dev).close()
         print("recut", flush=True)
     sys.stdin.readline()
-    s = opened(path, dev)
+    s = opened(path, dev, fd)
     print("rereg", rereg(s, dev, BASE, size, 3), flush=True)
+    if leased:
+        total = struct.unpack("<Q", os.pread(fd, 8, 64 + 8))[0]
+        print("lease", restore(s, dev, total, 5), flush=True)
     if more > 0:
-        print("more", rereg(s, dev, BASE + size, more, 5), flush=True)
+        print("more", rereg(s, dev, BASE + size, more, 7), flush=True)
     hold()
 
 
@@ -142,9 +166,9 @@ def main():
         take(args[0], args[1], int(args[2]))
     elif cmd == "lease":
         lease(args[0], args[1], int(args[2]))
-    elif cmd == "cut":
+    elif cmd in ("cut", "cutleased"):
         cut(args[0], args[1], int(args[2]), int(args[3]),
-            int(args[4]) if len(args) > 4 else 0)
+            int(args[4]) if len(args) > 4 else 0, cmd == "cutleased")
     else:
         sys.exit("launder.py: unknown command " + cmd)
 

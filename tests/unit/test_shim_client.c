@@ -25,6 +25,7 @@
 #include "../../shim/client_conn.c"
 #include "../../shim/client_device.c"
 #include "../../shim/client_connect.c"
+#include "../../shim/client_rejoin.c"
 #include "../../shim/client_watcher.c"
 #include "../../shim/client_stall.c"
 #include "../../shim/stall.c"
@@ -232,7 +233,7 @@ test_wait_extends_deadline(void **state)
 	struct client_call c;
 	struct gf_msg reply, w;
 	struct gf_wait wait = { .timeout_ms = 60000 };
-	int64_t before = now_ms();
+	int64_t before = client_now_ms();
 
 	(void)state;
 	memset(&c, 0, sizeof(c));
