@@ -9,11 +9,8 @@
 
 #include "arbiter.h"
 #include "granted.h"
-<<<<<<< HEAD
 #include "grantrec.h"
-=======
 #include "lease.h"
->>>>>>> shimwait
 #include "ledger.h"
 #include "log.h"
 #include "overhead.h"

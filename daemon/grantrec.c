@@ -11,6 +11,7 @@
 #include "events.h"
 #include "granted.h"
 #include "grantrec.h"
+#include "lease.h"
 #include "ledger.h"
 #include "log.h"
 #include "pidfd.h"
@@ -42,7 +43,12 @@ grantrec_put(struct arbiter *a, struct ledger_client *lc)
 		lc->grant_slot = slot + 1;
 	}
 	for (dev = 0; dev < a->ledger.ndevices; dev++) {
-		g->granted[dev] = granted_owed(lc, dev);
+		/* Its lease whole: drawn without a word to the daemon, how
+		   much of it is drawn is never known here. */
+		g->granted[dev] = granted_owed(lc, dev) +
+		    lease_unused(lc, dev);
+		if (g->granted[dev] < lease_unused(lc, dev))
+			g->granted[dev] = UINT64_MAX;
 		g->lease[dev] = lc->usage[dev].lease;
 	}
 	r.pid = lc->pid;

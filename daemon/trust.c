@@ -220,10 +220,13 @@ trust_lease(struct arbiter *a, struct ledger_client *lc, size_t dev,
 	/*
 	 * What its process was granted covers it first, so that nothing
 	 * re-registered after it finds that grant still there: within it,
-	 * the lease is lent again as it was.
+	 * the lease is believed, and lent again as it was where its limits
+	 * still allow (an earlier daemon's record holds its lease whole);
+	 * past them, lowered meanwhile, what it has not drawn comes back,
+	 * as `gpufracctl limit` refuses its next allocations.
 	 */
 	if (regrant(lc, dev, &rest) == 0)
-		return 1;
+		return ledger_admit(&a->ledger, lc, dev, size) == LEDGER_GRANT;
 	/* The page is its to write: no more than the lease is undrawn. */
 	if (s != NULL)
 		unused = __atomic_load_n(&s->avail, __ATOMIC_SEQ_CST) &
