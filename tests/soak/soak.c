@@ -248,9 +248,10 @@ quiet_point(struct soak *s)
 	 * would come back on its own and could take their room.
 	 */
 	ok = check_point(s, 0) == 0 && s->last_swapped == 0;
-	/* The first and every RESTART_EVERY-th: the daemon killed and
+	/* The first and every RESTART_EVERY-th of the chaos (the honest
+	   soak follows the daemon's decisions): the daemon killed and
 	   started again, each client's record the same after (issue 40). */
-	if (ok && s->n.quiet_points % RESTART_EVERY == 0) {
+	if (ok && !s->honest && s->n.quiet_points % RESTART_EVERY == 0) {
 		ok = restart_check(s) == 0;
 		s->point_what = "restarted";
 		ok = check_point(s, 0) == 0 && ok && s->last_swapped == 0;
