@@ -247,16 +247,17 @@ quiet_point(struct soak *s)
 	 * Swaps by hand, if nobody is out already: one out that fits again
 	 * would come back on its own and could take their room.
 	 */
-	ok = check_point(s, 0) == 0 && s->last_swapped == 0;
+	ok = check_point(s, 0) == 0;
 	/* The first and every RESTART_EVERY-th of the chaos (the honest
 	   soak follows the daemon's decisions): the daemon killed and
 	   started again, each client's record the same after (issue 40). */
-	if (ok && !s->honest && s->n.quiet_points % RESTART_EVERY == 0) {
+	if (ok && !s->honest && (s->n.restarts_quiet == 0 ||
+	    s->n.quiet_points % RESTART_EVERY == 0)) {
 		ok = restart_check(s) == 0;
 		s->point_what = "restarted";
-		ok = check_point(s, 0) == 0 && ok && s->last_swapped == 0;
+		ok = check_point(s, 0) == 0 && ok;
 	}
-	if (ok && chaos_quiet_out(s) > 0) {
+	if (ok && s->last_swapped == 0 && chaos_quiet_out(s) > 0) {
 		s->point_what = "some swapped out";
 		(void)check_point(s, 0);
 		chaos_quiet_in(s);
