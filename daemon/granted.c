@@ -10,7 +10,6 @@
 #include "arbiter.h"
 #include "granted.h"
 #include "grantrec.h"
-#include "lease.h"
 #include "ledger.h"
 #include "log.h"
 #include "overhead.h"
@@ -39,22 +38,20 @@ granted_drop(struct arbiter *a, struct granted *g)
 }
 
 /*
- * What lc holds on dev by grant: all of its charge but its context and
- * its lease's undrawn part (no memory: lent again within the limits when
- * restored, trust_lease), and what an earlier connection was granted
- * that lc has not re-registered yet (lost again while it registers, its
- * grant is still whole).
+ * What lc holds on dev by grant: all of its charge but its context (its
+ * whole lease: the process draws from it while it is away), and what an
+ * earlier connection was granted that lc has not re-registered yet (lost
+ * again while it registers, its grant is still whole).
  */
 static uint64_t
 grant_of(const struct ledger_client *lc, size_t dev)
 {
 	const struct ledger_usage *u = &lc->usage[dev];
-	uint64_t all = u->used + u->host;
-	uint64_t not_held = overhead_of(lc, dev) + lease_unused(lc, dev);
+	uint64_t all = u->used + u->host, ctx = overhead_of(lc, dev);
 
 	if (all < u->used)
 		all = UINT64_MAX;
-	all = all > not_held ? all - not_held : 0;
+	all = all > ctx ? all - ctx : 0;
 	return all + u->granted < all ? UINT64_MAX : all + u->granted;
 }
 

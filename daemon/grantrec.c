@@ -11,7 +11,6 @@
 #include "events.h"
 #include "granted.h"
 #include "grantrec.h"
-#include "lease.h"
 #include "ledger.h"
 #include "log.h"
 #include "pidfd.h"
@@ -43,12 +42,7 @@ grantrec_put(struct arbiter *a, struct ledger_client *lc)
 		lc->grant_slot = slot + 1;
 	}
 	for (dev = 0; dev < a->ledger.ndevices; dev++) {
-		/* Its lease whole: drawn without a word to the daemon, how
-		   much of it is drawn is never known here. */
-		g->granted[dev] = granted_owed(lc, dev) +
-		    lease_unused(lc, dev);
-		if (g->granted[dev] < lease_unused(lc, dev))
-			g->granted[dev] = UINT64_MAX;
+		g->granted[dev] = granted_owed(lc, dev);
 		g->lease[dev] = lc->usage[dev].lease;
 	}
 	r.pid = lc->pid;

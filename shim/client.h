@@ -1,8 +1,9 @@
 /*
  * The daemon client: the process's one connection to gpufracd, the
  * accounting that rests on it (reserve, commit, roll back, free), the
- * per-device view a program is shown, local enforcement while the daemon
- * cannot be reached, reconnection and fork safety.
+ * per-device view a program is shown, local enforcement while no daemon
+ * has let the process in (once one has, a request waits for it to come
+ * back instead: client_rejoin.c), reconnection and fork safety.
  *
  * Thread-safe. Requests from several threads share the connection: replies
  * are matched by seq, and no lock is held while a thread waits for its
@@ -63,7 +64,8 @@ void	client_fork_child(void);
 /*
  * Charge size bytes of kind on device dev before the driver allocates them.
  * The first call of the process connects to the daemon. May block while
- * the daemon queues the request. Returns
+ * the daemon queues the request, or while a lost daemon is waited for
+ * (GPUFRAC_REJOIN_TIMEOUT at most). Returns
  * CUDA_SUCCESS with *t to settle (t->dev < 0: the memory is not accounted,
  * e.g. the device has no UUID), or the CUresult to return instead of
  * calling the driver (CUDA_ERROR_OUT_OF_MEMORY when denied).
