@@ -256,6 +256,8 @@ check: all $(CHECK_DEPS)
 demo: all $(O)/tests/clients/cuclient_linked
 	$(RUN_ENV) tools/demo.sh
 
+# BENCH_BASELINE=DIR (another build tree, e.g. of main): its gpufracd's
+# round trip measured beside this one's, in turns, under the same load.
 bench: all $(BENCH)
 	$(BENCH)
 

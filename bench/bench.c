@@ -47,6 +47,7 @@ results_init(struct results *r)
 	r->rt_idle_p50_us = r->rt_idle_p99_us = NAN;
 	r->rt_p50_us = r->rt_p99_us = r->echo_p50_us = r->echo_p99_us = NAN;
 	r->rt_load_rps = r->echo_load_rps = NAN;
+	r->base_p50_us = r->base_p99_us = NAN;
 	r->wake_p50_us = r->wake_p99_us = NAN;
 	r->table_ns_1k = r->table_ns_100k = r->table_ns_1m = NAN;
 	r->table_ns_100k_mt = NAN;
@@ -163,6 +164,7 @@ int
 main(int argc, char *argv[])
 {
 	static struct bench b;
+	const char *base;
 	uint64_t n;
 	int ch;
 
@@ -190,6 +192,12 @@ main(int argc, char *argv[])
 	snprintf(b.state, sizeof(b.state), "gfbench-%d", (int)getpid());
 	if (harness_top(b.top, sizeof(b.top)) < 0)
 		return 1;
+	if ((base = getenv("BENCH_BASELINE")) != NULL && *base != '\0' &&
+	    snprintf(b.base_top, sizeof(b.base_top), "%s", base) >=
+	    (int)sizeof(b.base_top)) {
+		log_warnx("BENCH_BASELINE is too long: '%s'", base);
+		return 2;
+	}
 	if (daemon_setup(&b) < 0 || harness_env(b.top, b.state, BENCH_DEVICES, b.sock) < 0) {
 		daemon_teardown(&b);
 		return 1;

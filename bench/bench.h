@@ -25,6 +25,11 @@ struct bench {
 	char		 sock[PATH_MAX]; /* the daemon's socket in dir */
 	char		 state[64];	/* SIMCUDA_STATE */
 	pid_t		 daemon;	/* gpufracd, or 0 */
+	/* BENCH_BASELINE: another build tree whose gpufracd is measured
+	   beside this one's, on base_sock (the round trip), or "" */
+	char		 base_top[PATH_MAX];
+	char		 base_sock[PATH_MAX];
+	pid_t		 base_daemon;
 	uint8_t		 uuid[GF_UUID_LEN]; /* the simulated device 0 */
 	int		 clients;	/* busy client processes */
 };
@@ -41,6 +46,8 @@ struct results {
 	double		 rt_idle_p50_us, rt_idle_p99_us; /* no load */
 	double		 rt_p50_us, rt_p99_us, echo_p50_us, echo_p99_us;
 	size_t		 rt_samples, echo_samples;
+	double		 base_p50_us, base_p99_us; /* BENCH_BASELINE's */
+	size_t		 base_samples;
 	double		 rt_load_rps, echo_load_rps; /* the load's pace */
 	double		 wake_p50_us, wake_p99_us;
 	size_t		 wake_samples;
@@ -54,6 +61,7 @@ struct results {
 	char		 count_note[BENCH_NOTE_LEN];
 	char		 rt_note[BENCH_NOTE_LEN];
 	char		 echo_note[BENCH_NOTE_LEN];
+	char		 base_note[BENCH_NOTE_LEN];
 	char		 wake_note[BENCH_NOTE_LEN];
 	char		 rss_note[BENCH_NOTE_LEN];
 };
@@ -160,9 +168,13 @@ int	wake_worker(int argc, char *argv[]);
 /* bench_daemon.c: the run's directory, configuration and gpufracd. */
 /* mkdtemp, the configuration; 0 or -1 with a note on stderr. */
 int	daemon_setup(struct bench *b);
-/* Start gpufracd and wait until it answers STATUS (b->uuid); 0 or -1. */
+/*
+ * Start gpufracd and wait until it answers STATUS (b->uuid); 0 or -1.
+ * The baseline's too, where b->base_top is set (if it cannot start: said,
+ * and base_top emptied).
+ */
 int	daemon_start(struct bench *b);
-/* SIGTERM and reap it; its exit status, or -1. */
+/* SIGTERM and reap them; this one's exit status, or -1. */
 int	daemon_stop(struct bench *b);
 /* Remove the directory, its files and the simulator's state. */
 void	daemon_teardown(const struct bench *b);

@@ -56,52 +56,87 @@ daemon_setup(struct bench *b)
 	return 0;
 }
 
-/* The child: stderr to the log, then gpufracd; never returns. */
-/* In the child: the daemon, on the bench's socket and configuration. */
+/* One of the run's daemons: whose build, on which socket. */
+struct bench_daemon {
+	struct bench	*b;
+	const char	*top;
+	const char	*sock;
+	const char	*log;		/* its log's name in b->dir */
+	pid_t		*pid;
+};
+
+/* In the child: the daemon, on its socket and the bench's configuration. */
 static void __attribute__((noreturn))
-daemon_exec(const struct bench *b)
+daemon_exec(const struct bench_daemon *d)
 {
 	char conf[PATH_MAX], logpath[PATH_MAX];
 
-	if (harness_path(conf, sizeof(conf), b->dir, "gpufrac.conf") < 0 ||
-	    harness_path(logpath, sizeof(logpath), b->dir, "gpufracd.log") < 0)
+	if (harness_path(conf, sizeof(conf), d->b->dir, "gpufrac.conf") < 0 ||
+	    harness_path(logpath, sizeof(logpath), d->b->dir, d->log) < 0)
 		_exit(127);
-	harness_daemon_exec(b->top, b->sock, conf, logpath);
+	harness_daemon_exec(d->top, d->sock, conf, logpath);
 }
 
 /* harness_daemon_wait's question: the daemon answers a status. */
 static int
 serves(void *arg)
 {
-	struct bench *b = arg;
+	struct bench_daemon *d = arg;
 	uint32_t nclients;
 
-	return wire_status(b->sock, b->uuid, &nclients) == 0;
+	return wire_status(d->sock, d->b->uuid, &nclients) == 0;
+}
+
+static int
+daemon_run(struct bench_daemon *d)
+{
+	if ((*d->pid = harness_fork()) < 0) {
+		*d->pid = 0;
+		return -1;
+	}
+	if (*d->pid == 0)
+		daemon_exec(d);
+	return harness_daemon_wait(d->pid, serves, d, DAEMON_START_MS);
+}
+
+static int
+daemon_end(pid_t *pid)
+{
+	int status;
+
+	if (*pid <= 0)
+		return -1;
+	kill(*pid, SIGTERM);
+	status = harness_reap(*pid, 5000);
+	*pid = 0;
+	return status;
 }
 
 int
 daemon_start(struct bench *b)
 {
-	if ((b->daemon = harness_fork()) < 0) {
-		b->daemon = 0;
+	struct bench_daemon d = { b, b->top, b->sock, "gpufracd.log",
+	    &b->daemon };
+	struct bench_daemon base = { b, b->base_top, b->base_sock,
+	    "baseline.log", &b->base_daemon };
+
+	if (daemon_run(&d) < 0)
 		return -1;
+	if (b->base_top[0] != '\0' && (harness_path(b->base_sock,
+	    sizeof(b->base_sock), b->dir, "baseline.sock") < 0 ||
+	    daemon_run(&base) < 0)) {
+		log_warnx("the baseline's gpufracd (BENCH_BASELINE '%s') did "
+		    "not start: see %s/baseline.log", b->base_top, b->dir);
+		b->base_top[0] = '\0';
 	}
-	if (b->daemon == 0)
-		daemon_exec(b);
-	return harness_daemon_wait(&b->daemon, serves, b, DAEMON_START_MS);
+	return 0;
 }
 
 int
 daemon_stop(struct bench *b)
 {
-	int status;
-
-	if (b->daemon <= 0)
-		return -1;
-	kill(b->daemon, SIGTERM);
-	status = harness_reap(b->daemon, 5000);
-	b->daemon = 0;
-	return status;
+	(void)daemon_end(&b->base_daemon);
+	return daemon_end(&b->daemon);
 }
 
 void

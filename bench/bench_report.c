@@ -119,6 +119,15 @@ rows_fill(struct rows *t, const struct results *r)
 	    r->echo_p99_us, "us", "", NAN);
 	row_add(t, "roundtrip_echo_p99_ratio", "  round trip p99 / echo p99",
 	    ratio, "x", "<= 2", 2);
+	if (!isnan(r->base_p99_us)) {
+		row_add(t, "baseline_p50_us", "BENCH_BASELINE's round trip, p50",
+		    r->base_p50_us, "us", "", NAN);
+		row_add(t, "baseline_p99_us", "BENCH_BASELINE's round trip, p99",
+		    r->base_p99_us, "us", "", NAN);
+		row_add(t, "roundtrip_baseline_p99_ratio",
+		    "  round trip p99 / baseline's p99",
+		    r->rt_p99_us / r->base_p99_us, "x", "<= 1.1", 1.1);
+	}
 	row_add(t, "roundtrip_load_rps", "  load: daemon round trips/s",
 	    r->rt_load_rps, "/s", "", NAN);
 	row_add(t, "echo_load_rps", "  load: echo round trips/s",
@@ -268,6 +277,7 @@ report_print(const struct bench *b, const struct results *r)
 	note_print("instructions", r->count_note);
 	note_print("round trip", r->rt_note);
 	note_print("echo", r->echo_note);
+	note_print("baseline", r->base_note);
 	note_print("wake-up", r->wake_note);
 	note_print("daemon RSS", r->rss_note);
 	json_print(&t, r, cores, model, b->clients);

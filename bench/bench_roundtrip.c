@@ -4,7 +4,9 @@
  * its own RESERVE -> GRANT; then the same against a bare SEQPACKET echo
  * server (bench_echo.c) with the same client code, sizes and load. The two
  * take turns, a fresh load each repetition, so that what the scheduler does
- * to one over a run it does to the other.
+ * to one over a run it does to the other. With BENCH_BASELINE, another
+ * build's daemon takes its turn between them, under the same load: the
+ * cost of a change to the daemon, side by side.
  *
  * While it measures, the server is pinned to one CPU and the measuring
  * client to another; the load is not. Unpinned, the result depends on
@@ -293,7 +295,11 @@ roundtrip_measure(const struct bench *b, struct results *r)
 	    .max = RT_SAMPLES };
 	struct rt_phase echo = { .handshake = 0, .uuid = b->uuid,
 	    .clients = b->clients, .max = RT_SAMPLES };
+	/* BENCH_BASELINE's daemon, where there is one: its turn between */
+	struct rt_phase base = { .handshake = 1, .uuid = b->uuid,
+	    .clients = b->clients, .max = RT_SAMPLES };
 	char path[PATH_MAX];
+	double rps;
 	pid_t server;
 	double *v;
 	int rep;
@@ -312,8 +318,11 @@ roundtrip_measure(const struct bench *b, struct results *r)
 	}
 	echo.path = path;
 	echo.server = server;
+	base.path = b->base_sock;
+	base.server = b->base_daemon;
 	for (rep = 0; rep < RT_REPS; rep++)
-		if (rt_rep(&daemon, rep, v) < 0 || rt_rep(&echo, rep, v) < 0)
+		if (rt_rep(&daemon, rep, v) < 0 || (b->base_daemon > 0 &&
+		    rt_rep(&base, rep, v) < 0) || rt_rep(&echo, rep, v) < 0)
 			break;
 	if (rep == RT_REPS) {
 		rt_results(&daemon, &r->rt_p50_us, &r->rt_p99_us,
@@ -322,9 +331,14 @@ roundtrip_measure(const struct bench *b, struct results *r)
 		rt_results(&echo, &r->echo_p50_us, &r->echo_p99_us,
 		    &r->echo_load_rps, &r->echo_samples, r->echo_note,
 		    sizeof(r->echo_note));
+		if (b->base_daemon > 0)
+			rt_results(&base, &r->base_p50_us, &r->base_p99_us,
+			    &rps, &r->base_samples, r->base_note,
+			    sizeof(r->base_note));
 	} else {
 		snprintf(r->rt_note, sizeof(r->rt_note), "%s", daemon.note);
 		snprintf(r->echo_note, sizeof(r->echo_note), "%s", echo.note);
+		snprintf(r->base_note, sizeof(r->base_note), "%s", base.note);
 	}
 	kill(server, SIGTERM);
 	harness_reap(server, 5000);

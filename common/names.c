@@ -64,6 +64,7 @@ static const char *const events[] = {
 	[GF_EV_UNSHIMMED] = "unshimmed",
 	[GF_EV_UNSHIMMED_KILL] = "unshimmed-kill",
 	[GF_EV_REGROUPED] = "regrouped",
+	[GF_EV_UNRECORDED] = "unrecorded",
 };
 
 static const char *

@@ -530,6 +530,9 @@ arbiter_start(struct arbiter *a, struct config *conf, const char *lib)
 		return -1;
 	}
 	memlimits_apply(a);
+	/* What the earlier daemon granted, before anyone may say. */
+	if (grantrec_start(a) < 0)
+		return -1;
 	reap_arm(a);
 	arbiter_conn_limits(a);
 	driver_period_set(a);
@@ -793,6 +796,7 @@ arbiter_stop(struct arbiter *a)
 	depart_free(a);
 	resolve_free(a);
 	ledger_free(&a->ledger);
+	grantrec_free(a);
 	groups_free(&a->groups);
 	config_free(&a->conf);
 	config_free(&a->rt);

@@ -14,6 +14,7 @@
 #include "depart.h"
 #include "dispatch.h"
 #include "events.h"
+#include "grantrec.h"
 #include "groups.h"
 #include "ledger.h"
 #include "memlimits.h"
@@ -72,6 +73,8 @@ struct arbiter {
 	struct granted	*granted;	/* what processes whose connection
 					   was lost were granted (granted.h) */
 	size_t		 ngranted;
+	struct grants	 grants;	/* their record in state_dir, the
+					   earlier daemon's read (grantrec.h) */
 };
 
 /*

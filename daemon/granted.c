@@ -4,14 +4,18 @@
  * (granted.h).
  */
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "arbiter.h"
 #include "granted.h"
+#include "grantrec.h"
 #include "ledger.h"
 #include "log.h"
 #include "overhead.h"
 #include "pidfd.h"
+#include "swap.h"
+#include "swap_op.h"
 
 static struct granted *
 granted_find(struct arbiter *a, uint32_t pid, uint64_t start_ms)
@@ -28,6 +32,7 @@ granted_find(struct arbiter *a, uint32_t pid, uint64_t start_ms)
 static void
 granted_drop(struct arbiter *a, struct granted *g)
 {
+	grantrec_forget(a, g->slot);
 	free(g->bytes);
 	*g = a->granted[--a->ngranted];
 }
@@ -50,11 +55,37 @@ grant_of(const struct ledger_client *lc, size_t dev)
 	return all + u->granted < all ? UINT64_MAX : all + u->granted;
 }
 
+int
+granted_out_by_copy(const struct arbiter *a, const struct ledger_client *lc)
+{
+	return swap_engine_of(a, lc) == GF_ENGINE_COPY && (lc->on_host ||
+	    lc->swap == SWAP_GOING_OUT);
+}
+
+static int
+granted_push(struct arbiter *a, struct granted g)
+{
+	struct granted *v;
+
+	if ((v = realloc(a->granted, (a->ngranted + 1) * sizeof(*v))) ==
+	    NULL)
+		return -1;
+	a->granted = v;
+	a->granted[a->ngranted++] = g;
+	return 0;
+}
+
+uint64_t
+granted_owed(const struct ledger_client *lc, size_t dev)
+{
+	return grant_of(lc, dev);
+}
+
 void
 granted_keep(struct arbiter *a, const struct ledger_client *lc,
     uint64_t start_ms)
 {
-	struct granted *g, *v;
+	struct granted *g;
 	size_t dev, n = a->ledger.ndevices;
 	uint64_t *bytes;
 
@@ -72,23 +103,39 @@ granted_keep(struct arbiter *a, const struct ledger_client *lc,
 		return;
 	}
 	for (dev = 0; dev < n; dev++)
-		bytes[dev] = grant_of(lc, dev);
+		bytes[dev] = granted_owed(lc, dev);
 	if ((g = granted_find(a, lc->pid, start_ms)) != NULL) {
 		free(g->bytes);
 		g->bytes = bytes;
 		g->regrant_only = lc->regrant_only;
+		g->out_by_copy = lc->page_out || granted_out_by_copy(a, lc);
 		return;
 	}
-	if ((v = realloc(a->granted, (a->ngranted + 1) * sizeof(*v))) ==
-	    NULL) {
+	if (granted_push(a, (struct granted){ lc->pid, start_ms, bytes,
+	    lc->regrant_only, lc->page_out || granted_out_by_copy(a, lc),
+	    0 }) < 0) {
 		log_warnx("no memory to keep what pid %u was granted: its "
 		    "re-registration will be refused", lc->pid);
 		free(bytes);
-		return;
 	}
-	a->granted = v;
-	a->granted[a->ngranted++] = (struct granted){ lc->pid, start_ms,
-	    bytes, lc->regrant_only };
+}
+
+int
+granted_add(struct arbiter *a, const struct grant_rec *r)
+{
+	size_t n = a->ledger.ndevices;
+	uint64_t *bytes;
+
+	if ((bytes = calloc(n ? n : 1, sizeof(*bytes))) == NULL)
+		return -1;
+	memcpy(bytes, r->granted, n * sizeof(*bytes));
+	if (granted_push(a, (struct granted){ r->pid, r->start_ms, bytes,
+	    !(r->flags & GRANT_WORD), (r->flags & GRANT_BY_COPY) != 0,
+	    r->slot + 1 }) < 0) {
+		free(bytes);
+		return -1;
+	}
+	return 0;
 }
 
 void
@@ -105,12 +152,19 @@ granted_take(struct arbiter *a, struct ledger_client *lc, uint64_t start_ms)
 		for (dev = 0; dev < a->ledger.ndevices; dev++)
 			lc->usage[dev].granted = g->bytes[dev];
 		lc->regrant_only = g->regrant_only;
+		lc->page_out = g->out_by_copy;
+		/* Its record is this connection's now, written below. */
+		lc->grant_slot = g->slot;
+		g->slot = 0;
 		granted_drop(a, g);
+		grantrec_put(a, lc);
 		return;
 	}
-	/* An earlier daemon's client: nothing here says what it had. */
+	/* An earlier daemon's client without a record: granted nothing,
+	   unless the records could not be read. */
 	lc->regrant_only = start_ms == 0 || self_ms == 0 ||
-	    start_ms >= self_ms;
+	    start_ms >= self_ms || !grantrec_unknown(a, lc);
+	lc->page_out = !lc->regrant_only;
 }
 
 int

@@ -9,11 +9,11 @@
  * taken without asking, and its connection is refused, so that its
  * memory is judged as any unshimmed process's (unshimmed.h).
  *
- * A process that ran before this daemon started, with no record here,
- * was an earlier daemon's client: its word is weighed by today's rules
- * (trust.h), on its later connections too (a connection lost before it
- * had re-registered), until the daemon keeps its ledger across its own
- * restart.
+ * A process that ran before this daemon started has the record its
+ * earlier daemon left in the grants' file (grantrec.h), held to it as
+ * to one of this daemon's; with none, it was granted nothing, unless the
+ * file could not be read whole: then its word is weighed by today's
+ * rules (trust.h), on its later connections too.
  */
 #ifndef GF_DAEMON_GRANTED_H
 #define GF_DAEMON_GRANTED_H
@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 struct arbiter;
+struct grant_rec;
 struct ledger_client;
 
 /* One process's grants, its connection lost. */
@@ -31,7 +32,32 @@ struct granted {
 	uint64_t	*bytes;		/* per device; malloc'd, ours */
 	int		 regrant_only;	/* the lost connection's: an earlier
 					   daemon's client stays one */
+	int		 out_by_copy;	/* left out to host by the copy
+					   engine: its page is believed */
+	uint32_t	 slot;		/* its record in the grants' file, +1,
+					   until a connection takes it; 0 */
 };
+
+/*
+ * All lc was granted on dev: its charge but its context record, and
+ * what an earlier connection (or daemon) granted that it has not
+ * re-registered yet (a connection lost half-way keeps it).
+ */
+uint64_t granted_owed(const struct ledger_client *lc, size_t dev);
+
+/*
+ * Whether lc was sent out to host by the copy engine (out, or asked to
+ * move out): its page, which says where its memory is, is believed
+ * (as it is where lc->page_out says an earlier daemon sent it out).
+ */
+int	granted_out_by_copy(const struct arbiter *a,
+	    const struct ledger_client *lc);
+
+/*
+ * What an earlier daemon granted a process that still lives (its record
+ * in the grants' file): kept as a lost connection's. 0, or -1 (ENOMEM).
+ */
+int	granted_add(struct arbiter *a, const struct grant_rec *r);
 
 /*
  * lc's connection closed while its process (started at start_ms) lives:
@@ -42,10 +68,12 @@ void	granted_keep(struct arbiter *a, const struct ledger_client *lc,
 
 /*
  * lc, a new connection's client of the process started at start_ms,
- * said HELLO: give it what its earlier connection was granted
- * (usage.granted), and set whether its word past that is never believed
- * (lc->regrant_only: a process of this daemon's time, or one whose start
- * cannot be read).
+ * said HELLO: give it what its earlier connection (or daemon) granted
+ * (usage.granted) and that record, and set whether its word past that is
+ * never believed (lc->regrant_only: a process of this daemon's time, one
+ * whose start cannot be read, one the grants' file says was granted
+ * nothing) and whether its page may say it is out by copy
+ * (lc->page_out).
  */
 void	granted_take(struct arbiter *a, struct ledger_client *lc,
 	    uint64_t start_ms);

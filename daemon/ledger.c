@@ -49,6 +49,14 @@ share_held(const struct ledger_share *sh)
 	return add_saturated(add_saturated(sh->used, sh->host), sh->nested);
 }
 
+/* Tell the watcher that c's charges changed (gone: it is dropped). */
+static void
+watched(struct ledger *l, struct ledger_client *c, int gone)
+{
+	if (l->watch != NULL)
+		l->watch(l->watch_arg, c, gone);
+}
+
 /* Charge n more to c on dev, or return n of its charge: to the host
  * tallies while c is swapped out. */
 static void
@@ -503,6 +511,7 @@ ledger_client_drop(struct ledger *l, struct ledger_client *c)
 	struct ledger_alloc *a;
 	size_t i, pos = 0;
 
+	watched(l, c, 1);
 	group_tally(l, c, -1);
 	for (i = 0; i < l->ndevices; i++) {
 		struct ledger_device *d = &l->devices[i];
@@ -689,6 +698,7 @@ ledger_lease_grow(struct ledger *l, struct ledger_client *c, size_t dev,
 {
 	c->usage[dev].lease = add_saturated(c->usage[dev].lease, n);
 	charge(l, c, dev, n);
+	watched(l, c, 0);
 }
 
 uint64_t
@@ -701,6 +711,7 @@ ledger_lease_shrink(struct ledger *l, struct ledger_client *c, size_t dev,
 		n = u->lease;
 	u->lease -= n;
 	discharge(l, c, dev, n);
+	watched(l, c, 0);
 	return n;
 }
 
@@ -732,6 +743,7 @@ ledger_reserve(struct ledger *l, struct ledger_client *c, size_t dev,
 		return rc;
 	c->usage[dev].pending += size;
 	charge(l, c, dev, size);
+	watched(l, c, 0);
 	return LEDGER_GRANT;
 }
 
@@ -787,11 +799,13 @@ ledger_commit(struct ledger *l, struct ledger_client *c, size_t dev,
 		goto out_nomem;
 	}
 	c->nmanaged += kind == GF_KIND_MANAGED;
+	watched(l, c, 0);
 	return 0;
 
 out_nomem:
 	log_errx("ledger: no memory to record 0x%llx of pid %u; its charge "
 	    "stays until the client leaves", (unsigned long long)ptr, c->pid);
+	watched(l, c, 0);
 	errno = ENOMEM;
 	return -1;
 }
@@ -805,6 +819,7 @@ ledger_rollback(struct ledger *l, struct ledger_client *c, size_t dev,
 		return -1;
 	}
 	discharge(l, c, dev, pending_take(c, dev, size, "rolls back"));
+	watched(l, c, 0);
 	return 0;
 }
 
@@ -818,6 +833,7 @@ ledger_release(struct ledger *l, struct ledger_client *c, uint64_t ptr)
 	discharge(l, c, a->device, a->size);
 	c->nmanaged -= a->kind == GF_KIND_MANAGED;
 	free(a);
+	watched(l, c, 0);
 	return 0;
 }
 
@@ -836,6 +852,7 @@ swap_move(struct ledger *l, struct ledger_client *c, int to_host)
 		c->on_host = !to_host;
 	}
 	c->on_host = to_host;
+	watched(l, c, 0);
 }
 
 void
@@ -862,6 +879,7 @@ ledger_swap_out_keep(struct ledger *l, struct ledger_client *c,
 		c->on_host = 0;
 	}
 	c->on_host = 1;
+	watched(l, c, 0);
 }
 
 void

@@ -176,14 +176,26 @@ struct ledger_client {
 	/* granted.c's */
 	int		regrant_only;	/* its word past usage.granted is
 					   never believed (granted.h) */
+	int		page_out;	/* its page's word that the copy
+					   engine left it out is believed */
 	int		refused;	/* its word was refused: nothing of
 					   its is kept (trust_refuse) */
+	/* grantrec.c's */
+	uint32_t	grant_slot;	/* its record in the grants' file,
+					   + 1; 0: none */
 	/* unshimmed.c's: NULL but for a process without the shim (state
 	   GF_STATE_UNSHIMMED, no connection) */
 	struct unshim	*unshim;
 };
 
 TAILQ_HEAD(ledger_clients, ledger_client);
+
+/*
+ * Told after each change to a client's charges, lease or place (device
+ * or host), and before it is dropped (gone set): the record of what it
+ * was granted (grantrec.h) follows the ledger.
+ */
+typedef void	ledger_watch_fn(void *arg, struct ledger_client *c, int gone);
 
 struct ledger {
 	struct ledger_device *devices;
@@ -194,6 +206,8 @@ struct ledger {
 	size_t		nclients;
 	int		lend;		/* unused guarantees are lent to the
 					   groups that can give them back */
+	ledger_watch_fn	*watch;		/* NULL: nobody watches */
+	void		*watch_arg;
 };
 
 /* What ledger_reserve decided. */

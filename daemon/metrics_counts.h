@@ -27,7 +27,7 @@
 
 #include "gpufrac/proto.h"
 
-#define METRICS_EV_KINDS	(GF_EV_REGROUPED + 1)	/* by GF_EV_* */
+#define METRICS_EV_KINDS	(GF_EV_UNRECORDED + 1)	/* by GF_EV_* */
 #define METRICS_WAIT_BUCKETS	12
 #define METRICS_GROUPS_MAX	256
 #define METRICS_GROUP_OTHER	"(other)"

@@ -87,6 +87,9 @@ static const struct {
 	  "Processes moved to another group, their uid, gid or cgroup "
 	  "having changed.",
 	  "gpufrac_regrouped_bytes_total", "Bytes they took with them." },
+	{ GF_EV_UNRECORDED, "gpufrac_unrecorded_total",
+	  "Processes an earlier daemon's record of whose grants was not "
+	  "believed (torn, changed, another layout).", NULL, NULL },
 };
 
 /* What a counter of a row reads. */

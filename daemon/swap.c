@@ -25,6 +25,7 @@
 #include "devices.h"
 #include "driver.h"
 #include "event.h"
+#include "grantrec.h"
 #include "ledger.h"
 #include "lease.h"
 #include "log.h"
@@ -272,6 +273,7 @@ swap_start_out(struct arbiter *a, struct swap_op *op)
 		return -1;
 	}
 	lc->swap = SWAP_GOING_OUT;
+	grantrec_put(a, lc);	/* by copy, its page may say it is out */
 	a->swap.nout++;
 	swap_set_state(lc);
 	op_submit(a, op);

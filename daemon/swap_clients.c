@@ -38,7 +38,8 @@ adopt_copy_out(struct ledger_client *lc)
 
 /*
  * A previous daemon may have left lc swapped out (by checkpoint, or by
- * copy: its page says so), or locked.
+ * copy: its page says so, believed where its record says so too,
+ * lc->page_out), or locked.
  */
 static void
 adopt_state(struct arbiter *a, struct ledger_client *lc)
@@ -57,7 +58,7 @@ adopt_state(struct arbiter *a, struct ledger_client *lc)
 	}
 	if (st == CU_PROCESS_STATE_CHECKPOINTED)
 		swap_mark(lc, 1);
-	else if (adopt_copy_out(lc))
+	else if (lc->page_out && adopt_copy_out(lc))
 		by = "copy";
 	else
 		return;	/* in, or coming in: the shim clears that mark */

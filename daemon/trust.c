@@ -216,14 +216,21 @@ trust_lease(struct arbiter *a, struct ledger_client *lc, size_t dev,
 {
 	const struct gf_lease_slot *s = activity_slot(lc, dev);
 	uint64_t rest = size, unused = 0, drawn;
+	int rc;
 
 	/*
 	 * What its process was granted covers it first, so that nothing
 	 * re-registered after it finds that grant still there: within it,
-	 * the lease is lent again as it was.
+	 * the lease is believed, and lent again as it was where its limits
+	 * still allow (an earlier daemon's record holds its lease whole;
+	 * a device the others filled as they re-registered first is no
+	 * reason); past them, lowered meanwhile, what it has not drawn
+	 * comes back, as `gpufracctl limit` refuses its next allocations.
 	 */
-	if (regrant(lc, dev, &rest) == 0)
-		return 1;
+	if (regrant(lc, dev, &rest) == 0) {
+		rc = ledger_admit(&a->ledger, lc, dev, size);
+		return rc == LEDGER_GRANT || rc == LEDGER_COLLISION;
+	}
 	/* The page is its to write: no more than the lease is undrawn. */
 	if (s != NULL)
 		unused = __atomic_load_n(&s->avail, __ATOMIC_SEQ_CST) &

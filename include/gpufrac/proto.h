@@ -283,6 +283,9 @@ enum {
 	GF_EV_UNSHIMMED_KILL,	/* ... killed for passing its limits */
 	GF_EV_REGROUPED,	/* a process's uid, gid or cgroup changed:
 				   it moved to the group it now matches */
+	GF_EV_UNRECORDED,	/* an earlier daemon's record of what a
+				   process was granted is not believed:
+				   its word weighed by the old rules */
 };
 
 #define GF_REASON_LEN		96

@@ -14,7 +14,14 @@ answer. A MOVE in is answered at once, as done. Lines on stdin:
                 of pinned host memory, and never answer a drop request
   lie DIR KEPT N  send N MOVEDs no MOVE asked for (DIR: out or drop),
                 each saying it keeps KEPT bytes of host memory (issue 32)
+  mark          mark the page's swapped mark committed out, unasked (a
+                liar's page that says the copy engine left it out)
+  rejoin SIZE   as a shim after a daemon restart: a new connection with
+                the same page, the device opened, SIZE bytes re-registered
+                at the same address (COMMIT, reserved 0); prints
+                "rejoined", or "closed" when the daemon refused it
   exit          leave
+The connection closed by the daemon prints "closed"; stdin is still read.
 """
 import fcntl
 import mmap
@@ -71,6 +78,31 @@ def moved(s, direction, id_, size, kept=0):
     s.send(packet(MOVED, body, 0))
 
 
+def join(path, dev, fd):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(path)
+    s.settimeout(10)
+    ask(s, HELLO, struct.pack("<iIII16s", -2**31, 0xffffffff, 0xffffffff,
+                              0, b"9.9.9"), 1, HELLO_OK, [fd])
+    ask(s, DEVICE_OPEN, dev + struct.pack("<IIQ", 0, 0, 0), 2, DEVICE_INFO)
+    return s
+
+
+def rejoin(path, dev, fd, size):
+    s = join(path, dev, fd)
+    s.send(packet(COMMIT, dev + struct.pack("<QQQII", 0x7f0000000000, 0,
+                                            size, KIND_MEM, 0), 3))
+    try:
+        s.send(packet(DEVICE_OPEN, dev + struct.pack("<IIQ", 0, 0, 0), 4))
+        m = s.recv(4096)
+    except OSError:
+        m = b""
+    while m and HDR.unpack_from(m)[1] != DEVICE_INFO:
+        m = s.recv(4096)
+    print("rejoined" if m else "closed", flush=True)
+    return s if m else None
+
+
 def main():
     if len(sys.argv) not in (4, 5):
         sys.exit(__doc__)
@@ -78,25 +110,21 @@ def main():
     commit = len(sys.argv) == 5 and sys.argv[4] == "commit"
     dev = bytes.fromhex(uuid.replace("GPU-", "").replace("-", ""))
     fd, page = page_make()
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    s.connect(path)
-    s.settimeout(10)
-    ask(s, HELLO, struct.pack("<iIII16s", -2**31, 0xffffffff, 0xffffffff,
-                              0, b"9.9.9"), 1, HELLO_OK, [fd])
-    os.close(fd)
-    ask(s, DEVICE_OPEN, dev + struct.pack("<IIQ", 0, 0, 0), 2, DEVICE_INFO)
+    s = join(path, dev, fd)
     ask(s, RESERVE, dev + struct.pack("<QII", size, KIND_MEM, 0), 3, GRANT)
     s.send(packet(COMMIT, dev + struct.pack("<QQQII", 0x7f0000000000, size,
                                             size, KIND_MEM, 0), 4))
     print("ready", flush=True)
     last = keep = 0
     while True:
-        ready, _, _ = select.select([s, sys.stdin], [], [])
+        ready, _, _ = select.select([s, sys.stdin] if s else [sys.stdin],
+                                    [], [])
         if s in ready:
             m = s.recv(4096)
             if not m:
                 print("closed", flush=True)
-                return
+                s = None
+                continue
             type_ = HDR.unpack_from(m)[1]
             if type_ != MOVE:
                 continue
@@ -127,6 +155,13 @@ def main():
             elif line[0] == "moved":
                 moved(s, SWAP_OUT, int(line[1]) if len(line) > 1 else last,
                       size, keep)
+            elif line[0] == "mark":
+                struct.pack_into("<I", page, SWAPPED_AT, 1 | COMMITTED)
+                print("marked", flush=True)
+            elif line[0] == "rejoin":
+                if s:
+                    s.close()
+                s = rejoin(path, dev, fd, int(line[1]))
             elif line[0] == "keep":
                 keep = int(line[1])
                 print("keeping", flush=True)

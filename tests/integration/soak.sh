@@ -3,7 +3,9 @@
 # killed and replaced, the daemon restarted by SIGTERM and SIGKILL,
 # reloaded, asked to swap clients; the ledger equals each client's own
 # count and the driver's state, to the byte, at quiet points and at the
-# end; no waiter stuck, no crash, no sanitizer report.
+# end; each client's record the same after a SIGKILL and a start at a
+# quiet point with nobody out to host, where there is one (the soak's
+# restarts_quiet); no waiter stuck, no crash, no sanitizer report.
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] ||
 	skip "the soak needs root: its clients run under the gids of two groups"

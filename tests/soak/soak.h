@@ -79,6 +79,8 @@ enum { CTL_RELOAD, CTL_SWAP_OUT, CTL_SWAP_IN };
 struct soak_counts {
 	uint64_t	spawned, kills, died_by_daemon, client_crashes;
 	uint64_t	restarts_term, restarts_kill, daemon_crashes;
+	uint64_t	restarts_quiet;	/* of the kills, at quiet points:
+					   the records compared */
 	uint64_t	reloads_hup, reloads_ctl;
 	uint64_t	swaps_out, swaps_in, swaps_refused;
 	uint64_t	quiet_points, check_failures, stuck_clients;
@@ -219,6 +221,14 @@ unsigned chaos_quiet_out(struct soak *s);
 void	chaos_quiet_in(struct soak *s);
 /* A reaped gpufracctl: whether pid was one. */
 int	chaos_ctl_exited(struct soak *s, pid_t pid, int status);
+
+/* soak_restart.c */
+/*
+ * At a quiet point: SIGKILL the daemon, start it again, and compare each
+ * live client's record once it re-registered with its record before the
+ * kill (issue 40). 0, or -1 (said, counted as a failed check).
+ */
+int	restart_check(struct soak *s);
 
 /* soak_check.c */
 /* A quiet point (the clients settled) or, with end set, the end (no

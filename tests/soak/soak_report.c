@@ -2,7 +2,8 @@
  * What the soak prints at its end: a table with a row per check (at a
  * quiet point: settled, some swapped out, back in; at the end: all
  * gone), a table of what happened, and as the last line one JSON
- * object: clients, ops, kills, restarts, reloads, swaps, lost_bytes,
+ * object: clients, ops, kills, restarts (restarts_quiet of them at quiet
+ * points, the records compared), reloads, swaps, lost_bytes,
  * ledger_vs_driver_bytes, daemon_crashes, then the rest (the honest
  * soak's counts of the daemon's decisions are 0 in a chaos soak, which
  * does not follow them).
@@ -107,8 +108,9 @@ counts_print(const struct soak *s)
 	row(&t, "calls that found it swapped", "%" PRIu64, n->swapped_calls);
 	row(&t, "clients killed", "%" PRIu64 " by the soak, %" PRIu64
 	    " by gpufracd (reclaim)", n->kills, n->died_by_daemon);
-	row(&t, "daemon restarts", "%" PRIu64 " SIGTERM, %" PRIu64 " SIGKILL",
-	    n->restarts_term, n->restarts_kill);
+	row(&t, "daemon restarts", "%" PRIu64 " SIGTERM, %" PRIu64 " SIGKILL "
+	    "(%" PRIu64 " at quiet points, records compared)",
+	    n->restarts_term, n->restarts_kill, n->restarts_quiet);
 	row(&t, "reloads", "%" PRIu64 " SIGHUP, %" PRIu64 " gpufracctl (%"
 	    PRIu64 " not done)", n->reloads_hup, n->reloads_ctl,
 	    n->reloads_refused);
@@ -145,7 +147,8 @@ report_print(const struct soak *s, uint64_t wall_ms)
 	counts_print(s);
 	printf("\nsoak: %s\n", s->failures ? "FAILED" : "ok");
 	printf("{\"clients\":%u,\"ops\":%" PRIu64 ",\"kills\":%" PRIu64
-	    ",\"restarts\":%" PRIu64 ",\"reloads\":%" PRIu64 ",\"swaps\":%"
+	    ",\"restarts\":%" PRIu64 ",\"restarts_quiet\":%" PRIu64
+	    ",\"reloads\":%" PRIu64 ",\"swaps\":%"
 	    PRIu64 ",\"lost_bytes\":%" PRIu64 ",\"ledger_vs_driver_bytes\":%"
 	    PRIu64 ",\"daemon_crashes\":%" PRIu64 ",\"seed\":%" PRIu64
 	    ",\"seconds\":%u,\"processes\":%" PRIu64 ",\"stuck_waiters\":%"
@@ -155,7 +158,8 @@ report_print(const struct soak *s, uint64_t wall_ms)
 	    ",\"past_limit\":%" PRIu64 ",\"driver_oom\":%" PRIu64
 	    ",\"disconnections\":%" PRIu64 ",\"failures\":%u}\n",
 	    s->nclients, n->ops, n->kills,
-	    n->restarts_term + n->restarts_kill, n->reloads_hup +
+	    n->restarts_term + n->restarts_kill, n->restarts_quiet,
+	    n->reloads_hup +
 	    n->reloads_ctl, n->swaps_out + n->swaps_in, n->lost_bytes,
 	    n->ledger_vs_driver, n->daemon_crashes, s->seed, s->seconds,
 	    n->spawned, n->stuck, n->quiet_points, n->san_reports,

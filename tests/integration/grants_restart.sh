@@ -1,0 +1,122 @@
+# A daemon killed leaves what it granted in the grants' file (state_dir),
+# and the next one reads it before it accepts a connection (issue 40, B):
+# every live client's record after the restart equals its record before
+# the kill; a re-registration past what a process was granted is refused;
+# a page that says, unasked, that the copy engine left its process out
+# changes nothing. A record changed between the kill and the restart, or
+# a file of another layout, is said in an event for each process, whose
+# word is weighed by the old rules, and the daemon starts all the same.
+# shellcheck disable=SC2154	# PID_* are client_start's
+. "$(dirname "$0")/lib.sh"
+export SIMCUDA_DEVICES=512Mi
+C=$CLIENTS/cuclient_linked
+MM=$TOP/tests/clients/mute_mover.py
+printf '[daemon]\nswap_engine = copy\nlease_idle = 1h\n' >"$TMP/gpufrac.conf"
+daemon_start
+uuid=$(ctl status --json | json 'j["devices"][0]["uuid"]')
+daemon_kill() {
+	kill -KILL "$DAEMON_PID"
+	wait "$DAEMON_PID" 2>/dev/null
+	DAEMON_PID=
+}
+# records: each client's pid, state, and per device its used, leased,
+# host and limit bytes, one line each, by pid.
+records() {
+	ctl ps --json | json '"\n".join(" ".join([str(c["pid"]), c["state"]] +
+	    ["%s:%d:%d:%d:%d" % (d["uuid"], d["used_bytes"], d["leased_bytes"],
+	    d["host_bytes"], d["limit_bytes"]) for d in c["devices"]])
+	    for c in sorted(j["clients"], key=lambda c: c["pid"]))'
+}
+
+# liar NAME SIZE: a client of its own making (mute_mover.py) granted SIZE.
+liar() {
+	mkfifo "$TMP/$1.in"
+	"$PYTHON" "$MM" "$GPUFRAC_SOCKET" "$uuid" "$2" <"$TMP/$1.in" \
+	    >"$TMP/$1.out" 2>"$TMP/$1.err" &
+	printf -v "PID_$1" %s $!
+	eval "exec {FD_$1}>\"$TMP/$1.in\""
+	wait_for "liar $1 is granted $2 bytes" 10 grep -q '^ready' "$TMP/$1.out"
+}
+say() { local fd=FD_$1; echo "$2" >&"${!fd}"; }
+said() { [ "$(grep -c "^$2" "$TMP/$1.out")" = "$3" ]; }
+
+client_start a preload "$C" alloc 256Mi fill hold check
+client_start b preload "$C" alloc 128Mi alloc 1Mi hold
+client_start c preload "$C" alloc 64Mi fill hold check
+liar l $((32 << 20))
+liar m $((16 << 20))
+check "c is swapped out by copy" ctl swap out "$PID_c"
+host_is() { [ "$(ps_json "[c for c in j['clients'] if c['pid'] == $1][0]['devices'][0]['host_bytes']")" = "$2" ]; }
+wait_for "its 64 MiB are out" 10 host_is "$PID_c" $((64 << 20))
+# f takes the room c left: c stays out across the restarts.
+client_start f preload "$C" alloc 64Mi hold
+before=$(records)
+
+# --- restarted: the records, the liars ------------------------------------
+daemon_kill
+check "the grants' file is the daemon's own, mode 0600" \
+	eval '[ "$(stat -c %a "$TMP/grants")" = 600 ]'
+say l mark
+wait_for "l's page now says it is out by copy, unasked" 10 said l marked 1
+daemon_start
+say l "rejoin $((32 << 20))"
+wait_for "l re-registers what it was granted" 10 said l rejoined 1
+field() { ps_json "[c for c in j['clients'] if c['pid'] == $1][0]$2"; }
+check_eq "l's page changed nothing: running, its 32 MiB on the device" \
+	"$(field "$PID_l" "['state']") $(field "$PID_l" "['devices'][0]['used_bytes']") $(field "$PID_l" "['devices'][0]['host_bytes']")" \
+	"running $((32 << 20)) 0"
+say m "rejoin $((48 << 20))"
+wait_for "m re-registers 32 MiB past what it was granted" 10 said m closed 2
+check "and is refused, said in an event" eval 'events_of refused |
+	grep -q "refused pid $PID_m (uid 0): COMMIT of 32.0MiB past what it was granted"'
+kill "$PID_m"
+say l exit
+wait "$PID_l" "$PID_m" 2>/dev/null
+same() { [ "$(records | grep -v "^\($PID_l\|$PID_m\) ")" = "$(echo "$before" |
+    grep -v "^\($PID_l\|$PID_m\) ")" ]; }
+wait_for "every shim's record after the restart equals its record before" \
+	10 same
+check_eq "nothing said unrecorded" "$(events_of unrecorded | wc -l)" 0
+
+# --- a record changed between the kill and the restart -------------------
+daemon_kill
+# The slot of b (layout 1, one device: slots from byte 64, 48 bytes each,
+# the pid at 4, the granted bytes at 24): its granted bytes changed.
+flip() {
+	"$PYTHON" - "$TMP/grants" "$1" <<-'EOF'
+	import struct, sys
+	path, pid = sys.argv[1], int(sys.argv[2])
+	b = bytearray(open(path, "rb").read())
+	for off in range(64, len(b), 48):
+	    if struct.unpack_from("<I", b, off + 4)[0] == pid:
+	        b[off + 27] ^= 0xff
+	open(path, "wb").write(bytes(b))
+	EOF
+}
+flip "$PID_b"
+daemon_start
+check "the daemon starts, and an event names b's record as not believed" \
+	eval 'events_of unrecorded | grep -q "pid $PID_b was granted is not believed: its record does not match its checksum"'
+wait_for "b rejoins, its word weighed by the old rules" 10 same
+check "an event says so as it connects" eval 'events_of unrecorded |
+	grep -q "no record of what pid $PID_b was granted (1 record of the grants. file not believed)"'
+check_eq "a's and c's records were believed: no event of theirs" \
+	"$(events_of unrecorded | grep -c "pid \($PID_a\|$PID_c\) ")" 0
+
+# --- a file of another layout ---------------------------------------------
+daemon_kill
+printf '\143' | dd of="$TMP/grants" bs=1 seek=8 conv=notrunc 2>/dev/null
+daemon_start
+wait_for "every shim rejoins, weighed by the old rules" 10 same
+for p in a b c f; do
+	pid=PID_$p
+	check "an event says so for $p" eval 'events_of unrecorded | grep -q \
+	    "no record of what pid ${!pid} was granted (the grants. file is of layout version 99, not 1)"'
+done
+client_release f
+client_release b
+client_release a
+check_eq "a's data intact" "$(tail -n 1 "$TMP/a.out")" "check ok"
+client_release c
+check_eq "c's data intact" "$(tail -n 1 "$TMP/c.out")" "check ok"
+finish
