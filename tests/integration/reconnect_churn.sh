@@ -31,7 +31,10 @@ client_start arrays preload "$C" array 4Mi $rounds
 # charges PIDS...: what the daemon charges each, all devices, its
 # lease's undrawn part aside (the lease grows as the program churns).
 charges() {
-	ctl ps --json | json "' '.join(str(sum(d['used_bytes'] - d['leased_bytes'] for c in j['clients'] if c['pid'] == p for d in c['devices'])) for p in [${*// /,}])"
+	local list
+
+	list=$(IFS=,; echo "$*")
+	ctl ps --json | json "' '.join(str(sum(d['used_bytes'] - d['leased_bytes'] for c in j['clients'] if c['pid'] == p for d in c['devices'])) for p in [$list])"
 }
 connections() { grep -c "client pid $1 (uid" "$TMP/gpufracd.log"; }
 connected() { [ "$(connections "$1")" -ge "$2" ]; }
