@@ -16,8 +16,8 @@
       HELLO on each; print how many got HELLO_OK and how many were
       refused, then wait on stdin
   hostile.py commits SOCK UUID N
-      HELLO, open UUID, and re-register N allocations of 4 KiB (COMMIT with
-      reserved 0); print "committed N" once the daemon has answered a
+      HELLO, open UUID, RESERVE N times 4 KiB and commit N allocations of
+      4 KiB from it; print "committed N" once the daemon has answered a
       DEVICE_OPEN sent after them, then wait on stdin
   hostile.py overcharge SOCK UUID commit|lease SIZE
       HELLO, open UUID, re-register SIZE bytes (COMMIT with reserved 0, or
@@ -176,11 +176,14 @@ def conns(path, n, who="nobody"):
 
 def commits(path, uuid, n):
     s, dev = opened(path, uuid)
+    # Reserved first: a COMMIT no reserve covers is refused.
+    assert ask(s, RESERVE, dev + struct.pack("<QII", n * 4096, KIND_MEM, 0),
+               3) == "GRANT"
     base = 0x7f0000000000
     batch = []
     for i in range(n):
         batch.append(packet(COMMIT, dev + struct.pack(
-            "<QQQII", base + i * 4096, 0, 4096, KIND_MEM, 0), 10))
+            "<QQQII", base + i * 4096, 4096, 4096, KIND_MEM, 0), 10))
         if len(batch) == 1024:
             for p in batch:
                 s.send(p)

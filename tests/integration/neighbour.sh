@@ -103,8 +103,9 @@ wait "$many"
 wait_for "its charge goes" 20 device_used_is 0
 
 # --- a re-registration no device could hold --------------------------------
-# COMMIT (reserved 0) and LEASE_RESTORE are charged as sent: more than the
-# 4 GiB device holds is refused, and the connection closed.
+# COMMIT (reserved 0) and LEASE_RESTORE: more than the 4 GiB device holds
+# is refused, and the connection closed; and so is a charge the device
+# could hold, since nothing was granted to this process.
 for kind in commit lease; do
 	check_eq "a $kind of 8 GiB on a 4 GiB device is refused" \
 		"$("$PYTHON" "$H" overcharge "$GPUFRAC_SOCKET" "$uuid" $kind \
@@ -114,7 +115,8 @@ done
 check "the log says why" grep -q \
 	"COMMIT of 8589934592 bytes, more than device 0 could hold" \
 	"$TMP/gpufracd.log"
-check_eq "3 GiB is taken as sent" \
+check_eq "3 GiB never granted is refused too" \
 	"$("$PYTHON" "$H" overcharge "$GPUFRAC_SOCKET" "$uuid" commit \
-	$((3 << 30)))" DEVICE_INFO
+	$((3 << 30)))" CLOSED
+check "and nothing charged" device_used_is 0
 finish
