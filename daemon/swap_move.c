@@ -250,7 +250,10 @@ moved_late(struct arbiter *a, struct ledger_client *lc,
 	log_info("pid %u: the MOVED of a move given up on (id %u) came: "
 	    "%s of pinned host memory kept", lc->pid, m->id, size_format(
 	    lc->host_kept, sbuf, sizeof(sbuf)));
-	if (lc->swap == SWAP_NONE)
+	/* A move in taken as in that failed: the page says out (not m). */
+	if (swap_page_recheck(a, lc))
+		swap_pump(a);
+	else if (lc->swap == SWAP_NONE)
 		swap_host_came_in(a, lc);
 }
 

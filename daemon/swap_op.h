@@ -108,6 +108,12 @@ const char *swap_rate_format(uint64_t bytes, uint64_t us, char *buf,
 void	swap_move_send(struct arbiter *a, struct swap_op *op);
 /* The copy engine moved op's process out: charge what moved to host. */
 void	swap_ended_out_copy(struct arbiter *a, struct swap_op *op);
+/*
+ * lc, taken as in, is out all the same where its page says so: a move in
+ * taken as done past its deadline failed after (swap_page.c). Then it is
+ * taken as out again (an event says why), to come back anew, and 1.
+ */
+int	swap_page_recheck(struct arbiter *a, struct ledger_client *lc);
 
 /* The answers owed (swap_ask.c): q forgotten, its counts undone. */
 void	swap_ask_drop(struct arbiter *a, struct swap_ask *q);

@@ -72,6 +72,8 @@ swap_on_swap_in(struct arbiter *a, struct conn *c, uint32_t seq,
 	struct swap_ask *q;
 	struct gf_wait wt;
 
+	/* Its move in failed after it was taken as in: out, its mark stays. */
+	(void)swap_page_recheck(a, lc);
 	if (lc->swap == SWAP_NONE) {
 		swap_mark(lc, 0);		/* a mark left from a skipped swap */
 		return conn_reply(c, GF_MSG_OK, seq, NULL, why, whylen);

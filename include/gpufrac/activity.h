@@ -37,7 +37,9 @@
  * brings its memory back under the same rule. A mark with IN is the
  * shim's alone to clear: a daemon that takes the move as done past its
  * deadline leaves it, and the program's calls wait at the gate for the
- * copy engine, not the daemon, until the last byte is back.
+ * copy engine, not the daemon, until the last byte is back; should that
+ * move fail, the mark is back at id | COMMITTED, and the daemon takes
+ * the process as out again (never clearing the mark) and moves it in anew.
  *
  * So the page says where the copy engine's memory is, whichever side
  * died: a new daemon reads it at HELLO (no COMMITTED: in, a mark not

@@ -98,9 +98,13 @@ copy_run(uint64_t dst, int dst_side, uint64_t src, int src_side, size_t n,
 	    (!side_ok(dst, n, dst_side, ctx->phys, 1) ||
 	    !side_ok(src, n, src_side, ctx->phys, 0)))
 		r = CUDA_ERROR_INVALID_VALUE;
-	if (r == CUDA_SUCCESS && n != 0 && bus_copy_rate != 0)
+	if (r == CUDA_SUCCESS && n != 0 && (bus_copy_rate != 0 ||
+	    bus_fail_nth != 0))
 		bus = side_bus(dst, src);
 	sim_unlock();
+	/* Nothing moves; the driver names no cause (SIMCUDA_FAIL_BUS_COPY). */
+	if (bus && bus_copy_fails())
+		return CUDA_ERROR_UNKNOWN;
 	if (r == CUDA_SUCCESS && n != 0 && async_stream(stream))
 		return async_copy(stream, ctx, dst, dst_side, src, src_side, n,
 		    bus);

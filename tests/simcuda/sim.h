@@ -285,11 +285,15 @@ int		checkpoint_hidden(const char *symbol);
  * bus_start notes when a call's work begins, before the simulator does
  * it; bus_move then blocks until bytes at rate have taken their time
  * since then, so a call takes the longer of its work and the model's.
+ * bus_fail_nth (SIMCUDA_FAIL_BUS_COPY, 0: none) is the copy across the
+ * bus that fails; bus_copy_fails counts one and says if it is that one.
  */
 extern uint64_t	bus_ckpt_rate;
 extern uint64_t	bus_ckpt_in_rate;
 extern uint64_t	bus_copy_rate;
 extern uint64_t	bus_pin_rate;
+extern uint64_t	bus_fail_nth;
+int		bus_copy_fails(void);
 void		bus_rate_parse(void);
 void		bus_start(struct timespec *start);
 void		bus_move(const struct timespec *start, uint64_t bytes,
