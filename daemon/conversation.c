@@ -110,9 +110,13 @@ hello_replaces(struct arbiter *a, struct conn *c)
 
 again:
 	TAILQ_FOREACH(v, &a->control.conns, entry)
-		if (v != c && v->client != NULL && v->pid == c->pid &&
-		    v->pidfd >= 0 && !pidfd_exited(v->pidfd)) {
-			/* Its record is charged until it closes: now. */
+		if (v != c && v->client != NULL && v->pid == c->pid) {
+			/*
+			 * Its record is charged until it closes: now. (Were
+			 * it an exited process's, its pid another's now, its
+			 * closing would keep its memory as releasing all the
+			 * same: depart.h.)
+			 */
 			control_close(v, "its process connected again");
 			goto again;
 		}
