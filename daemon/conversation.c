@@ -95,6 +95,33 @@ version_keep(char dst[GF_VERSION_LEN], const char *src)
 			dst[i] = '?';
 }
 
+/*
+ * c's process said HELLO while an earlier connection of its own is still
+ * open, or closed but not yet seen to close (a shim whose reply timed
+ * out, a liar opening two): one process is one client, so the earlier
+ * one closes first, as if lost, and what it was granted passes to c
+ * (granted.h). Else the process would be charged twice, its old record
+ * kept beside the new one until it exits, or believed twice.
+ */
+static void
+hello_replaces(struct arbiter *a, struct conn *c)
+{
+	struct conn *v;
+
+again:
+	TAILQ_FOREACH(v, &a->control.conns, entry)
+		if (v != c && v->client != NULL && v->pid == c->pid) {
+			/*
+			 * Its record is charged until it closes: now. (Were
+			 * it an exited process's, its pid another's now, its
+			 * closing would keep its memory as releasing all the
+			 * same: depart.h.)
+			 */
+			control_close(v, "its process connected again");
+			goto again;
+		}
+}
+
 static int
 on_hello(struct arbiter *a, struct conn *c, const struct gf_msg *m,
     char *why, size_t whylen)
@@ -108,6 +135,7 @@ on_hello(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 		snprintf(why, whylen, "bad resolver %u in HELLO", h->resolver);
 		return -1;
 	}
+	hello_replaces(a, c);
 	/*
 	 * The same process again, its old connection closed: it re-registers
 	 * every live allocation, so its old charge goes now, not at its exit.

@@ -13,7 +13,9 @@
       DENY), and after a WAIT the next one within 10 s
   hostile.py conns SOCK N [root]
       as uid 65534 (or as root, staying so): open N connections and say
-      HELLO on each; print how many got HELLO_OK and how many were
+      HELLO on each, each from a process of its own (the daemon keeps
+      one connection per process: a process's HELLO closes its earlier
+      connection); print how many got HELLO_OK and how many were
       refused, then wait on stdin
   hostile.py commits SOCK UUID N
       HELLO, open UUID, RESERVE N times 4 KiB and commit N allocations of
@@ -155,23 +157,39 @@ def reserve(path, uuid, size):
     print(got, flush=True)
 
 
+def held_conn(path, said, release):
+    """In a child: connect, say HELLO, write whether it was let in on
+    said, and keep the connection until release reads end of file."""
+    got = "CLOSED"
+    try:
+        s = connect(path)
+        got = hello(s)
+    except OSError:
+        pass    # refused, reset, or no descriptor left: not let in
+    os.write(said, b"1" if got == "HELLO_OK" else b"0")
+    os.read(release, 1)
+    os._exit(0)
+
+
 def conns(path, n, who="nobody"):
     if who == "nobody":
         nobody()
-    held, ok, refused = [], 0, 0
+    said_r, said_w = os.pipe()
+    release_r, release_w = os.pipe()
+    ok, refused = 0, 0
     for _ in range(n):
-        s = connect(path)
-        held.append(s)
-        try:
-            got = hello(s)
-        except (ConnectionResetError, BrokenPipeError):
-            got = "CLOSED"
-        if got == "HELLO_OK":
+        if os.fork() == 0:
+            os.close(release_w)
+            held_conn(path, said_w, release_r)
+        if os.read(said_r, 1) == b"1":
             ok += 1
         else:
             refused += 1
     print("ok %d refused %d" % (ok, refused), flush=True)
     sys.stdin.readline()
+    os.close(release_w)
+    for _ in range(n):
+        os.wait()
 
 
 def commits(path, uuid, n):

@@ -19,6 +19,12 @@ killed.
       before re-registering anything, and print "recut"; at a line on
       stdin connect again, re-register SIZE and print "rereg ANSWER",
       then (MORE > 0) re-register MORE too and print "more ANSWER"
+  launder.py overlap SOCK UUID SIZE
+      HELLO, open UUID, RESERVE and take SIZE (granted); then, that
+      connection still open, connect again, HELLO, open UUID and
+      re-register SIZE; print "rereg ANSWER", then "first ANSWER" (the
+      first connection's answer to a DEVICE_OPEN: CLOSED once the daemon
+      has closed it for the second)
   launder.py cutleased SOCK UUID SIZE MORE
       the same with an activity page, its RESERVE asking for a lease;
       after "rereg", restore the lease the page says (all of it undrawn)
@@ -128,19 +134,26 @@ def lease(path, uuid, size):
     hold()
 
 
-def cut(path, uuid, size, more, recuts, leased=False):
-    drv = Driver()
-    dev = bytes.fromhex(uuid.replace("GPU-", "").replace("-", ""))
-    fd = page() if leased else None
+def granted(path, dev, drv, size, fd=None):
+    """A connection that RESERVEs SIZE (a lease with a page fd), drv
+    takes it, and COMMITs it."""
     s = opened(path, dev, fd)
     assert ask(s, RESERVE, dev + struct.pack("<QII", size, KIND_MEM,
-                                             1 if leased else 0),
+                                             0 if fd is None else 1),
                3) == "GRANT"
     drv.take(size)
     s.send(packet(COMMIT, dev + struct.pack("<QQQII", BASE, size, size,
                                             KIND_MEM, 0), 4))
     assert ask(s, DEVICE_OPEN, dev + struct.pack("<IIQ", 0, 0, 0),
                5) == "DEVICE_INFO"
+    return s
+
+
+def cut(path, uuid, size, more, recuts, leased=False):
+    drv = Driver()
+    dev = bytes.fromhex(uuid.replace("GPU-", "").replace("-", ""))
+    fd = page() if leased else None
+    s = granted(path, dev, drv, size, fd)
     if more > 0:
         drv.take(more)
     s.close()
@@ -160,12 +173,25 @@ def cut(path, uuid, size, more, recuts, leased=False):
     hold()
 
 
+def overlap(path, uuid, size):
+    drv = Driver()
+    dev = bytes.fromhex(uuid.replace("GPU-", "").replace("-", ""))
+    first = granted(path, dev, drv, size)
+    s = opened(path, dev)
+    print("rereg", rereg(s, dev, BASE, size, 3), flush=True)
+    print("first", ask(first, DEVICE_OPEN,
+                       dev + struct.pack("<IIQ", 0, 0, 0), 6), flush=True)
+    hold()
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "take":
         take(args[0], args[1], int(args[2]))
     elif cmd == "lease":
         lease(args[0], args[1], int(args[2]))
+    elif cmd == "overlap":
+        overlap(args[0], args[1], int(args[2]))
     elif cmd in ("cut", "cutleased"):
         cut(args[0], args[1], int(args[2]), int(args[3]),
             int(args[4]) if len(args) > 4 else 0, cmd == "cutleased")
