@@ -278,6 +278,16 @@ head_of(const struct grantfile *gf)
 	return (struct gf_head *)gf->map;
 }
 
+/*
+ * Whether records are kept: a file mapped. (Not its descriptor: an
+ * arbiter made without grantfile_open, zeroed, has fd 0 and no map.)
+ */
+static int
+recording(const struct grantfile *gf)
+{
+	return gf->map != NULL;
+}
+
 static uint8_t *
 slot_at(const struct grantfile *gf, uint32_t i)
 {
@@ -402,7 +412,7 @@ grantfile_close(struct grantfile *gf)
 uint32_t
 grantfile_slot(struct grantfile *gf)
 {
-	if (gf->fd < 0)
+	if (!recording(gf))
 		return UINT32_MAX;
 	if (gf->nfree == 0 && file_grow(gf, gf->nslots * 2) < 0) {
 		log_warn("cannot grow '%s' past %u records: what more "
@@ -427,7 +437,7 @@ grantfile_put(struct grantfile *gf, uint32_t slot, const struct grant_rec *r)
 	uint64_t *v, sum;
 	size_t d, n;
 
-	if (gf->fd < 0 || slot >= gf->nslots)
+	if (!recording(gf) || slot >= gf->nslots)
 		return;
 	s = slot_at(gf, slot);
 	head = (struct gf_slot *)s;
@@ -449,7 +459,7 @@ grantfile_put(struct grantfile *gf, uint32_t slot, const struct grant_rec *r)
 void
 grantfile_alive(struct grantfile *gf, uint64_t boot_ms)
 {
-	if (gf->fd >= 0)
+	if (recording(gf))
 		__atomic_store_n(&head_of(gf)->alive_ms, boot_ms,
 		    __ATOMIC_RELAXED);
 }
@@ -459,7 +469,7 @@ grantfile_release(struct grantfile *gf, uint32_t slot)
 {
 	struct gf_slot *head;
 
-	if (gf->fd < 0 || slot >= gf->nslots)
+	if (!recording(gf) || slot >= gf->nslots)
 		return;
 	head = (struct gf_slot *)slot_at(gf, slot);
 	__atomic_store_n(&head->pid, 0, __ATOMIC_RELEASE);

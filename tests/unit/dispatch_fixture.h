@@ -28,6 +28,7 @@ struct fixture {
 	struct arbiter	a;
 	uint8_t		uuid[2][GF_UUID_LEN];
 	char		conf[64];	/* a configuration file, for reloads */
+	uint32_t	clients;	/* client() so far */
 };
 
 /* A daemon without a listener: two devices, 16Gi and 8Gi. */
@@ -166,9 +167,16 @@ client(struct fixture *f, int *peer)
 	struct conn *c = connect_pair(f, peer);
 	struct gf_msg m;
 
+	/*
+	 * One process is one client: a second HELLO of a pid closes its
+	 * first connection. The test's clients after its first are other
+	 * processes, by pids above any the kernel gives (pid_max <= 2^22).
+	 */
+	if (f->clients++ > 0)
+		c->pid = UINT32_MAX - f->clients;
 	assert_int_equal(feed(f, c, GF_MSG_HELLO, &h), 0);
 	expect(*peer, GF_MSG_HELLO_OK, &m);
-	assert_int_equal(m.u.hello_ok.pid, (uint32_t)getpid());
+	assert_int_equal(m.u.hello_ok.pid, c->pid);
 	/*
 	 * The test is daemon and client in one process, its "daemon" no
 	 * older than its client: the client is taken as an earlier
