@@ -81,7 +81,13 @@ grantrec_unknown(struct arbiter *a, const struct ledger_client *lc)
 {
 	const char *why = a->grants.why;
 
-	if (a->grants.whole && lc->start_ms <= a->grants.alive_ms)
+	/*
+	 * Known to the last daemon only if it surely began before that
+	 * daemon's last sign of life: its start time is counted in clock
+	 * ticks, and one begun a few ms after a stop reads as before it.
+	 */
+	if (a->grants.whole && lc->start_ms + pidfd_start_grain_ms() <=
+	    a->grants.alive_ms)
 		return 0;
 	if (a->grants.whole)
 		why = "it started when no daemon ran";

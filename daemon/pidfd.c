@@ -66,6 +66,14 @@ pidfd_start_ms(uint32_t pid)
 	return ticks * 1000 / (unsigned long long)hz;
 }
 
+uint64_t
+pidfd_start_grain_ms(void)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+
+	return hz > 0 && hz <= 1000 ? (uint64_t)(1000 / hz) : 1;
+}
+
 int
 pidfd_exited(int pidfd)
 {

@@ -35,6 +35,8 @@ int	pidfd_by_pid(uint32_t pid, uint64_t at_ms, int *exited);
  * process is known by besides its pid; 0 if unknown (it has exited).
  */
 uint64_t pidfd_start_ms(uint32_t pid);
+/* How coarse pidfd_start_ms is: a process began within this after it. */
+uint64_t pidfd_start_grain_ms(void);
 
 /* Milliseconds since boot (CLOCK_BOOTTIME), what pidfd_of_peer compares. */
 uint64_t pidfd_boot_ms(void);
