@@ -9,6 +9,7 @@
 
 #include "arbiter.h"
 #include "granted.h"
+#include "grantfile.h"
 #include "grantrec.h"
 #include "ledger.h"
 #include "log.h"
@@ -81,6 +82,23 @@ granted_owed(const struct ledger_client *lc, size_t dev)
 	return grant_of(lc, dev);
 }
 
+uint64_t
+granted_context(const struct ledger_client *lc, size_t dev)
+{
+	const struct ledger_usage *u = &lc->usage[dev];
+
+	if (u->context_known & GRANT_CONTEXT_KNOWN)
+		return u->context_known;
+	return u->opened ? overhead_of(lc, dev) | GRANT_CONTEXT_KNOWN : 0;
+}
+
+/* Per device n grants then n contexts, in one block (g->bytes). */
+static uint64_t *
+granted_block(size_t n)
+{
+	return calloc(n ? 2 * n : 1, sizeof(uint64_t));
+}
+
 void
 granted_keep(struct arbiter *a, const struct ledger_client *lc,
     uint64_t start_ms)
@@ -97,22 +115,25 @@ granted_keep(struct arbiter *a, const struct ledger_client *lc,
 			granted_drop(a, g);
 		return;
 	}
-	if ((bytes = calloc(n, sizeof(*bytes))) == NULL) {
+	if ((bytes = granted_block(n)) == NULL) {
 		log_warnx("no memory to keep what pid %u was granted: its "
 		    "re-registration will be refused", lc->pid);
 		return;
 	}
-	for (dev = 0; dev < n; dev++)
+	for (dev = 0; dev < n; dev++) {
 		bytes[dev] = granted_owed(lc, dev);
+		bytes[n + dev] = granted_context(lc, dev);
+	}
 	if ((g = granted_find(a, lc->pid, start_ms)) != NULL) {
 		free(g->bytes);
 		g->bytes = bytes;
+		g->context = bytes + n;
 		g->regrant_only = lc->regrant_only;
 		g->out_by_copy = lc->page_out || granted_out_by_copy(a, lc);
 		return;
 	}
 	if (granted_push(a, (struct granted){ lc->pid, start_ms, bytes,
-	    lc->regrant_only, lc->page_out || granted_out_by_copy(a, lc),
+	    bytes + n, lc->regrant_only, lc->page_out || granted_out_by_copy(a, lc),
 	    0 }) < 0) {
 		log_warnx("no memory to keep what pid %u was granted: its "
 		    "re-registration will be refused", lc->pid);
@@ -126,11 +147,12 @@ granted_add(struct arbiter *a, const struct grant_rec *r)
 	size_t n = a->ledger.ndevices;
 	uint64_t *bytes;
 
-	if ((bytes = calloc(n ? n : 1, sizeof(*bytes))) == NULL)
+	if ((bytes = granted_block(n)) == NULL)
 		return -1;
 	memcpy(bytes, r->granted, n * sizeof(*bytes));
+	memcpy(bytes + n, r->context, n * sizeof(*bytes));
 	if (granted_push(a, (struct granted){ r->pid, r->start_ms, bytes,
-	    !(r->flags & GRANT_WORD), (r->flags & GRANT_BY_COPY) != 0,
+	    bytes + n, !(r->flags & GRANT_WORD), (r->flags & GRANT_BY_COPY) != 0,
 	    r->slot + 1 }) < 0) {
 		free(bytes);
 		return -1;
@@ -149,8 +171,10 @@ granted_take(struct arbiter *a, struct ledger_client *lc, uint64_t start_ms)
 		self_ms = pidfd_start_ms((uint32_t)getpid());
 	if (start_ms != 0 && (g = granted_find(a, lc->pid, start_ms)) !=
 	    NULL) {
-		for (dev = 0; dev < a->ledger.ndevices; dev++)
+		for (dev = 0; dev < a->ledger.ndevices; dev++) {
 			lc->usage[dev].granted = g->bytes[dev];
+			lc->usage[dev].context_known = g->context[dev];
+		}
 		lc->regrant_only = g->regrant_only;
 		lc->page_out = g->out_by_copy;
 		/* Its record is this connection's now, written below. */

@@ -30,6 +30,8 @@ struct granted {
 	uint32_t	 pid;
 	uint64_t	 start_ms;	/* its start (pidfd_start_ms) */
 	uint64_t	*bytes;		/* per device; malloc'd, ours */
+	uint64_t	*context;	/* per device, its context record
+					   (granted_context); in bytes' block */
 	int		 regrant_only;	/* the lost connection's: an earlier
 					   daemon's client stays one */
 	int		 out_by_copy;	/* left out to host by the copy
@@ -44,6 +46,15 @@ struct granted {
  * re-registered yet (a connection lost half-way keeps it).
  */
 uint64_t granted_owed(const struct ledger_client *lc, size_t dev);
+
+/*
+ * What the daemon knows of lc's context on dev: its record, or the one
+ * its earlier connection (or daemon) recorded until it opens dev, |
+ * GRANT_CONTEXT_KNOWN; 0 when it knows nothing (dev not opened). Out to
+ * host, NVML shows nothing of it: a restarted daemon takes this, never
+ * the process's page.
+ */
+uint64_t granted_context(const struct ledger_client *lc, size_t dev);
 
 /*
  * Whether lc was sent out to host by the copy engine (out, or asked to
@@ -69,7 +80,7 @@ void	granted_keep(struct arbiter *a, const struct ledger_client *lc,
 /*
  * lc, a new connection's client of the process started at start_ms,
  * said HELLO: give it what its earlier connection (or daemon) granted
- * (usage.granted) and that record, and set whether its word past that is
+ * (usage.granted, usage.context_known) and that record, and set whether its word past that is
  * never believed (lc->regrant_only: a process of this daemon's time, one
  * whose start cannot be read, one the grants' file says was granted
  * nothing) and whether its page may say it is out by copy

@@ -20,6 +20,7 @@
 #define GRANTFILE_FIRST		64	/* slots in a new file */
 #define GRANTFILE_MAX_SLOTS	(1u << 20)
 #define GRANTFILE_MAX_DEVICES	1024
+#define SLOT_WORDS		3	/* per device: granted, lease, context */
 
 /* The header; the devices' UUIDs follow it, then the slots. */
 struct gf_head {
@@ -33,8 +34,8 @@ struct gf_head {
 					   ms since boot */
 };
 
-/* A slot's head; per device its granted and lease bytes follow, then
- * the checksum of all of it (the generation too). */
+/* A slot's head; per device its granted, lease and context bytes
+ * follow, then the checksum of all of it (the generation too). */
 struct gf_slot {
 	uint32_t	gen;		/* odd while written */
 	uint32_t	pid;		/* 0: free */
@@ -46,7 +47,8 @@ struct gf_slot {
 static size_t
 slot_size(size_t ndevices)
 {
-	return sizeof(struct gf_slot) + ndevices * 2 * sizeof(uint64_t) +
+	return sizeof(struct gf_slot) + ndevices * SLOT_WORDS *
+	    sizeof(uint64_t) +
 	    sizeof(uint64_t);
 }
 
@@ -140,7 +142,9 @@ rec_alloc(struct grant_rec *r, size_t ndevices)
 {
 	r->granted = calloc(ndevices ? ndevices : 1, sizeof(*r->granted));
 	r->lease = calloc(ndevices ? ndevices : 1, sizeof(*r->lease));
-	return r->granted != NULL && r->lease != NULL ? 0 : -1;
+	r->context = calloc(ndevices ? ndevices : 1, sizeof(*r->context));
+	return r->granted != NULL && r->lease != NULL && r->context != NULL ?
+	    0 : -1;
 }
 
 /* Where the file's device d is among the daemon's, or -1. */
@@ -166,7 +170,7 @@ slot_read(const uint8_t *map, const struct gf_head *h, uint32_t i,
 	const uint8_t *fuuids = map + sizeof(*h);
 	struct gf_slot head;
 	struct grant_rec *r;
-	uint64_t sum, v[2];
+	uint64_t sum, v[SLOT_WORDS];
 	uint32_t d;
 	long to;
 
@@ -181,10 +185,10 @@ slot_read(const uint8_t *map, const struct gf_head *h, uint32_t i,
 		    "does not match its checksum";
 		return 0;
 	}
-	r = &rd->recs[rd->nrecs];
+	/* Counted first: grant_read_free frees what one half-made holds. */
+	r = &rd->recs[rd->nrecs++];
 	if (rec_alloc(r, ndevices) < 0)
 		return -1;
-	rd->nrecs++;
 	r->pid = head.pid;
 	r->start_ms = head.start_ms;
 	r->flags = head.flags;
@@ -196,6 +200,7 @@ slot_read(const uint8_t *map, const struct gf_head *h, uint32_t i,
 		    sizeof(v));
 		r->granted[to] = v[0];
 		r->lease[to] = v[1];
+		r->context[to] = v[2];
 	}
 	return 0;
 }
@@ -262,6 +267,7 @@ grant_read_free(struct grant_read *rd)
 	for (i = 0; i < rd->nrecs; i++) {
 		free(rd->recs[i].granted);
 		free(rd->recs[i].lease);
+		free(rd->recs[i].context);
 	}
 	free(rd->recs);
 	free(rd->lost);
@@ -447,8 +453,9 @@ grantfile_put(struct grantfile *gf, uint32_t slot, const struct grant_rec *r)
 	head->flags = r->flags;
 	v = (uint64_t *)(head + 1);
 	for (d = 0; d < gf->ndevices; d++) {
-		v[2 * d] = r->granted[d];
-		v[2 * d + 1] = r->lease[d];
+		v[SLOT_WORDS * d] = r->granted[d];
+		v[SLOT_WORDS * d + 1] = r->lease[d];
+		v[SLOT_WORDS * d + 2] = r->context[d];
 	}
 	n = slot_size(gf->ndevices);
 	sum = slot_sum(s, n);

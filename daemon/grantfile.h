@@ -6,7 +6,8 @@
  *
  * The file: a header (magic, layout version, the slots' size and
  * number, the daemon's last sign of life, the devices by UUID), then
- * fixed-size slots, one a process. A
+ * fixed-size slots, one a process: per device its grants, its lease
+ * and its context record (out to host, NVML shows nothing of it). A
  * slot carries a generation, odd while it is being written (a seqlock's:
  * a slot whose writer was killed half-way stays odd), and a checksum
  * over the rest, so that a slot torn, or changed by anyone else, is told
@@ -23,7 +24,7 @@
 #include "gpufrac/proto.h"
 
 #define GRANTS_FILE		"grants"	/* in state_dir */
-#define GRANTFILE_VERSION	1
+#define GRANTFILE_VERSION	2	/* 2: the context per device */
 
 /* A record's flags. */
 #define GRANT_OUT	0x1	/* out to host */
@@ -33,6 +34,9 @@
 #define GRANT_WORD	0x4	/* its word past its grants weighed by
 				   an earlier daemon's rules (granted.h) */
 
+/* In a context's figure: the daemon knew it (0 bytes then is a figure). */
+#define GRANT_CONTEXT_KNOWN	(1ull << 63)
+
 /* One process's record, its devices as the daemon numbers them. */
 struct grant_rec {
 	uint32_t	 pid;
@@ -41,6 +45,8 @@ struct grant_rec {
 	uint64_t	*granted;	/* per device: all it was granted
 					   but its context record */
 	uint64_t	*lease;		/* of which its lease, per device */
+	uint64_t	*context;	/* per device: its context record |
+					   GRANT_CONTEXT_KNOWN, or 0 */
 	uint32_t	 slot;		/* where it is in the file */
 };
 

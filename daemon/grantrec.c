@@ -44,6 +44,7 @@ grantrec_put(struct arbiter *a, struct ledger_client *lc)
 	for (dev = 0; dev < a->ledger.ndevices; dev++) {
 		g->granted[dev] = granted_owed(lc, dev);
 		g->lease[dev] = lc->usage[dev].lease;
+		g->context[dev] = granted_context(lc, dev);
 	}
 	r.pid = lc->pid;
 	r.start_ms = lc->start_ms;
@@ -52,6 +53,7 @@ grantrec_put(struct arbiter *a, struct ledger_client *lc)
 	    (lc->page_out || granted_out_by_copy(a, lc) ? GRANT_BY_COPY : 0);
 	r.granted = g->granted;
 	r.lease = g->lease;
+	r.context = g->context;
 	grantfile_put(&g->file, lc->grant_slot - 1, &r);
 }
 
@@ -153,8 +155,10 @@ grantrec_start(struct arbiter *a)
 	g->file.fd = -1;
 	g->granted = calloc(n ? n : 1, sizeof(*g->granted));
 	g->lease = calloc(n ? n : 1, sizeof(*g->lease));
+	g->context = calloc(n ? n : 1, sizeof(*g->context));
 	uuids = calloc(n ? n : 1, sizeof(*uuids));
-	if (g->granted == NULL || g->lease == NULL || uuids == NULL) {
+	if (g->granted == NULL || g->lease == NULL || g->context == NULL ||
+	    uuids == NULL) {
 		free(uuids);
 		log_warnx("no memory to read what the earlier daemon granted");
 		return -1;
@@ -199,5 +203,6 @@ grantrec_free(struct arbiter *a)
 	grantfile_close(&a->grants.file);
 	free(a->grants.granted);
 	free(a->grants.lease);
-	a->grants.granted = a->grants.lease = NULL;
+	free(a->grants.context);
+	a->grants.granted = a->grants.lease = a->grants.context = NULL;
 }

@@ -32,6 +32,7 @@ struct grants {
 	int64_t		 alive_timer;	/* ours, told every second */
 	uint64_t	*granted;	/* a record being made, per device */
 	uint64_t	*lease;
+	uint64_t	*context;
 };
 
 /*

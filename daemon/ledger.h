@@ -97,6 +97,9 @@ struct ledger_usage {
 	uint64_t	granted;	/* what an earlier connection of its
 					   process was granted here, not yet
 					   charged again (granted.h) */
+	uint64_t	context_known;	/* and its context here, as that one
+					   recorded it | GRANT_CONTEXT_KNOWN,
+					   until the device is opened; 0 */
 };
 
 /* A group's standing on one device. */

@@ -11,6 +11,7 @@
 #include "driver.h"
 #include "event.h"
 #include "gpufrac/activity.h"
+#include "grantfile.h"
 #include "lease.h"
 #include "ledger.h"
 #include "log.h"
@@ -122,6 +123,21 @@ overhead_reconcile(struct arbiter *a, size_t dev, const struct nvml_proc *procs,
 }
 
 /*
+ * The context the daemon recorded for lc on dev before it opened it (its
+ * earlier connection's, or daemon's: granted_context), or UINT64_MAX.
+ * Used once: from then on lc's own record says it.
+ */
+static uint64_t
+known(struct ledger_client *lc, size_t dev)
+{
+	uint64_t k = lc->usage[dev].context_known;
+
+	lc->usage[dev].context_known = 0;
+	return (k & GRANT_CONTEXT_KNOWN) ? k & ~GRANT_CONTEXT_KNOWN :
+	    UINT64_MAX;
+}
+
+/*
  * What lc says its allocations on dev held when it opened it, before it
  * registers them: NVML counts them already (the page's held).
  */
@@ -136,7 +152,7 @@ held(const struct ledger_client *lc, size_t dev)
 void
 overhead_client(struct arbiter *a, struct ledger_client *lc, size_t dev)
 {
-	uint64_t want, h, nv = UINT64_MAX;
+	uint64_t want, h, nv = UINT64_MAX, k = known(lc, dev);
 	struct nvml_proc *procs;
 	long n;
 
@@ -146,7 +162,9 @@ overhead_client(struct arbiter *a, struct ledger_client *lc, size_t dev)
 		nv = proc_bytes(procs, n, lc->pid);
 		free(procs);
 	}
-	if ((want = remembered(&a->ledger, lc, dev)) != UINT64_MAX) {
+	if ((want = k) != UINT64_MAX)
+		;	/* the daemon's own word, not the page's */
+	else if ((want = remembered(&a->ledger, lc, dev)) != UINT64_MAX) {
 		/*
 		 * The page is the client's to write (issue 32): no more than
 		 * NVML shows it holding; out to host, where NVML shows

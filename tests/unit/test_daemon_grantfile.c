@@ -1,6 +1,6 @@
 /*
  * daemon/grantfile.c: records written in place and read back by the next
- * open, devices matched by UUID; a record torn (its generation odd) or
+ * open, devices matched by UUID, each its grants, lease and context; a record torn (its generation odd) or
  * changed (its checksum) told from a whole one beside it; the writer's
  * last sign of life read back; a file of
  * another layout version, or not the daemon's own, not believed; slots
@@ -26,7 +26,7 @@ static const uint8_t devs[2][GF_UUID_LEN] = { { 0xaa, [15] = 1 },
 
 /* The layout, as grantfile.c lays it out for two devices. */
 #define SLOTS_AT	128
-#define SLOT_SIZE	(24 + 2 * 16 + 8)
+#define SLOT_SIZE	(24 + 2 * 24 + 8)
 
 static int
 setup(void **state)
@@ -66,8 +66,9 @@ static void
 put(struct grantfile *gf, uint32_t pid, uint64_t g0, uint64_t g1)
 {
 	uint64_t granted[2] = { g0, g1 }, lease[2] = { 1, 2 };
+	uint64_t context[2] = { GRANT_CONTEXT_KNOWN | 3, 0 };
 	struct grant_rec r = { pid, 1000 + pid, GRANT_WORD, granted, lease,
-	    0 };
+	    context, 0 };
 
 	grantfile_put(gf, grantfile_slot(gf), &r);
 }
@@ -130,6 +131,9 @@ test_roundtrip(void **state)
 	assert_int_equal(r->granted[0], 200);
 	assert_int_equal(r->granted[1], 100);
 	assert_int_equal(r->lease[0], 2);
+	/* The context, known (0 bytes would be a figure) or not. */
+	assert_int_equal(r->context[0], 0);
+	assert_int_equal(r->context[1], GRANT_CONTEXT_KNOWN | 3);
 	grant_read_free(&rd);
 	grantfile_close(&gf);
 	/* Put back by the open: read again, the same. */
@@ -182,12 +186,12 @@ test_other_version(void **state)
 	grant_read_free(&rd);
 	put(&gf, 30, 1, 1);
 	grantfile_close(&gf);
-	poke(8, 2);			/* version 1 -> 3 */
+	poke(8, 1);			/* version 2 -> 3 */
 	open_ok(&gf, devs, 2, &rd);
 	assert_false(rd.whole);
 	assert_int_equal(rd.nrecs, 0);
 	assert_string_equal(rd.why, "the grants' file is of layout version "
-	    "3, not 1");
+	    "3, not 2");
 	grant_read_free(&rd);
 	grantfile_close(&gf);
 	/* Made anew: the next daemon reads a whole, empty one. */
