@@ -6,21 +6,10 @@
 # (swap_move_timeout 500ms, reloaded once the move out is done).
 # shellcheck disable=SC2154	# PID_* are client_start's
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/slow_move_in_lib.sh"
 export SIMCUDA_DEVICES=64Mi
-C=$CLIENTS/cuclient_linked
-conf=$TMP/gpufrac.conf
 
-printf '[daemon]\nswap_engine = copy\nswap_move_timeout = 60s\n' >"$conf"
-daemon_start
-SIMCUDA_COPY_GBPS=0.01 client_start a preload "$C" many 8 2Mi fill hold \
-	check
-check "a is swapped out" ctl swap out "$PID_a"
-printf '[daemon]\nswap_engine = copy\nswap_move_timeout = 500ms\n' >"$conf"
-check "the move deadline is made short" ctl reload
-kill -USR1 "$PID_a"
-wait_for "the daemon takes a's move in as done while it still comes" 20 \
-	grep -q "pid $PID_a: no MOVED .*coming back: taken as in" \
-	"$TMP/gpufracd.log"
+slow_move_in -- many 8 2Mi fill hold check
 wait "$PID_a"
 check_eq "a's call waited for all of its memory: intact" \
 	"$(tail -1 "$TMP/a.out")" "check ok"
