@@ -1,7 +1,8 @@
 #!/bin/sh
-# Run every unit test (cmocka) and integration test, then print one summary
-# line. An integration test exits 0 (pass), 77 (skipped, having printed why)
-# or anything else (fail). Run from the top of the tree by `make check`;
+# Run every unit test (cmocka) and integration test, each named with the
+# seconds it took (what makes the suite long), then print one summary line.
+# An integration test exits 0 (pass), 77 (skipped, having printed why) or
+# anything else (fail). Run from the top of the tree by `make check`;
 # `tests/run.sh NAME...` runs only the tests whose file name contains NAME.
 # What was built is found in $BUILD (make passes it; default build/).
 cd "$(dirname "$0")/.." || exit 1
@@ -18,13 +19,15 @@ selected() {
 run_one() {
 	name=$1; shift
 	out=$(mktemp)
+	start=$(date +%s)
 	"$@" >"$out" 2>&1
 	rc=$?
+	took="$(($(date +%s) - start)) s"
 	case $rc in
-	0)  passed=$((passed + 1)); echo "PASS  $name";;
+	0)  passed=$((passed + 1)); echo "PASS  $name ($took)";;
 	77) skipped=$((skipped + 1)); echo "SKIP  $name: $(tail -n 1 "$out")";;
 	*)  failed=$((failed + 1)); failures="$failures $name"
-	    echo "FAIL  $name (exit $rc)"; sed 's/^/    | /' "$out";;
+	    echo "FAIL  $name (exit $rc, $took)"; sed 's/^/    | /' "$out";;
 	esac
 	rm -f "$out"
 }
