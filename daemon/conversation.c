@@ -19,6 +19,7 @@
 #include "event.h"
 #include "expect.h"
 #include "granted.h"
+#include "grantrec.h"
 #include "groups.h"
 #include "lease.h"
 #include "ledger.h"
@@ -159,6 +160,9 @@ on_hello(struct arbiter *a, struct conn *c, const struct gf_msg *m,
 	granted_take(a, c->client, c->client->start_ms);
 	ledger_client_group(&a->ledger, c->client, groups_match(&a->groups,
 	    c->cgroup, c->uid, c->gid));
+	/* Recorded, granted nothing or more: a daemon started after this
+	   one holds it to that (grantrec.h). */
+	grantrec_put(a, c->client);
 	version_keep(c->client->version, h->version);
 	log_info("client pid %u (uid %u, libgpufrac %s) connected, cgroup "
 	    "'%s', group '%s'", c->pid, c->uid, c->client->version[0] ?

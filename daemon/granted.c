@@ -184,11 +184,14 @@ granted_take(struct arbiter *a, struct ledger_client *lc, uint64_t start_ms)
 		grantrec_put(a, lc);
 		return;
 	}
-	/* An earlier daemon's client without a record: granted nothing,
-	   unless the records could not be read. */
+	/*
+	 * Older than this daemon, without a record: it never asked the
+	 * earlier daemon for anything (granted.h), and its word is weighed;
+	 * its page too, if the records could not be read.
+	 */
 	lc->regrant_only = start_ms == 0 || self_ms == 0 ||
-	    start_ms >= self_ms || !grantrec_unknown(a, lc);
-	lc->page_out = !lc->regrant_only;
+	    start_ms >= self_ms;
+	lc->page_out = !lc->regrant_only && !grantrec_unrecorded(a, lc);
 }
 
 int
@@ -202,6 +205,12 @@ granted_holds(struct arbiter *a, const struct ledger_client *lc, size_t dev,
 	    (g = granted_find(a, lc->pid, lc->start_ms)) == NULL)
 		return 0;
 	return bytes <= g->bytes[dev] || bytes - g->bytes[dev] <= ctx;
+}
+
+int
+granted_kept(struct arbiter *a, uint32_t pid, uint64_t start_ms)
+{
+	return granted_find(a, pid, start_ms) != NULL;
 }
 
 void

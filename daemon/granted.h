@@ -11,9 +11,14 @@
  *
  * A process that ran before this daemon started has the record its
  * earlier daemon left in the grants' file (grantrec.h), held to it as
- * to one of this daemon's; with none, it was granted nothing, unless the
- * file could not be read whole: then its word is weighed by today's
- * rules (trust.h), on its later connections too.
+ * to one of this daemon's: the earlier daemon recorded every process that
+ * registered with it (granted nothing or more) and every one it judged
+ * to hold memory without the shim (granted nothing). With no record, it
+ * never asked that daemon for anything nor was seen without the shim:
+ * it took what it holds while no daemon answered (a shim that never
+ * registered decides alone then), and its word is weighed by today's
+ * rules (trust.h), on its later connections too; so is everyone's when
+ * the file could not be read whole.
  */
 #ifndef GF_DAEMON_GRANTED_H
 #define GF_DAEMON_GRANTED_H
@@ -97,6 +102,9 @@ void	granted_take(struct arbiter *a, struct ledger_client *lc,
  */
 int	granted_holds(struct arbiter *a, const struct ledger_client *lc,
 	    size_t dev, uint64_t bytes);
+
+/* Whether the grants of pid (started at start_ms) are kept here. */
+int	granted_kept(struct arbiter *a, uint32_t pid, uint64_t start_ms);
 
 /* Forget the records of processes that have exited (at each look). */
 void	granted_prune(struct arbiter *a);

@@ -33,6 +33,8 @@
 				   where its memory is */
 #define GRANT_WORD	0x4	/* its word past its grants weighed by
 				   an earlier daemon's rules (granted.h) */
+#define GRANT_UNSHIMMED	0x8	/* judged to hold memory without the
+				   shim: granted nothing */
 
 /* In a context's figure: the daemon knew it (0 bytes then is a figure). */
 #define GRANT_CONTEXT_KNOWN	(1ull << 63)
@@ -76,9 +78,8 @@ struct grant_read {
 	struct grant_lost *lost;	/* torn or changed slots */
 	size_t		 nlost;
 	int		 whole;		/* a file of this layout was read:
-					   a process without a record that
-					   started before alive_ms was
-					   granted nothing */
+					   a process without a record never
+					   asked its writer for anything */
 	uint64_t	 alive_ms;	/* its writer's last sign of life (ms
 					   since boot): a process started
 					   after it had no daemon to ask */

@@ -15,15 +15,34 @@
 #include "log.h"
 #include "pidfd.h"
 #include "statefile.h"
+#include "unshimmed.h"
 
 #define GRANTREC_ALIVE_MS	1000	/* the file says the daemon lives */
 
-/* Whether lc is one whose grants are recorded: a shim's, known by its
- * start; a process without the shim was granted nothing. */
+/*
+ * Whether lc is one whose grants are recorded, known by its start: a
+ * shim's, and one judged to hold memory without it (granted nothing,
+ * the record says so), unless its lost connection's grants are kept
+ * (they are its record). One still in its grace is not judged yet: an
+ * honest process may be between two connections.
+ */
 static int
-recorded(const struct ledger_client *lc)
+recorded(struct arbiter *a, const struct ledger_client *lc)
 {
-	return lc->unshim == NULL && lc->start_ms != 0;
+	if (lc->start_ms == 0)
+		return 0;
+	return lc->unshim == NULL || (unshimmed_judged(lc) &&
+	    !granted_kept(a, lc->pid, lc->start_ms));
+}
+
+static uint32_t
+rec_flags(struct arbiter *a, const struct ledger_client *lc)
+{
+	if (lc->unshim != NULL)
+		return GRANT_UNSHIMMED;
+	return (lc->regrant_only ? 0 : GRANT_WORD) |
+	    (lc->on_host ? GRANT_OUT : 0) |
+	    (lc->page_out || granted_out_by_copy(a, lc) ? GRANT_BY_COPY : 0);
 }
 
 void
@@ -34,23 +53,25 @@ grantrec_put(struct arbiter *a, struct ledger_client *lc)
 	uint32_t slot;
 	size_t dev;
 
-	if (g->file.fd < 0 || !recorded(lc))
+	if (g->file.fd < 0 || !recorded(a, lc))
 		return;
 	if (lc->grant_slot == 0) {
 		if ((slot = grantfile_slot(&g->file)) == UINT32_MAX)
 			return;
 		lc->grant_slot = slot + 1;
 	}
+	r.flags = rec_flags(a, lc);
 	for (dev = 0; dev < a->ledger.ndevices; dev++) {
+		if (r.flags & GRANT_UNSHIMMED) {
+			g->granted[dev] = g->lease[dev] = g->context[dev] = 0;
+			continue;
+		}
 		g->granted[dev] = granted_owed(lc, dev);
 		g->lease[dev] = lc->usage[dev].lease;
 		g->context[dev] = granted_context(lc, dev);
 	}
 	r.pid = lc->pid;
 	r.start_ms = lc->start_ms;
-	r.flags = (lc->regrant_only ? 0 : GRANT_WORD) |
-	    (lc->on_host ? GRANT_OUT : 0) |
-	    (lc->page_out || granted_out_by_copy(a, lc) ? GRANT_BY_COPY : 0);
 	r.granted = g->granted;
 	r.lease = g->lease;
 	r.context = g->context;
@@ -79,24 +100,23 @@ grantrec_watch(void *arg, struct ledger_client *lc, int gone)
 }
 
 int
-grantrec_unknown(struct arbiter *a, const struct ledger_client *lc)
+grantrec_unrecorded(struct arbiter *a, const struct ledger_client *lc)
 {
 	const char *why = a->grants.why;
 
 	/*
-	 * Known to the last daemon only if it surely began before that
-	 * daemon's last sign of life: its start time is counted in clock
-	 * ticks, and one begun a few ms after a stop reads as before it.
+	 * Its start time is counted in clock ticks: one begun a few ms
+	 * after a stop may read as before it.
 	 */
-	if (a->grants.whole && lc->start_ms + pidfd_start_grain_ms() <=
+	if (a->grants.whole && lc->start_ms + pidfd_start_grain_ms() >
 	    a->grants.alive_ms)
-		return 0;
-	if (a->grants.whole)
 		why = "it started when no daemon ran";
+	else if (a->grants.whole)
+		why = "it never registered with the earlier daemon";
 	events_add(&a->events, events_wall_ms(), GF_EV_UNRECORDED, lc->pid,
 	    NULL, NULL, 0, "no record of what pid %u was granted (%s): its "
 	    "word is weighed as an earlier daemon's client's", lc->pid, why);
-	return 1;
+	return a->grants.whole;
 }
 
 /* Every second: the daemon lives (grantfile_alive). */

@@ -8,9 +8,13 @@
  * engine left it out to host counts only where its record says so. A
  * record torn or changed, or a file of another layout, leaves the
  * processes of the earlier daemon to today's rules (trust.h), each said
- * in an `unrecorded` event; so is a process that started after the
- * earlier daemon's last sign of life (written in the file every second),
- * which had no daemon to ask.
+ * in an `unrecorded` event; so is a process with no record, which
+ * never asked the earlier daemon for anything: it started after that
+ * daemon's last sign of life (written in the file every second), or its
+ * shim had not registered yet when that daemon went. Every process that
+ * registers is recorded at its HELLO, granted nothing yet; a process
+ * judged to hold memory without the shim (unshimmed.h), granted nothing
+ * and flagged so, once its grace is over.
  */
 #ifndef GF_DAEMON_GRANTREC_H
 #define GF_DAEMON_GRANTREC_H
@@ -53,12 +57,13 @@ void	grantrec_put(struct arbiter *a, struct ledger_client *lc);
 void	grantrec_forget(struct arbiter *a, uint32_t slot);
 
 /*
- * lc, a process older than this daemon with no record here: whether its
- * word is weighed by today's rules (1: the file was not whole, or lc
- * started after the earlier daemon's last sign of life; said in an event)
- * or it was granted nothing (0).
+ * lc, a process older than this daemon with no record here, whose word
+ * is weighed by today's rules: said in an event, why. Returns 1 when the
+ * earlier daemon's file was read whole (lc never registered with it nor
+ * was judged without the shim: no daemon can have left it out to host),
+ * 0 when the records could not be read.
  */
-int	grantrec_unknown(struct arbiter *a, const struct ledger_client *lc);
+int	grantrec_unrecorded(struct arbiter *a, const struct ledger_client *lc);
 
 /* Stop recording; the file stays for the next daemon. */
 void	grantrec_free(struct arbiter *a);

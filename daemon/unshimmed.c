@@ -13,6 +13,7 @@
 #include "event.h"
 #include "expect.h"
 #include "granted.h"
+#include "grantrec.h"
 #include "groups.h"
 #include "identity.h"
 #include "ledger.h"
@@ -92,6 +93,7 @@ unshim_say(struct arbiter *a, struct ledger_client *lc, size_t dev,
 	char sbuf[32];
 
 	lc->unshim->said = 1;
+	grantrec_put(a, lc);	/* granted nothing, should the daemon go */
 	log_info("pid %u (uid %u) holds %s on device %zu without the shim "
 	    "(%s), cgroup '%s', group '%s'", lc->pid, lc->uid,
 	    size_format(bytes, sbuf, sizeof(sbuf)), dev, lc->unshim->why,
@@ -106,6 +108,12 @@ unshim_say(struct arbiter *a, struct ledger_client *lc, size_t dev,
  * has reason to expect it to connect (expect.h): then its event and its
  * judgement wait for its grace to end.
  */
+int
+unshimmed_judged(const struct ledger_client *lc)
+{
+	return lc->unshim != NULL && lc->unshim->said;
+}
+
 static struct ledger_client *
 unshim_new(struct arbiter *a, uint32_t pid, size_t dev, uint64_t bytes,
     uint64_t at_ms)

@@ -53,6 +53,10 @@ void	unshimmed_see(struct arbiter *a, size_t dev,
  */
 int	unshimmed_settle(struct arbiter *a);
 
+/* Whether lc is a process judged to hold memory without the shim (its
+   grace over, its `unshimmed` event said). */
+int	unshimmed_judged(const struct ledger_client *lc);
+
 /* pid says HELLO: its unshimmed record (same live process) goes. 1: gone. */
 int	unshimmed_hello(struct arbiter *a, uint32_t pid);
 

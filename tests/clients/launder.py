@@ -4,11 +4,12 @@ lists the very pid that speaks. Libcuda is NUMBA_CUDA_DRIVER's (the
 simulated driver). Each prints one line per answer, then sleeps until
 killed.
 
-  launder.py take SOCK UUID SIZE
+  launder.py take SOCK UUID SIZE [later]
       take SIZE through the driver without asking, then HELLO, open UUID
       and re-register it (COMMIT with reserved 0); print "rereg ANSWER"
       (the answer to a DEVICE_OPEN sent after it: CLOSED when the daemon
-      refused the charge and closed the connection)
+      refused the charge and closed the connection); with later, print
+      "took" once it holds SIZE and speak only at a line on stdin
   launder.py lease SOCK UUID SIZE
       the same, told as a lease restored (LEASE_RESTORE of SIZE, no page:
       all of it drawn); print "lease ANSWER"
@@ -53,14 +54,20 @@ def packet(type_, payload, seq):
 
 
 def ask(s, type_, payload, seq):
+    """The answer to a message: its type's name, CLOSED if the connection
+    closes first. What the daemon pushes unasked (seq 0: a DEVICE_INFO as
+    what the others hold moves) is no answer."""
     try:
         s.send(packet(type_, payload, seq))
-        r = s.recv(65536)
+        while True:
+            r = s.recv(65536)
+            if not r:
+                return "CLOSED"
+            _, t, _, rseq, _ = struct.unpack("<HHIII", r[:16])
+            if rseq == seq:
+                return NAMES.get(t, "?")
     except (ConnectionResetError, BrokenPipeError):
         return "CLOSED"
-    if not r:
-        return "CLOSED"
-    return NAMES.get(struct.unpack("<HHIII", r[:16])[1], "?")
 
 
 def page():
@@ -120,8 +127,11 @@ def hold():
         time.sleep(1000)
 
 
-def take(path, uuid, size):
+def take(path, uuid, size, later=False):
     Driver().take(size)
+    if later:
+        print("took", flush=True)
+        sys.stdin.readline()
     dev = bytes.fromhex(uuid.replace("GPU-", "").replace("-", ""))
     print("rereg", rereg(opened(path, dev), dev, BASE, size, 3), flush=True)
     hold()
@@ -187,7 +197,7 @@ def overlap(path, uuid, size):
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "take":
-        take(args[0], args[1], int(args[2]))
+        take(args[0], args[1], int(args[2]), args[3:4] == ["later"])
     elif cmd == "lease":
         lease(args[0], args[1], int(args[2]))
     elif cmd == "overlap":

@@ -10,7 +10,9 @@
 # while it was away has that much refused and is killed for it. A
 # process granted nothing that restores a lease is refused as well,
 # however far within its limits, and a lease restored counts against
-# what was granted as the allocations re-registered before it do.
+# what was granted as the allocations re-registered before it do. One
+# the daemon judged to hold memory without the shim was granted nothing
+# by a restarted daemon too, however far within its limits.
 # (The connection is closed from the client's side: the daemon sees the
 # same, a connection lost while its process lives.)
 # shellcheck disable=SC2154	# PID_* are bg's
@@ -126,4 +128,18 @@ for p in "$PID_honest" "$PID_recut"; do
 	check "the honest ones live on ($p)" kill -0 "$p"
 	check "and are counted as connected ($p)" state_is "$p" running
 done
+
+# --- judged without the shim, then the daemon restarted -------------------
+launder late 65532 take "$GPUFRAC_SOCKET" "$uuid" $((256 << 20)) later
+wait_for "a process takes 256 MiB without the shim" 10 said late took
+wait_for "and is judged to hold memory without it" 10 \
+	has_event unshimmed "$PID_late"
+kill -KILL "$DAEMON_PID"
+wait "$DAEMON_PID" 2>/dev/null
+daemon_start
+echo >&"$FD_late"
+wait_for "its re-registration to the new daemon is answered" 10 said late rereg
+check_eq "refused, within its limits too" "$(cat "$TMP/late.out")" \
+	"$(printf 'took\nrereg CLOSED')"
+check "an event says so" refused_for "$PID_late" 65532 256.0MiB
 finish

@@ -3,9 +3,13 @@
 # every live client's record after the restart equals its record before
 # the kill; a re-registration past what a process was granted is refused;
 # a page that says, unasked, that the copy engine left its process out
-# changes nothing. A record changed between the kill and the restart, or
-# a file of another layout, is said in an event for each process, whose
-# word is weighed by the old rules, and the daemon starts all the same.
+# changes nothing. A process whose shim had not registered yet when the
+# daemon was killed, and which allocated while none ran, is believed
+# (weighed by the old rules, said in an event): nobody had granted it
+# anything to hold it to. A record changed between the kill and the
+# restart, or a file of another layout, is said in an event for each
+# process, whose word is weighed by the old rules, and the daemon starts
+# all the same.
 # shellcheck disable=SC2154	# PID_* are client_start's
 . "$(dirname "$0")/lib.sh"
 export SIMCUDA_DEVICES=512Mi
@@ -50,12 +54,36 @@ host_is() { [ "$(ps_json "[c for c in j['clients'] if c['pid'] == $1][0]['device
 wait_for "its 64 MiB are out" 10 host_is "$PID_c" $((64 << 20))
 # f takes the room c left: c stays out across the restarts.
 client_start f preload "$C" alloc 64Mi hold
+# n, begun now, uses CUDA only once the daemon is gone: its shell execs
+# the client at a line on its stdin (the same process, begun now).
+mkfifo "$TMP/n.in"
+sh -c 'read -r go; exec "$@"' sh env "LD_PRELOAD=${SAN_RT:+$SAN_RT }$SHIM" \
+	"$C" alloc 4Mi hold <"$TMP/n.in" >"$TMP/n.out" 2>"$TMP/n.err" &
+PID_n=$!
+exec {FD_n}>"$TMP/n.in"
+# alive_since_n: the daemon's last sign of life in the grants' file
+# (header: ms since boot at byte 32) is surely after n began: the daemon
+# lived, and could have known n, when n began.
+alive_since_n() {
+	"$PYTHON" - "$TMP/grants" "$PID_n" <<-'EOF'
+	import os, struct, sys
+	alive = struct.unpack_from("<Q", open(sys.argv[1], "rb").read(40), 32)[0]
+	stat = open("/proc/%s/stat" % sys.argv[2]).read()
+	hz = os.sysconf("SC_CLK_TCK")
+	began = int(stat.rsplit(")", 1)[1].split()[19]) * 1000 // hz
+	sys.exit(0 if alive > began + 1000 // hz else 1)
+	EOF
+}
+wait_for "gpufracd has said it lives since n began" 10 alive_since_n
 before=$(records)
 
 # --- restarted: the records, the liars ------------------------------------
 daemon_kill
 check "the grants' file is the daemon's own, mode 0600" \
 	eval '[ "$(stat -c %a "$TMP/grants")" = 600 ]'
+echo go >&"$FD_n"
+wait_for "n allocates with no daemon to ask" 10 grep -q '^holding' "$TMP/n.out"
+check_eq "and is let" "$(head -n 1 "$TMP/n.out")" "alloc ok"
 say l mark
 wait_for "l's page now says it is out by copy, unasked" 10 said l marked 1
 daemon_start
@@ -72,11 +100,17 @@ check "and is refused, said in an event" eval 'events_of refused |
 kill "$PID_m"
 say l exit
 wait "$PID_l" "$PID_m" 2>/dev/null
-same() { [ "$(records | grep -v "^\($PID_l\|$PID_m\) ")" = "$(echo "$before" |
-    grep -v "^\($PID_l\|$PID_m\) ")" ]; }
+same() { [ "$(records | grep -v "^\($PID_l\|$PID_m\|$PID_n\) ")" = "$(echo "$before" |
+    grep -v "^\($PID_l\|$PID_m\|$PID_n\) ")" ]; }
 wait_for "every shim's record after the restart equals its record before" \
 	10 same
-check_eq "nothing said unrecorded" "$(events_of unrecorded | wc -l)" 0
+n_holds() { [ "$(field "$PID_n" "['state']") $(field "$PID_n" "['devices'][0]['used_bytes']")" = "running $((4 << 20))" ]; }
+wait_for "n registers with the new daemon, its 4 MiB believed" 10 n_holds
+check_eq "n was not refused" "$(events_of refused | grep -c "pid $PID_n ")" 0
+check "an event says it never registered with the earlier daemon" eval \
+	'events_of unrecorded | grep -q "no record of what pid $PID_n was granted (it never registered with the earlier daemon)"'
+check_eq "nothing else said unrecorded" \
+	"$(events_of unrecorded | grep -vc "pid $PID_n ")" 0
 
 # --- a record changed between the kill and the restart -------------------
 daemon_kill
