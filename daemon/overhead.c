@@ -185,6 +185,26 @@ overhead_client(struct arbiter *a, struct ledger_client *lc, size_t dev)
 }
 
 void
+overhead_fresh(struct arbiter *a, struct ledger_client *lc)
+{
+	struct nvml_proc *procs;
+	uint64_t want;
+	size_t dev;
+	long n;
+
+	if (!nvml_ready())
+		return;
+	for (dev = 0; dev < a->ledger.ndevices; dev++) {
+		if (!lc->usage[dev].opened || (n = nvml_procs(dev, &procs)) < 0)
+			continue;
+		want = measured(lc, dev, proc_bytes(procs, n, lc->pid));
+		free(procs);
+		if (want != UINT64_MAX)
+			(void)record_set(&a->ledger, lc, dev, want);
+	}
+}
+
+void
 overhead_init(struct arbiter *a)
 {
 	uint8_t (*uuids)[GF_UUID_LEN];

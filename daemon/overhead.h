@@ -51,4 +51,13 @@ int	overhead_reconcile(struct arbiter *a, size_t dev,
 void	overhead_client(struct arbiter *a, struct ledger_client *lc,
 	    size_t dev);
 
+/*
+ * Measure lc on every device it opened now, from NVML read afresh: it is
+ * about to be swapped out whole, its driver calls held back (activity.h),
+ * and once out NVML shows nothing of it: a context made since the last
+ * look (a rise below what a glance takes for one, glance.h) would stay
+ * uncounted on the host until it is back.
+ */
+void	overhead_fresh(struct arbiter *a, struct ledger_client *lc);
+
 #endif

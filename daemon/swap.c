@@ -29,6 +29,7 @@
 #include "ledger.h"
 #include "lease.h"
 #include "log.h"
+#include "overhead.h"
 #include "nvml.h"
 #include "proto.h"
 #include "resolve.h"
@@ -272,6 +273,9 @@ swap_start_out(struct arbiter *a, struct swap_op *op)
 		swap_op_free(a, op);
 		return -1;
 	}
+	/* By checkpoint, its contexts go too: measured now, held still. */
+	if (op->engine != GF_ENGINE_COPY)
+		overhead_fresh(a, lc);
 	lc->swap = SWAP_GOING_OUT;
 	grantrec_put(a, lc);	/* by copy, its page may say it is out */
 	a->swap.nout++;

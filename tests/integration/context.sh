@@ -5,7 +5,9 @@
 # last one left in the process's activity page: NVML cannot tell the
 # allocations a process re-registers from its context, and sees nothing
 # of a process swapped out; one that started with no daemon says in the
-# page what the allocations it registers hold.
+# page what the allocations it registers hold. A context made since the
+# last look is measured as its process is swapped out: once out, NVML
+# shows nothing of it.
 # shellcheck disable=SC2154	# PID_* are client_start's
 . "$(dirname "$0")/lib.sh"
 export SIMCUDA_CONTEXT_BYTES=100Mi SIMCUDA_DEVICES=4Gi,4Gi
@@ -87,4 +89,17 @@ wait_for "s, started with no daemon, registers when one comes" 10 \
 check "at once charged its allocation and its context, once each" \
 	device_used_is $((1124 * MiB))
 client_release s
+
+# Looks an hour apart; t's second context, 32 MiB, is below what a
+# glance between two looks takes for a rise.
+printf '[daemon]\nlook_interval = 1h\n' >"$TMP/gpufrac.conf"
+restart
+SIMCUDA_CONTEXT_BYTES=32Mi client_start t preload "$C" alloc 64Mi hold ctx \
+	hold
+kill -USR1 "$PID_t"
+wait_for "t makes a second context" 10 eval \
+	'[ "$(grep -c "^ctx ok\|^holding" "$TMP/t.out")" = 3 ]'
+check "t is swapped out by hand" ctl swap out "$PID_t"
+check "its host bytes count its allocation and both contexts" host_is \
+	"$PID_t" $((128 * MiB))
 finish
