@@ -13,7 +13,8 @@
  *
  * Settings from the environment: SOAK_SECONDS (of chaos, default 60),
  * SOAK_SEED (default: from the clock; printed), SOAK_CLIENTS (default
- * 32), SOAK_KEEP=1 (keep the work directory, made in TMPDIR, which is
+ * 32), SOAK_LOG_LEVEL (gpufracd's log_level, default warn: info tells
+ * what led to a failure), SOAK_KEEP=1 (keep the work directory, made in TMPDIR, which is
  * kept anyway when the run fails), BUILD (make's O; default: from this
  * program's path), SOAK_SWAP: all (the default) or quiet, which swaps
  * clients out only at quiet points and keeps the daemon from swapping

@@ -40,11 +40,21 @@ pick(uint64_t *rng, const char *const *choices, size_t n)
  * swap resolver, and beta's loans are taken back by stopping its
  * processes.
  */
+/* SOAK_LOG_LEVEL, or warn: what gpufracd.log says of a failed run. */
+static const char *
+log_level(void)
+{
+	const char *v = getenv("SOAK_LOG_LEVEL");
+
+	return v != NULL && *v != '\0' && strchr(v, '\n') == NULL ? v :
+	    "warn";
+}
+
 static void
 conf_print(FILE *f, unsigned gen, uint64_t rng, int quiet_swaps)
 {
 	fprintf(f, "; the soak's configuration %u\n[daemon]\n"
-	    "log_level = warn\n", gen);
+	    "log_level = %s\n", gen, log_level());
 	fprintf(f, "default_limit = %s\n", PICK(&rng, "60%", "70%", "80%"));
 	fprintf(f, "default_resolver = %s\n", gen == 0 || quiet_swaps ?
 	    "wait" : PICK(&rng, "wait", "wait", "fail", "swap"));
@@ -73,7 +83,7 @@ static void
 conf_print_honest(FILE *f)
 {
 	fprintf(f, "; the honest soak's configuration\n[daemon]\n"
-	    "log_level = warn\ndefault_resolver = fail\n");
+	    "log_level = %s\ndefault_resolver = fail\n", log_level());
 	fprintf(f, "\n[group alpha]\nmatch = gid:%u\nlimit = %s\n"
 	    "resolver = fail\n", SOAK_GID_ALPHA, SOAK_HONEST_LIMIT);
 }
