@@ -99,9 +99,24 @@ granted_block(size_t n)
 	return calloc(n ? 2 * n : 1, sizeof(uint64_t));
 }
 
+/*
+ * lc's record in the grants' file becomes g's: what a daemon killed now
+ * leaves is what this one keeps (lc, departing, is recorded no more).
+ */
+static void
+granted_slot_take(struct arbiter *a, struct granted *g,
+    struct ledger_client *lc)
+{
+	grantrec_put(a, lc);	/* its last word, g's figures */
+	if (lc->grant_slot == 0)
+		return;
+	grantrec_forget(a, g->slot);
+	g->slot = lc->grant_slot;
+	lc->grant_slot = 0;
+}
+
 void
-granted_keep(struct arbiter *a, const struct ledger_client *lc,
-    uint64_t start_ms)
+granted_keep(struct arbiter *a, struct ledger_client *lc, uint64_t start_ms)
 {
 	struct granted *g;
 	size_t dev, n = a->ledger.ndevices;
@@ -130,6 +145,7 @@ granted_keep(struct arbiter *a, const struct ledger_client *lc,
 		g->context = bytes + n;
 		g->regrant_only = lc->regrant_only;
 		g->out_by_copy = lc->page_out || granted_out_by_copy(a, lc);
+		granted_slot_take(a, g, lc);
 		return;
 	}
 	if (granted_push(a, (struct granted){ lc->pid, start_ms, bytes,
@@ -138,7 +154,9 @@ granted_keep(struct arbiter *a, const struct ledger_client *lc,
 		log_warnx("no memory to keep what pid %u was granted: its "
 		    "re-registration will be refused", lc->pid);
 		free(bytes);
+		return;
 	}
+	granted_slot_take(a, &a->granted[a->ngranted - 1], lc);
 }
 
 int

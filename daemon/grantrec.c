@@ -19,11 +19,12 @@
 #define GRANTREC_ALIVE_MS	1000	/* the file says the daemon lives */
 
 /* Whether lc is one whose grants are recorded: a shim's, known by its
- * start; a process without the shim was granted nothing. */
+ * start; a process without the shim was granted nothing; a departing
+ * one's are kept (granted_keep), its record with them. */
 static int
 recorded(const struct ledger_client *lc)
 {
-	return lc->unshim == NULL && lc->start_ms != 0;
+	return lc->unshim == NULL && lc->start_ms != 0 && !lc->departing;
 }
 
 void

@@ -406,6 +406,7 @@ ended_out(struct arbiter *a, struct swap_op *op)
 	lc->swap_skip = 1;
 	a->swap.nout--;
 	swap_set_state(lc);
+	grantrec_put(a, lc);	/* it never left: its page is not believed */
 	fail_msg(op, msg, sizeof(msg));
 	decision_event_timed(a, GF_EV_SWAP_SKIP, lc, bytes,
 	    (uint32_t)(j->duration_us / 1000), "not swapped out by %s (%s): "

@@ -10,6 +10,8 @@ its point of no return (include/gpufrac/activity.h), and still does not
 answer. A MOVE in is answered at once, as done. Lines on stdin:
   page          print "swapped N", the page's mark
   moved ID      send the MOVED out for ID that never came, late
+  failed [ID]   send the MOVED out for ID (the last MOVE out's if none)
+                saying the move failed; prints "failed"
   keep KEPT     say from now on, in every MOVED, that it keeps KEPT bytes
                 of pinned host memory, and never answer a drop request
   lie DIR KEPT N  send N MOVEDs no MOVE asked for (DIR: out or drop),
@@ -20,6 +22,9 @@ answer. A MOVE in is answered at once, as done. Lines on stdin:
                 the same page, the device opened, SIZE bytes re-registered
                 at the same address (COMMIT, reserved 0); prints
                 "rejoined", or "closed" when the daemon refused it
+  touch         as a shim whose connection is lost while it registers: a
+                new connection with the same page, the device opened, then
+                closed before anything is re-registered; prints "touched"
   exit          leave
 The connection closed by the daemon prints "closed"; stdin is still read.
 """
@@ -36,6 +41,7 @@ HDR = struct.Struct("<HHIII")           # version, type, len, seq, zero
 HELLO, DEVICE_OPEN, RESERVE, COMMIT, MOVED = 1, 2, 3, 4, 11
 HELLO_OK, DEVICE_INFO, GRANT, MOVE = 64, 65, 66, 82
 KIND_MEM = 1
+CUDA_ERROR_OUT_OF_MEMORY = 2
 SWAP_OUT, SWAP_IN, SWAP_DROP = 1, 2, 3
 MAGIC, PAGE_VERSION, PAGE_SIZE = 0x67664163, 3, 4096
 ACT_COPY = 0x2
@@ -70,10 +76,10 @@ def fcntl_seals(fd):
                 fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
 
 
-def moved(s, direction, id_, size, kept=0):
+def moved(s, direction, id_, size, kept=0, result=0):
     # direction, result, moved, duration_us, stayed[8], nstayed, id, what,
     # kept, pinned
-    body = struct.pack("<IIQQ8QII64sQQ", direction, 0, size, 1000,
+    body = struct.pack("<IIQQ8QII64sQQ", direction, result, size, 1000,
                        *([0] * 8), 0, id_, b"", kept, 0)
     s.send(packet(MOVED, body, 0))
 
@@ -155,6 +161,16 @@ def main():
             elif line[0] == "moved":
                 moved(s, SWAP_OUT, int(line[1]) if len(line) > 1 else last,
                       size, keep)
+            elif line[0] == "failed":
+                moved(s, SWAP_OUT, int(line[1]) if len(line) > 1 else last,
+                      0, keep, CUDA_ERROR_OUT_OF_MEMORY)
+                print("failed", flush=True)
+            elif line[0] == "touch":
+                if s:
+                    s.close()
+                join(path, dev, fd).close()
+                s = None
+                print("touched", flush=True)
             elif line[0] == "mark":
                 struct.pack_into("<I", page, SWAPPED_AT, 1 | COMMITTED)
                 print("marked", flush=True)

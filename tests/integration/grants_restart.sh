@@ -50,7 +50,16 @@ host_is() { [ "$(ps_json "[c for c in j['clients'] if c['pid'] == $1][0]['device
 wait_for "its 64 MiB are out" 10 host_is "$PID_c" $((64 << 20))
 # f takes the room c left: c stays out across the restarts.
 client_start f preload "$C" alloc 64Mi hold
+# l, asked to move out by copy, fails its move: it never left, and its
+# record says so again (a record left saying "out by copy" would have its
+# page, marked below, believed after the restart).
+bg swap_l "$GPUFRACCTL" -s "$GPUFRAC_SOCKET" swap out "$PID_l"
+wait_for "l is asked to move out" 10 grep -q '^move out' "$TMP/l.out"
+say l failed
+wait_for "its move out fails" 10 eval "! kill -0 $PID_swap_l 2>/dev/null"
 before=$(records)
+same() { [ "$(records | grep -v "^\($PID_l\|$PID_m\) ")" = "$(echo "$before" |
+    grep -v "^\($PID_l\|$PID_m\) ")" ]; }
 
 # --- restarted: the records, the liars ------------------------------------
 daemon_kill
@@ -58,6 +67,14 @@ check "the grants' file is the daemon's own, mode 0600" \
 	eval '[ "$(stat -c %a "$TMP/grants")" = 600 ]'
 say l mark
 wait_for "l's page now says it is out by copy, unasked" 10 said l marked 1
+daemon_start
+# l's connection is lost as it registers, before it re-registers anything:
+# what it was granted is kept, in the file too, for the next daemon.
+say l touch
+wait_for "l connects and leaves, having re-registered nothing" 10 eval \
+	'[ "$(grep -c "client pid $PID_l left" "$TMP/gpufracd.log")" = 1 ]'
+wait_for "the shims are back" 10 same
+daemon_kill
 daemon_start
 say l "rejoin $((32 << 20))"
 wait_for "l re-registers what it was granted" 10 said l rejoined 1
@@ -72,8 +89,6 @@ check "and is refused, said in an event" eval 'events_of refused |
 kill "$PID_m"
 say l exit
 wait "$PID_l" "$PID_m" 2>/dev/null
-same() { [ "$(records | grep -v "^\($PID_l\|$PID_m\) ")" = "$(echo "$before" |
-    grep -v "^\($PID_l\|$PID_m\) ")" ]; }
 wait_for "every shim's record after the restart equals its record before" \
 	10 same
 check_eq "nothing said unrecorded" "$(events_of unrecorded | wc -l)" 0
