@@ -428,8 +428,10 @@ ended_in(struct arbiter *a, struct swap_op *op)
 		lc->swap_rereg = 0;	/* in: what it said is moot */
 		lc->swap = SWAP_NONE;
 		lc->swap_parked = 0;
+		lc->page_out = 0;	/* in: its page is not believed again */
 		a->swap.nout--;
 		swap_set_state(lc);
+		grantrec_put(a, lc);
 		/* The event's bytes and time give its rate (check_swap.py). */
 		moved = op->engine == GF_ENGINE_COPY ? op->moved : bytes;
 		if (op->engine == GF_ENGINE_COPY)

@@ -104,6 +104,10 @@ def rejoin(path, dev, fd, size):
     except OSError:
         m = b""
     while m and HDR.unpack_from(m)[1] != DEVICE_INFO:
+        direction, id_ = struct.unpack_from("<II", m + bytes(8), HDR.size)
+        if HDR.unpack_from(m)[1] == MOVE and direction == SWAP_IN:
+            print("move in %d" % id_, flush=True)   # answered as main() does
+            moved(s, SWAP_IN, id_, size)
         m = s.recv(4096)
     print("rejoined" if m else "closed", flush=True)
     return s if m else None

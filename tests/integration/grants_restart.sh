@@ -45,6 +45,8 @@ client_start b preload "$C" alloc 128Mi alloc 1Mi hold
 client_start c preload "$C" alloc 64Mi fill hold check
 liar l $((32 << 20))
 liar m $((16 << 20))
+liar n $((4 << 20))
+liar o $((4 << 20))
 check "c is swapped out by copy" ctl swap out "$PID_c"
 host_is() { [ "$(ps_json "[c for c in j['clients'] if c['pid'] == $1][0]['devices'][0]['host_bytes']")" = "$2" ]; }
 wait_for "its 64 MiB are out" 10 host_is "$PID_c" $((64 << 20))
@@ -57,9 +59,19 @@ bg swap_l "$GPUFRACCTL" -s "$GPUFRAC_SOCKET" swap out "$PID_l"
 wait_for "l is asked to move out" 10 grep -q '^move out' "$TMP/l.out"
 say l failed
 wait_for "its move out fails" 10 eval "! kill -0 $PID_swap_l 2>/dev/null"
+# n and o are moved out by copy, as their MOVEDs say.
+for p in n o; do
+	pid=PID_$p
+	bg "swap_$p" "$GPUFRACCTL" -s "$GPUFRAC_SOCKET" swap out "${!pid}"
+	wait_for "$p is asked to move out" 10 grep -q '^move out' "$TMP/$p.out"
+	say $p moved
+	wait_for "its 4 MiB are out" 10 host_is "${!pid}" $((4 << 20))
+done
+field() { ps_json "[c for c in j['clients'] if c['pid'] == $1][0]$2"; }
 before=$(records)
-same() { [ "$(records | grep -v "^\($PID_l\|$PID_m\) ")" = "$(echo "$before" |
-    grep -v "^\($PID_l\|$PID_m\) ")" ]; }
+liars="^\($PID_l\|$PID_m\|$PID_n\|$PID_o\) "
+same() { [ "$(records | grep -v "$liars")" = "$(echo "$before" |
+    grep -v "$liars")" ]; }
 
 # --- restarted: the records, the liars ------------------------------------
 daemon_kill
@@ -67,7 +79,24 @@ check "the grants' file is the daemon's own, mode 0600" \
 	eval '[ "$(stat -c %a "$TMP/grants")" = 600 ]'
 say l mark
 wait_for "l's page now says it is out by copy, unasked" 10 said l marked 1
+say n mark
+wait_for "n's page says it is out by copy, as it is" 10 said n marked 1
 daemon_start
+# Out by copy as their records say, n's page says so (believed), o's
+# says it is in (its move never committed): n is then brought back in.
+# Neither record says "out by copy" any longer: their pages, marked out
+# unasked before the next restart, change nothing then.
+say n "rejoin $((4 << 20))"
+say o "rejoin $((4 << 20))"
+wait_for "n and o re-register what they were granted" 10 eval \
+	'said n rejoined 1 && said o rejoined 1'
+check "n's page is believed where its record says it is out by copy" \
+	host_is "$PID_n" $((4 << 20))
+check "o's page, which says it is in, is believed too" \
+	host_is "$PID_o" 0
+bg swap_n "$GPUFRACCTL" -s "$GPUFRAC_SOCKET" swap in "$PID_n"
+wait_for "n is brought back in" 10 eval "! kill -0 $PID_swap_n 2>/dev/null"
+check "n is in" state_is "$PID_n" running
 # l's connection is lost as it registers, before it re-registers anything:
 # what it was granted is kept, in the file too, for the next daemon.
 say l touch
@@ -75,10 +104,20 @@ wait_for "l connects and leaves, having re-registered nothing" 10 eval \
 	'[ "$(grep -c "client pid $PID_l left" "$TMP/gpufracd.log")" = 1 ]'
 wait_for "the shims are back" 10 same
 daemon_kill
+say n mark
+say o mark
+wait_for "n's and o's pages say they are out, unasked" 10 eval \
+	'said n marked 2 && said o marked 1'
 daemon_start
+say n "rejoin $((4 << 20))"
+say o "rejoin $((4 << 20))"
+wait_for "n and o re-register" 10 eval 'said n rejoined 2 && said o rejoined 2'
+check_eq "n, back in before the restart: its page is taken as out no more" \
+	"$(grep -c "pid $PID_n was left swapped out by copy" "$TMP/gpufracd.log")" 1
+check_eq "nor is o's, in since the restart before" \
+	"$(grep -c "pid $PID_o was left swapped out by copy" "$TMP/gpufracd.log")" 0
 say l "rejoin $((32 << 20))"
 wait_for "l re-registers what it was granted" 10 said l rejoined 1
-field() { ps_json "[c for c in j['clients'] if c['pid'] == $1][0]$2"; }
 check_eq "l's page changed nothing: running, its 32 MiB on the device" \
 	"$(field "$PID_l" "['state']") $(field "$PID_l" "['devices'][0]['used_bytes']") $(field "$PID_l" "['devices'][0]['host_bytes']")" \
 	"running $((32 << 20)) 0"
@@ -88,7 +127,9 @@ check "and is refused, said in an event" eval 'events_of refused |
 	grep -q "refused pid $PID_m (uid 0): COMMIT of 32.0MiB past what it was granted"'
 kill "$PID_m"
 say l exit
-wait "$PID_l" "$PID_m" 2>/dev/null
+say n exit
+say o exit
+wait "$PID_l" "$PID_m" "$PID_n" "$PID_o" 2>/dev/null
 wait_for "every shim's record after the restart equals its record before" \
 	10 same
 check_eq "nothing said unrecorded" "$(events_of unrecorded | wc -l)" 0
