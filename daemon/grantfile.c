@@ -205,6 +205,51 @@ slot_read(const uint8_t *map, const struct gf_head *h, uint32_t i,
 	return 0;
 }
 
+static int
+rec_cmp(const void *x, const void *y)
+{
+	const struct grant_rec *a = x, *b = y;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return a->start_ms < b->start_ms ? -1 : a->start_ms > b->start_ms;
+}
+
+static void
+rec_free(struct grant_rec *r)
+{
+	free(r->granted);
+	free(r->lease);
+	free(r->context);
+}
+
+/*
+ * Two records of one process (pid and start): no daemon writes that, and
+ * which is its own cannot be told: neither is believed (ordered by pid).
+ */
+static void
+dups_lose(struct grant_read *rd)
+{
+	size_t i, j, n = 0;
+
+	qsort(rd->recs, rd->nrecs, sizeof(*rd->recs), rec_cmp);
+	for (i = 0; i < rd->nrecs; i = j) {
+		for (j = i + 1; j < rd->nrecs &&
+		    rec_cmp(&rd->recs[i], &rd->recs[j]) == 0; j++)
+			;
+		if (j == i + 1) {
+			rd->recs[n++] = rd->recs[i];
+			continue;
+		}
+		for (; i < j; i++) {
+			rd->lost[rd->nlost].pid = rd->recs[i].pid;
+			rd->lost[rd->nlost++].why = "two records of one process";
+			rec_free(&rd->recs[i]);
+		}
+	}
+	rd->nrecs = n;
+}
+
 /* Read the previous file's records into rd (empty if none). */
 static int
 file_read(const char *path, const uint8_t (*uuids)[GF_UUID_LEN],
@@ -217,10 +262,15 @@ file_read(const char *path, const uint8_t (*uuids)[GF_UUID_LEN],
 	int fd, rc = 0;
 
 	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-		snprintf(rd->why, sizeof(rd->why), errno == ENOENT ? "no "
-		    "earlier daemon left '%s'" : "cannot read '%s'", path);
+		if ((rd->left = errno != ENOENT))
+			snprintf(rd->why, sizeof(rd->why), "cannot read '%s': "
+			    "%s", path, strerror(errno));
+		else
+			snprintf(rd->why, sizeof(rd->why), "no earlier daemon "
+			    "left '%s'", path);
 		return 0;
 	}
+	rd->left = 1;
 	if (!file_owned(fd, path, rd->why, sizeof(rd->why)) ||
 	    fstat(fd, &st) < 0)
 		goto out_close;
@@ -245,6 +295,7 @@ file_read(const char *path, const uint8_t (*uuids)[GF_UUID_LEN],
 	for (i = 0; i < h->nslots; i++)
 		if (slot_read(map, h, i, uuids, ndevices, rd) < 0)
 			goto out_nomem;
+	dups_lose(rd);
 	rd->whole = 1;
 	rd->alive_ms = h->alive_ms;
 	goto out_unmap;
@@ -264,11 +315,8 @@ grant_read_free(struct grant_read *rd)
 {
 	size_t i;
 
-	for (i = 0; i < rd->nrecs; i++) {
-		free(rd->recs[i].granted);
-		free(rd->recs[i].lease);
-		free(rd->recs[i].context);
-	}
+	for (i = 0; i < rd->nrecs; i++)
+		rec_free(&rd->recs[i]);
 	free(rd->recs);
 	free(rd->lost);
 	rd->recs = NULL;

@@ -73,8 +73,10 @@ struct grant_read {
 	struct grant_rec *recs;		/* whole records (malloc'd, theirs:
 					   grant_read_free) */
 	size_t		 nrecs;
-	struct grant_lost *lost;	/* torn or changed slots */
+	struct grant_lost *lost;	/* torn or changed slots, or two of
+					   one process */
 	size_t		 nlost;
+	int		 left;		/* an earlier daemon left a file */
 	int		 whole;		/* a file of this layout was read:
 					   a process without a record that
 					   started before alive_ms was

@@ -180,6 +180,10 @@ grantrec_start(struct arbiter *a)
 	g->whole = rd.whole && rd.nlost == 0;
 	g->alive_ms = rd.alive_ms;
 	snprintf(g->why, sizeof(g->why), "%s", rd.why);
+	/* Said now, whoever connects: the new file has taken its place. */
+	if (rd.left && !rd.whole)
+		log_warnx("%s: what the earlier daemon granted is not believed",
+		    rd.why);
 	lost_say(a, &rd);
 	for (i = 0; i < rd.nrecs; i++)
 		rec_take(a, &rd.recs[i]);

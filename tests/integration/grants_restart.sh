@@ -3,9 +3,13 @@
 # every live client's record after the restart equals its record before
 # the kill; a re-registration past what a process was granted is refused;
 # a page that says, unasked, that the copy engine left its process out
-# changes nothing. A record changed between the kill and the restart, or
+# changes nothing: nor after a move out that failed, nor once the process
+# came back in. A connection lost as its process re-registers keeps the
+# process's record for the next daemon. A record changed between the kill and the restart, or
 # a file of another layout, is said in an event for each process, whose
-# word is weighed by the old rules, and the daemon starts all the same.
+# word is weighed by the old rules, and the daemon starts all the same;
+# a file others may read is not believed either, said as the daemon
+# starts.
 # shellcheck disable=SC2154	# PID_* are client_start's
 . "$(dirname "$0")/lib.sh"
 export SIMCUDA_DEVICES=512Mi
@@ -90,13 +94,14 @@ say n "rejoin $((4 << 20))"
 say o "rejoin $((4 << 20))"
 wait_for "n and o re-register what they were granted" 10 eval \
 	'said n rejoined 1 && said o rejoined 1'
-check "n's page is believed where its record says it is out by copy" \
-	host_is "$PID_n" $((4 << 20))
-check "o's page, which says it is in, is believed too" \
-	host_is "$PID_o" 0
+out_by_copy() { grep -c "pid $1 was left swapped out by copy" "$TMP/gpufracd.log"; }
+check_eq "n's page is believed where its record says it is out by copy" \
+	"$(out_by_copy "$PID_n")" 1
+check_eq "o's page, which says it is in, is believed too" \
+	"$(out_by_copy "$PID_o")" 0
+# (It comes back of its own accord where it fits; else this brings it.)
 bg swap_n "$GPUFRACCTL" -s "$GPUFRAC_SOCKET" swap in "$PID_n"
-wait_for "n is brought back in" 10 eval "! kill -0 $PID_swap_n 2>/dev/null"
-check "n is in" state_is "$PID_n" running
+wait_for "n is brought back in" 10 has_event swap-in "$PID_n"
 # l's connection is lost as it registers, before it re-registers anything:
 # what it was granted is kept, in the file too, for the next daemon.
 say l touch
@@ -113,9 +118,8 @@ say n "rejoin $((4 << 20))"
 say o "rejoin $((4 << 20))"
 wait_for "n and o re-register" 10 eval 'said n rejoined 2 && said o rejoined 2'
 check_eq "n, back in before the restart: its page is taken as out no more" \
-	"$(grep -c "pid $PID_n was left swapped out by copy" "$TMP/gpufracd.log")" 1
-check_eq "nor is o's, in since the restart before" \
-	"$(grep -c "pid $PID_o was left swapped out by copy" "$TMP/gpufracd.log")" 0
+	"$(out_by_copy "$PID_n")" 1
+check_eq "nor is o's, in since the restart before" "$(out_by_copy "$PID_o")" 0
 say l "rejoin $((32 << 20))"
 wait_for "l re-registers what it was granted" 10 said l rejoined 1
 check_eq "l's page changed nothing: running, its 32 MiB on the device" \
@@ -169,6 +173,16 @@ for p in a b c f; do
 	check "an event says so for $p" eval 'events_of unrecorded | grep -q \
 	    "no record of what pid ${!pid} was granted (the grants. file is of layout version 99, not 2)"'
 done
+
+# --- a file others may read -----------------------------------------------
+daemon_kill
+chmod 0640 "$TMP/grants"
+daemon_start
+check "the daemon says it is not believed as it starts" grep -q \
+	"'$TMP/grants' is not gpufracd's own (owner [0-9]*, mode 0640): what the earlier daemon granted is not believed" \
+	"$TMP/gpufracd.log"
+check "and made a new one, its own" \
+	eval '[ "$(stat -c %a "$TMP/grants")" = 600 ]'
 client_release f
 client_release b
 client_release a

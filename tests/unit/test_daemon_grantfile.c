@@ -3,7 +3,8 @@
  * open, devices matched by UUID, each its grants, lease and context; a record torn (its generation odd) or
  * changed (its checksum) told from a whole one beside it; the writer's
  * last sign of life read back; a file of
- * another layout version, or not the daemon's own, not believed; slots
+ * another layout version, or not the daemon's own, not believed; two
+ * records of one process neither believed; slots
  * reused and the file grown past its first slots (issue 40, B).
  */
 #include <setjmp.h>
@@ -62,15 +63,23 @@ open_ok(struct grantfile *gf, const uint8_t (*uuids)[GF_UUID_LEN],
 	    sizeof(err)), 0);
 }
 
+/* A record of pid, started at start_ms, in a new slot. */
 static void
-put(struct grantfile *gf, uint32_t pid, uint64_t g0, uint64_t g1)
+put_started(struct grantfile *gf, uint32_t pid, uint64_t start_ms,
+    uint64_t g0, uint64_t g1)
 {
 	uint64_t granted[2] = { g0, g1 }, lease[2] = { 1, 2 };
 	uint64_t context[2] = { GRANT_CONTEXT_KNOWN | 3, 0 };
-	struct grant_rec r = { pid, 1000 + pid, GRANT_WORD, granted, lease,
+	struct grant_rec r = { pid, start_ms, GRANT_WORD, granted, lease,
 	    context, 0 };
 
 	grantfile_put(gf, grantfile_slot(gf), &r);
+}
+
+static void
+put(struct grantfile *gf, uint32_t pid, uint64_t g0, uint64_t g1)
+{
+	put_started(gf, pid, 1000 + pid, g0, g1);
 }
 
 /* Change one byte of the file at off. */
@@ -221,6 +230,38 @@ test_not_its_own(void **state)
 	grantfile_close(&gf);
 }
 
+/*
+ * Two records of one process (pid and start time) are neither believed;
+ * two of one pid started at different times (a pid reused) are both.
+ */
+static void
+test_two_of_one(void **state)
+{
+	struct grantfile gf;
+	struct grant_read rd;
+
+	(void)state;
+	open_ok(&gf, devs, 2, &rd);
+	grant_read_free(&rd);
+	put(&gf, 50, 1, 1);
+	put(&gf, 51, 2, 2);
+	put(&gf, 50, 3, 3);
+	put_started(&gf, 52, 7000, 4, 4);
+	put_started(&gf, 52, 8000, 5, 5);
+	grantfile_close(&gf);
+	open_ok(&gf, devs, 2, &rd);
+	assert_true(rd.whole);
+	assert_int_equal(rd.nrecs, 3);
+	assert_null(rec_of(&rd, 50));
+	assert_int_equal(rec_of(&rd, 51)->granted[0], 2);
+	assert_int_equal(rd.nlost, 2);
+	assert_int_equal(rd.lost[0].pid, 50);
+	assert_int_equal(rd.lost[1].pid, 50);
+	assert_string_equal(rd.lost[0].why, "two records of one process");
+	grant_read_free(&rd);
+	grantfile_close(&gf);
+}
+
 static void
 test_reuse_and_grow(void **state)
 {
@@ -260,6 +301,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_other_version, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_not_its_own, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_two_of_one, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_reuse_and_grow, setup,
 		    teardown),
