@@ -149,7 +149,7 @@ grantrec_start(struct arbiter *a)
 {
 	struct grants *g = &a->grants;
 	size_t i, n = a->ledger.ndevices;
-	uint8_t (*uuids)[GF_UUID_LEN];
+	uint8_t (*uuids)[GF_UUID_LEN], boot[GF_UUID_LEN];
 	struct grant_read rd;
 	char path[PATH_MAX], err[PATH_MAX + 64];
 
@@ -173,7 +173,10 @@ grantrec_start(struct arbiter *a)
 		free(uuids);
 		return 0;
 	}
-	if (grantfile_open(&g->file, path, (const uint8_t (*)[GF_UUID_LEN])
+	if (pidfd_boot_id(boot) < 0)
+		log_warnx("cannot read this boot's identity: what an earlier "
+		    "daemon granted is not believed");
+	if (grantfile_open(&g->file, path, boot, (const uint8_t (*)[GF_UUID_LEN])
 	    uuids, n, &rd, err, sizeof(err)) < 0)
 		log_warnx("%s: grants are not recorded", err);
 	free(uuids);

@@ -140,14 +140,14 @@ check_eq "nothing said unrecorded" "$(events_of unrecorded | wc -l)" 0
 
 # --- a record changed between the kill and the restart -------------------
 daemon_kill
-# The slot of b (layout 2, one device: slots from byte 64, 56 bytes each,
+# The slot of b (layout 3, one device: slots from byte 128, 56 bytes each,
 # the pid at 4, the granted bytes at 24): its granted bytes changed.
 flip() {
 	"$PYTHON" - "$TMP/grants" "$1" <<-'EOF'
 	import struct, sys
 	path, pid = sys.argv[1], int(sys.argv[2])
 	b = bytearray(open(path, "rb").read())
-	for off in range(64, len(b), 56):
+	for off in range(128, len(b), 56):
 	    if struct.unpack_from("<I", b, off + 4)[0] == pid:
 	        b[off + 27] ^= 0xff
 	open(path, "wb").write(bytes(b))
@@ -171,7 +171,7 @@ wait_for "every shim rejoins, weighed by the old rules" 10 same
 for p in a b c f; do
 	pid=PID_$p
 	check "an event says so for $p" eval 'events_of unrecorded | grep -q \
-	    "no record of what pid ${!pid} was granted (the grants. file is of layout version 99, not 2)"'
+	    "no record of what pid ${!pid} was granted (the grants. file is of layout version 99, not 3)"'
 done
 
 # --- a file others may read -----------------------------------------------

@@ -3,7 +3,8 @@
  * open, devices matched by UUID, each its grants, lease and context; a record torn (its generation odd) or
  * changed (its checksum) told from a whole one beside it; the writer's
  * last sign of life read back; a file of
- * another layout version, or not the daemon's own, not believed; two
+ * another layout version or boot, or not the daemon's own, not
+ * believed; two
  * records of one process neither believed; slots
  * reused and the file grown past its first slots (issue 40, B).
  */
@@ -24,6 +25,7 @@ static char dir[] = "/tmp/gf-grants-XXXXXX";	/* each test's own */
 static char path[sizeof(dir) + 16];
 static const uint8_t devs[2][GF_UUID_LEN] = { { 0xaa, [15] = 1 },
     { 0xbb, [15] = 2 } };
+static const uint8_t this_boot[GF_UUID_LEN] = { 0xb0, [15] = 7 };
 
 /* The layout, as grantfile.c lays it out for two devices. */
 #define SLOTS_AT	128
@@ -52,15 +54,23 @@ teardown(void **state)
 	return rmdir(dir);
 }
 
-/* Open path for devices uuids (n of them), the read kept in rd. */
+/* Open path in boot for devices uuids (n of them), the read in rd. */
+static void
+open_booted(struct grantfile *gf, const uint8_t boot[GF_UUID_LEN],
+    const uint8_t (*uuids)[GF_UUID_LEN], size_t n, struct grant_read *rd)
+{
+	char err[256];
+
+	assert_int_equal(grantfile_open(gf, path, boot, uuids, n, rd, err,
+	    sizeof(err)), 0);
+}
+
+/* The same in this boot. */
 static void
 open_ok(struct grantfile *gf, const uint8_t (*uuids)[GF_UUID_LEN],
     size_t n, struct grant_read *rd)
 {
-	char err[256];
-
-	assert_int_equal(grantfile_open(gf, path, uuids, n, rd, err,
-	    sizeof(err)), 0);
+	open_booted(gf, this_boot, uuids, n, rd);
 }
 
 /* A record of pid, started at start_ms, in a new slot. */
@@ -195,18 +205,50 @@ test_other_version(void **state)
 	grant_read_free(&rd);
 	put(&gf, 30, 1, 1);
 	grantfile_close(&gf);
-	poke(8, 1);			/* version 2 -> 3 */
+	poke(8, 1);			/* version 3 -> 2 */
 	open_ok(&gf, devs, 2, &rd);
 	assert_false(rd.whole);
 	assert_int_equal(rd.nrecs, 0);
 	assert_string_equal(rd.why, "the grants' file is of layout version "
-	    "3, not 2");
+	    "2, not 3");
 	grant_read_free(&rd);
 	grantfile_close(&gf);
 	/* Made anew: the next daemon reads a whole, empty one. */
 	open_ok(&gf, devs, 2, &rd);
 	assert_true(rd.whole);
 	assert_int_equal(rd.nrecs, 0);
+	grant_read_free(&rd);
+	grantfile_close(&gf);
+}
+
+/*
+ * A file of another boot: its pids and times (ms since that boot) are
+ * no process's of this one; none is believed, and the processes that
+ * ran before the daemon are not said to have been granted nothing.
+ */
+static void
+test_other_boot(void **state)
+{
+	const uint8_t other_boot[GF_UUID_LEN] = { 0xb1, [15] = 9 };
+	struct grantfile gf;
+	struct grant_read rd;
+
+	(void)state;
+	open_booted(&gf, other_boot, devs, 2, &rd);
+	grant_read_free(&rd);
+	put(&gf, 60, 1, 1);
+	grantfile_alive(&gf, 5000000);
+	grantfile_close(&gf);
+	open_ok(&gf, devs, 2, &rd);
+	assert_false(rd.whole);
+	assert_int_equal(rd.nrecs, 0);
+	assert_string_equal(rd.why, "the grants' file was written before "
+	    "the machine last started");
+	grant_read_free(&rd);
+	grantfile_close(&gf);
+	/* Made anew in this boot: the next daemon of it believes it. */
+	open_ok(&gf, devs, 2, &rd);
+	assert_true(rd.whole);
 	grant_read_free(&rd);
 	grantfile_close(&gf);
 }
@@ -299,6 +341,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_torn_and_changed, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_other_version, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_other_boot, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_not_its_own, setup,
 		    teardown),
