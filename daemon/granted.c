@@ -125,9 +125,12 @@ granted_keep(struct arbiter *a, struct ledger_client *lc, uint64_t start_ms)
 	if (start_ms == 0)
 		return;		/* it cannot be known again */
 	if (lc->refused) {
-		/* Its word was refused: its memory is an unshimmed one's. */
+		/* Its word was refused: its memory is an unshimmed one's,
+		   to the next daemon too (its record goes). */
 		if ((g = granted_find(a, lc->pid, start_ms)) != NULL)
 			granted_drop(a, g);
+		grantrec_forget(a, lc->grant_slot);
+		lc->grant_slot = 0;
 		return;
 	}
 	if ((bytes = granted_block(n)) == NULL) {

@@ -75,7 +75,8 @@ int	granted_add(struct arbiter *a, const struct grant_rec *r);
  * keep what lc was granted, replacing an earlier record of the process,
  * and with it lc's record in the grants' file (lc->grant_slot then 0):
  * a daemon restarted while the process is away finds it there, even once
- * lc, holding nothing charged, is dropped.
+ * lc, holding nothing charged, is dropped. lc refused (trust_refuse):
+ * nothing, and its record goes.
  */
 void	granted_keep(struct arbiter *a, struct ledger_client *lc,
 	    uint64_t start_ms);

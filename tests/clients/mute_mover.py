@@ -22,6 +22,9 @@ answer. A MOVE in is answered at once, as done. Lines on stdin:
                 the same page, the device opened, SIZE bytes re-registered
                 at the same address (COMMIT, reserved 0); prints
                 "rejoined", or "closed" when the daemon refused it
+  commit SIZE   SIZE bytes more, at another address, re-registered on this
+                connection (COMMIT, reserved 0); prints "committed", or
+                "closed" when the daemon refused it
   touch         as a shim whose connection is lost while it registers: a
                 new connection with the same page, the device opened, then
                 closed before anything is re-registered; prints "touched"
@@ -94,10 +97,11 @@ def join(path, dev, fd):
     return s
 
 
-def rejoin(path, dev, fd, size):
-    s = join(path, dev, fd)
-    s.send(packet(COMMIT, dev + struct.pack("<QQQII", 0x7f0000000000, 0,
-                                            size, KIND_MEM, 0), 3))
+def unasked_commit(s, dev, ptr, size):
+    """A COMMIT of size at ptr with nothing reserved; whether the daemon
+    kept the connection (its answer to a DEVICE_OPEN after it came)."""
+    s.send(packet(COMMIT, dev + struct.pack("<QQQII", ptr, 0, size,
+                                            KIND_MEM, 0), 3))
     try:
         s.send(packet(DEVICE_OPEN, dev + struct.pack("<IIQ", 0, 0, 0), 4))
         m = s.recv(4096)
@@ -109,8 +113,14 @@ def rejoin(path, dev, fd, size):
             print("move in %d" % id_, flush=True)   # answered as main() does
             moved(s, SWAP_IN, id_, size)
         m = s.recv(4096)
-    print("rejoined" if m else "closed", flush=True)
-    return s if m else None
+    return m != b""
+
+
+def rejoin(path, dev, fd, size):
+    s = join(path, dev, fd)
+    kept = unasked_commit(s, dev, 0x7f0000000000, size)
+    print("rejoined" if kept else "closed", flush=True)
+    return s if kept else None
 
 
 def main():
@@ -178,6 +188,10 @@ def main():
             elif line[0] == "mark":
                 struct.pack_into("<I", page, SWAPPED_AT, 1 | COMMITTED)
                 print("marked", flush=True)
+            elif line[0] == "commit" and s:
+                kept = unasked_commit(s, dev, 0x7f0100000000, int(line[1]))
+                print("committed" if kept else "closed", flush=True)
+                s = s if kept else None
             elif line[0] == "rejoin":
                 if s:
                     s.close()

@@ -5,7 +5,8 @@
 # a page that says, unasked, that the copy engine left its process out
 # changes nothing: nor after a move out that failed, nor once the process
 # came back in. A connection lost as its process re-registers keeps the
-# process's record for the next daemon. A record changed between the kill and the restart, or
+# process's record for the next daemon; one closed for a refused word
+# leaves none, as the daemon before would keep none. A record changed between the kill and the restart, or
 # a file of another layout, is said in an event for each process, whose
 # word is weighed by the old rules, and the daemon starts all the same;
 # a file others may read is not believed either, said as the daemon
@@ -107,6 +108,14 @@ wait_for "n is brought back in" 10 has_event swap-in "$PID_n"
 say l touch
 wait_for "l connects and leaves, having re-registered nothing" 10 eval \
 	'[ "$(grep -c "client pid $PID_l left" "$TMP/gpufracd.log")" = 1 ]'
+# m re-registers what it was granted, then 32 MiB more: refused, it keeps
+# nothing, in the file neither (its charge stays until it exits).
+say m "rejoin $((16 << 20))"
+wait_for "m re-registers what it was granted" 10 said m rejoined 1
+say m "commit $((32 << 20))"
+wait_for "m re-registers 32 MiB past what it was granted" 10 said m closed 2
+check "and is refused, said in an event" eval 'events_of refused |
+	grep -q "refused pid $PID_m (uid 0): COMMIT of 32.0MiB past what it was granted"'
 wait_for "the shims are back" 10 same
 daemon_kill
 say n mark
@@ -125,10 +134,11 @@ wait_for "l re-registers what it was granted" 10 said l rejoined 1
 check_eq "l's page changed nothing: running, its 32 MiB on the device" \
 	"$(field "$PID_l" "['state']") $(field "$PID_l" "['devices'][0]['used_bytes']") $(field "$PID_l" "['devices'][0]['host_bytes']")" \
 	"running $((32 << 20)) 0"
-say m "rejoin $((48 << 20))"
-wait_for "m re-registers 32 MiB past what it was granted" 10 said m closed 2
-check "and is refused, said in an event" eval 'events_of refused |
-	grep -q "refused pid $PID_m (uid 0): COMMIT of 32.0MiB past what it was granted"'
+say m "rejoin $((16 << 20))"
+wait_for "m, refused before the restart, re-registers what it had" 10 \
+	said m closed 3
+check "and is refused, as the daemon before would have" eval 'events_of refused |
+	grep -q "refused pid $PID_m (uid 0): COMMIT of 16.0MiB past what it was granted"'
 kill "$PID_m"
 say l exit
 say n exit
