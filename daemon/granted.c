@@ -99,9 +99,24 @@ granted_block(size_t n)
 	return calloc(n ? 2 * n : 1, sizeof(uint64_t));
 }
 
+/*
+ * lc's record in the grants' file becomes g's: what a daemon killed now
+ * leaves is what this one keeps (lc, departing, is recorded no more).
+ */
+static void
+granted_slot_take(struct arbiter *a, struct granted *g,
+    struct ledger_client *lc)
+{
+	grantrec_put(a, lc);	/* its last word, g's figures */
+	if (lc->grant_slot == 0)
+		return;
+	grantrec_forget(a, g->slot);
+	g->slot = lc->grant_slot;
+	lc->grant_slot = 0;
+}
+
 void
-granted_keep(struct arbiter *a, const struct ledger_client *lc,
-    uint64_t start_ms)
+granted_keep(struct arbiter *a, struct ledger_client *lc, uint64_t start_ms)
 {
 	struct granted *g;
 	size_t dev, n = a->ledger.ndevices;
@@ -110,9 +125,23 @@ granted_keep(struct arbiter *a, const struct ledger_client *lc,
 	if (start_ms == 0)
 		return;		/* it cannot be known again */
 	if (lc->refused) {
-		/* Its word was refused: its memory is an unshimmed one's. */
+		/*
+		 * Its word was refused: its memory is an unshimmed one's. It
+		 * was granted nothing, to its next connection and to the next
+		 * daemon too (its record says so: one with no record would be
+		 * weighed, granted.h).
+		 */
 		if ((g = granted_find(a, lc->pid, start_ms)) != NULL)
 			granted_drop(a, g);
+		if ((bytes = granted_block(n)) == NULL ||
+		    granted_push(a, (struct granted){ lc->pid, start_ms, bytes,
+		    bytes + n, 1, 0, 0, 1 }) < 0) {
+			free(bytes);
+			grantrec_forget(a, lc->grant_slot);
+			lc->grant_slot = 0;
+			return;
+		}
+		granted_slot_take(a, &a->granted[a->ngranted - 1], lc);
 		return;
 	}
 	if ((bytes = granted_block(n)) == NULL) {
@@ -130,15 +159,18 @@ granted_keep(struct arbiter *a, const struct ledger_client *lc,
 		g->context = bytes + n;
 		g->regrant_only = lc->regrant_only;
 		g->out_by_copy = lc->page_out || granted_out_by_copy(a, lc);
+		granted_slot_take(a, g, lc);
 		return;
 	}
 	if (granted_push(a, (struct granted){ lc->pid, start_ms, bytes,
-	    bytes + n, lc->regrant_only, lc->page_out || granted_out_by_copy(a, lc),
-	    0 }) < 0) {
+	    bytes + n, lc->regrant_only, lc->page_out ||
+	    granted_out_by_copy(a, lc), 0, 0 }) < 0) {
 		log_warnx("no memory to keep what pid %u was granted: its "
 		    "re-registration will be refused", lc->pid);
 		free(bytes);
+		return;
 	}
+	granted_slot_take(a, &a->granted[a->ngranted - 1], lc);
 }
 
 int
@@ -153,7 +185,7 @@ granted_add(struct arbiter *a, const struct grant_rec *r)
 	memcpy(bytes + n, r->context, n * sizeof(*bytes));
 	if (granted_push(a, (struct granted){ r->pid, r->start_ms, bytes,
 	    bytes + n, !(r->flags & GRANT_WORD), (r->flags & GRANT_BY_COPY) != 0,
-	    r->slot + 1 }) < 0) {
+	    r->slot + 1, (r->flags & GRANT_NOTHING) != 0 }) < 0) {
 		free(bytes);
 		return -1;
 	}
@@ -202,7 +234,8 @@ granted_holds(struct arbiter *a, const struct ledger_client *lc, size_t dev,
 	uint64_t ctx = overhead_of(lc, dev);
 
 	if (lc->start_ms == 0 ||
-	    (g = granted_find(a, lc->pid, lc->start_ms)) == NULL)
+	    (g = granted_find(a, lc->pid, lc->start_ms)) == NULL ||
+	    g->nothing)
 		return 0;
 	return bytes <= g->bytes[dev] || bytes - g->bytes[dev] <= ctx;
 }

@@ -13,7 +13,8 @@
  * earlier daemon left in the grants' file (grantrec.h), held to it as
  * to one of this daemon's: the earlier daemon recorded every process that
  * registered with it (granted nothing or more) and every one it judged
- * to hold memory without the shim (granted nothing). With no record, it
+ * to hold memory without the shim or whose word it refused (granted
+ * nothing, and what it holds is an unshimmed one's). With no record, it
  * never asked that daemon for anything nor was seen without the shim:
  * it took what it holds while no daemon answered (a shim that never
  * registered decides alone then), and its word is weighed by today's
@@ -43,6 +44,9 @@ struct granted {
 					   engine: its page is believed */
 	uint32_t	 slot;		/* its record in the grants' file, +1,
 					   until a connection takes it; 0 */
+	int		 nothing;	/* granted nothing: its word refused,
+					   or judged without the shim; what
+					   it holds is an unshimmed one's */
 };
 
 /*
@@ -77,9 +81,13 @@ int	granted_add(struct arbiter *a, const struct grant_rec *r);
 
 /*
  * lc's connection closed while its process (started at start_ms) lives:
- * keep what lc was granted, replacing an earlier record of the process.
+ * keep what lc was granted, replacing an earlier record of the process,
+ * and with it lc's record in the grants' file (lc->grant_slot then 0):
+ * a daemon restarted while the process is away finds it there, even once
+ * lc, holding nothing charged, is dropped. lc refused (trust_refuse):
+ * nothing, and its record goes.
  */
-void	granted_keep(struct arbiter *a, const struct ledger_client *lc,
+void	granted_keep(struct arbiter *a, struct ledger_client *lc,
 	    uint64_t start_ms);
 
 /*

@@ -32,6 +32,7 @@ struct gf_head {
 	uint64_t	slots_at;	/* offset of slot 0 */
 	uint64_t	alive_ms;	/* the writer's last sign of life,
 					   ms since boot */
+	uint8_t		boot[GF_UUID_LEN];	/* which boot */
 };
 
 /* A slot's head; per device its granted, lease and context bytes
@@ -112,9 +113,11 @@ file_owned(int fd, const char *path, char *why, size_t whylen)
 	return 1;
 }
 
-/* The file's header, checked against its size: 0, or -1 with why. */
+/* The file's header, checked against its size and this boot: 0, or -1
+ * with why. */
 static int
-head_check(const struct gf_head *h, size_t size, char *why, size_t whylen)
+head_check(const struct gf_head *h, size_t size,
+    const uint8_t boot[GF_UUID_LEN], char *why, size_t whylen)
 {
 	if (size < sizeof(*h) || memcmp(h->magic, GRANTFILE_MAGIC, 8) != 0) {
 		snprintf(why, whylen, "the grants' file is not one");
@@ -132,6 +135,11 @@ head_check(const struct gf_head *h, size_t size, char *why, size_t whylen)
 	    h->slots_at + (uint64_t)h->nslots * h->slot_size > size) {
 		snprintf(why, whylen, "the grants' file's header does not fit "
 		    "its size");
+		return -1;
+	}
+	if (memcmp(h->boot, boot, GF_UUID_LEN) != 0) {
+		snprintf(why, whylen, "the grants' file was written before "
+		    "the machine last started");
 		return -1;
 	}
 	return 0;
@@ -205,10 +213,56 @@ slot_read(const uint8_t *map, const struct gf_head *h, uint32_t i,
 	return 0;
 }
 
+static int
+rec_cmp(const void *x, const void *y)
+{
+	const struct grant_rec *a = x, *b = y;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return a->start_ms < b->start_ms ? -1 : a->start_ms > b->start_ms;
+}
+
+static void
+rec_free(struct grant_rec *r)
+{
+	free(r->granted);
+	free(r->lease);
+	free(r->context);
+}
+
+/*
+ * Two records of one process (pid and start): no daemon writes that, and
+ * which is its own cannot be told: neither is believed (ordered by pid).
+ */
+static void
+dups_lose(struct grant_read *rd)
+{
+	size_t i, j, n = 0;
+
+	qsort(rd->recs, rd->nrecs, sizeof(*rd->recs), rec_cmp);
+	for (i = 0; i < rd->nrecs; i = j) {
+		for (j = i + 1; j < rd->nrecs &&
+		    rec_cmp(&rd->recs[i], &rd->recs[j]) == 0; j++)
+			;
+		if (j == i + 1) {
+			rd->recs[n++] = rd->recs[i];
+			continue;
+		}
+		for (; i < j; i++) {
+			rd->lost[rd->nlost].pid = rd->recs[i].pid;
+			rd->lost[rd->nlost++].why = "two records of one process";
+			rec_free(&rd->recs[i]);
+		}
+	}
+	rd->nrecs = n;
+}
+
 /* Read the previous file's records into rd (empty if none). */
 static int
-file_read(const char *path, const uint8_t (*uuids)[GF_UUID_LEN],
-    size_t ndevices, struct grant_read *rd)
+file_read(const char *path, const uint8_t boot[GF_UUID_LEN],
+    const uint8_t (*uuids)[GF_UUID_LEN], size_t ndevices,
+    struct grant_read *rd)
 {
 	const struct gf_head *h;
 	struct stat st;
@@ -217,10 +271,15 @@ file_read(const char *path, const uint8_t (*uuids)[GF_UUID_LEN],
 	int fd, rc = 0;
 
 	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-		snprintf(rd->why, sizeof(rd->why), errno == ENOENT ? "no "
-		    "earlier daemon left '%s'" : "cannot read '%s'", path);
+		if ((rd->left = errno != ENOENT))
+			snprintf(rd->why, sizeof(rd->why), "cannot read '%s': "
+			    "%s", path, strerror(errno));
+		else
+			snprintf(rd->why, sizeof(rd->why), "no earlier daemon "
+			    "left '%s'", path);
 		return 0;
 	}
+	rd->left = 1;
 	if (!file_owned(fd, path, rd->why, sizeof(rd->why)) ||
 	    fstat(fd, &st) < 0)
 		goto out_close;
@@ -236,7 +295,8 @@ file_read(const char *path, const uint8_t (*uuids)[GF_UUID_LEN],
 		goto out_close;
 	}
 	h = (const struct gf_head *)map;
-	if (head_check(h, (size_t)st.st_size, rd->why, sizeof(rd->why)) < 0)
+	if (head_check(h, (size_t)st.st_size, boot, rd->why,
+	    sizeof(rd->why)) < 0)
 		goto out_unmap;
 	rd->recs = calloc(h->nslots ? h->nslots : 1, sizeof(*rd->recs));
 	rd->lost = calloc(h->nslots ? h->nslots : 1, sizeof(*rd->lost));
@@ -245,6 +305,7 @@ file_read(const char *path, const uint8_t (*uuids)[GF_UUID_LEN],
 	for (i = 0; i < h->nslots; i++)
 		if (slot_read(map, h, i, uuids, ndevices, rd) < 0)
 			goto out_nomem;
+	dups_lose(rd);
 	rd->whole = 1;
 	rd->alive_ms = h->alive_ms;
 	goto out_unmap;
@@ -264,11 +325,8 @@ grant_read_free(struct grant_read *rd)
 {
 	size_t i;
 
-	for (i = 0; i < rd->nrecs; i++) {
-		free(rd->recs[i].granted);
-		free(rd->recs[i].lease);
-		free(rd->recs[i].context);
-	}
+	for (i = 0; i < rd->nrecs; i++)
+		rec_free(&rd->recs[i]);
 	free(rd->recs);
 	free(rd->lost);
 	rd->recs = NULL;
@@ -335,7 +393,8 @@ file_grow(struct grantfile *gf, uint32_t n)
 /* The new file at tmp: header and devices, n slots. */
 static int
 file_make(struct grantfile *gf, const char *tmp,
-    const uint8_t (*uuids)[GF_UUID_LEN], uint32_t n)
+    const uint8_t boot[GF_UUID_LEN], const uint8_t (*uuids)[GF_UUID_LEN],
+    uint32_t n)
 {
 	struct gf_head *h;
 
@@ -350,14 +409,15 @@ file_make(struct grantfile *gf, const char *tmp,
 	h->ndevices = (uint32_t)gf->ndevices;
 	h->slot_size = (uint32_t)slot_size(gf->ndevices);
 	h->slots_at = slots_at(gf->ndevices);
+	memcpy(h->boot, boot, GF_UUID_LEN);
 	memcpy(gf->map + sizeof(*h), uuids, gf->ndevices * GF_UUID_LEN);
 	return 0;
 }
 
 int
 grantfile_open(struct grantfile *gf, const char *path,
-    const uint8_t (*uuids)[GF_UUID_LEN], size_t ndevices,
-    struct grant_read *rd, char *err, size_t errlen)
+    const uint8_t boot[GF_UUID_LEN], const uint8_t (*uuids)[GF_UUID_LEN],
+    size_t ndevices, struct grant_read *rd, char *err, size_t errlen)
 {
 	char tmp[PATH_MAX];
 	uint32_t n = GRANTFILE_FIRST;
@@ -367,7 +427,7 @@ grantfile_open(struct grantfile *gf, const char *path,
 	gf->fd = -1;
 	gf->ndevices = ndevices;
 	memset(rd, 0, sizeof(*rd));
-	if (file_read(path, uuids, ndevices, rd) < 0)
+	if (file_read(path, boot, uuids, ndevices, rd) < 0)
 		log_warnx("%s", rd->why);
 	while (n < rd->nrecs * 2)
 		n *= 2;
@@ -377,7 +437,7 @@ grantfile_open(struct grantfile *gf, const char *path,
 		    "'%s'", path);
 		goto out_fail;
 	}
-	if (file_make(gf, tmp, uuids, n) < 0)
+	if (file_make(gf, tmp, boot, uuids, n) < 0)
 		goto out_errno;
 	proto_strlcpy(gf->path, path, sizeof(gf->path));
 	/* The records come first: a daemon killed now leaves the old. */

@@ -5,7 +5,8 @@
  * (state_dir is tmpfs by default: nothing is synced).
  *
  * The file: a header (magic, layout version, the slots' size and
- * number, the daemon's last sign of life, the devices by UUID), then
+ * number, the daemon's last sign of life and the boot it counts from,
+ * the devices by UUID), then
  * fixed-size slots, one a process: per device its grants, its lease
  * and its context record (out to host, NVML shows nothing of it). A
  * slot carries a generation, odd while it is being written (a seqlock's:
@@ -24,7 +25,8 @@
 #include "gpufrac/proto.h"
 
 #define GRANTS_FILE		"grants"	/* in state_dir */
-#define GRANTFILE_VERSION	2	/* 2: the context per device */
+#define GRANTFILE_VERSION	3	/* 2: the context per device;
+					   3: the boot */
 
 /* A record's flags. */
 #define GRANT_OUT	0x1	/* out to host */
@@ -33,8 +35,9 @@
 				   where its memory is */
 #define GRANT_WORD	0x4	/* its word past its grants weighed by
 				   an earlier daemon's rules (granted.h) */
-#define GRANT_UNSHIMMED	0x8	/* judged to hold memory without the
-				   shim: granted nothing */
+#define GRANT_NOTHING	0x8	/* granted nothing: judged to hold
+				   memory without the shim, or its word
+				   refused */
 
 /* In a context's figure: the daemon knew it (0 bytes then is a figure). */
 #define GRANT_CONTEXT_KNOWN	(1ull << 63)
@@ -75,8 +78,10 @@ struct grant_read {
 	struct grant_rec *recs;		/* whole records (malloc'd, theirs:
 					   grant_read_free) */
 	size_t		 nrecs;
-	struct grant_lost *lost;	/* torn or changed slots */
+	struct grant_lost *lost;	/* torn or changed slots, or two of
+					   one process */
 	size_t		 nlost;
+	int		 left;		/* an earlier daemon left a file */
 	int		 whole;		/* a file of this layout was read:
 					   a process without a record never
 					   asked its writer for anything */
@@ -88,12 +93,15 @@ struct grant_read {
 
 /*
  * Read the file at path into *rd (the devices the daemon does not have
- * dropped from the records; uuids: its ndevices devices, in its order),
- * then put a new one in its place for these devices, holding the whole
- * records (each rd->recs[i].slot says where): 0, or -1 with one line in
- * err (then gf records nothing; *rd is filled either way).
+ * dropped from the records; uuids: its ndevices devices, in its order;
+ * a file of another boot than boot, pidfd_boot_id's, not believed: its
+ * times and pids are another machine's), then put a new one in its
+ * place for these devices, holding the whole records (each
+ * rd->recs[i].slot says where): 0, or -1 with one line in err (then gf
+ * records nothing; *rd is filled either way).
  */
 int	grantfile_open(struct grantfile *gf, const char *path,
+	    const uint8_t boot[GF_UUID_LEN],
 	    const uint8_t (*uuids)[GF_UUID_LEN], size_t ndevices,
 	    struct grant_read *rd, char *err, size_t errlen);
 void	grant_read_free(struct grant_read *rd);

@@ -24,12 +24,13 @@
  * shim's, and one judged to hold memory without it (granted nothing,
  * the record says so), unless its lost connection's grants are kept
  * (they are its record). One still in its grace is not judged yet: an
- * honest process may be between two connections.
+ * honest process may be between two connections. A departing one's
+ * are kept (granted_keep), its record with them.
  */
 static int
 recorded(struct arbiter *a, const struct ledger_client *lc)
 {
-	if (lc->start_ms == 0)
+	if (lc->start_ms == 0 || lc->departing)
 		return 0;
 	return lc->unshim == NULL || (unshimmed_judged(lc) &&
 	    !granted_kept(a, lc->pid, lc->start_ms));
@@ -38,8 +39,8 @@ recorded(struct arbiter *a, const struct ledger_client *lc)
 static uint32_t
 rec_flags(struct arbiter *a, const struct ledger_client *lc)
 {
-	if (lc->unshim != NULL)
-		return GRANT_UNSHIMMED;
+	if (lc->unshim != NULL || lc->refused)
+		return GRANT_NOTHING;
 	return (lc->regrant_only ? 0 : GRANT_WORD) |
 	    (lc->on_host ? GRANT_OUT : 0) |
 	    (lc->page_out || granted_out_by_copy(a, lc) ? GRANT_BY_COPY : 0);
@@ -62,7 +63,7 @@ grantrec_put(struct arbiter *a, struct ledger_client *lc)
 	}
 	r.flags = rec_flags(a, lc);
 	for (dev = 0; dev < a->ledger.ndevices; dev++) {
-		if (r.flags & GRANT_UNSHIMMED) {
+		if (r.flags & GRANT_NOTHING) {
 			g->granted[dev] = g->lease[dev] = g->context[dev] = 0;
 			continue;
 		}
@@ -168,7 +169,7 @@ grantrec_start(struct arbiter *a)
 {
 	struct grants *g = &a->grants;
 	size_t i, n = a->ledger.ndevices;
-	uint8_t (*uuids)[GF_UUID_LEN];
+	uint8_t (*uuids)[GF_UUID_LEN], boot[GF_UUID_LEN];
 	struct grant_read rd;
 	char path[PATH_MAX], err[PATH_MAX + 64];
 
@@ -192,13 +193,20 @@ grantrec_start(struct arbiter *a)
 		free(uuids);
 		return 0;
 	}
-	if (grantfile_open(&g->file, path, (const uint8_t (*)[GF_UUID_LEN])
+	if (pidfd_boot_id(boot) < 0)
+		log_warnx("cannot read this boot's identity: what an earlier "
+		    "daemon granted is not believed");
+	if (grantfile_open(&g->file, path, boot, (const uint8_t (*)[GF_UUID_LEN])
 	    uuids, n, &rd, err, sizeof(err)) < 0)
 		log_warnx("%s: grants are not recorded", err);
 	free(uuids);
 	g->whole = rd.whole && rd.nlost == 0;
 	g->alive_ms = rd.alive_ms;
 	snprintf(g->why, sizeof(g->why), "%s", rd.why);
+	/* Said now, whoever connects: the new file has taken its place. */
+	if (rd.left && !rd.whole)
+		log_warnx("%s: what the earlier daemon granted is not believed",
+		    rd.why);
 	lost_say(a, &rd);
 	for (i = 0; i < rd.nrecs; i++)
 		rec_take(a, &rd.recs[i]);

@@ -13,8 +13,9 @@
  * daemon's last sign of life (written in the file every second), or its
  * shim had not registered yet when that daemon went. Every process that
  * registers is recorded at its HELLO, granted nothing yet; a process
- * judged to hold memory without the shim (unshimmed.h), granted nothing
- * and flagged so, once its grace is over.
+ * judged to hold memory without the shim (unshimmed.h), once its grace
+ * is over, or whose word was refused (trust.h): granted nothing, flagged
+ * so.
  */
 #ifndef GF_DAEMON_GRANTREC_H
 #define GF_DAEMON_GRANTREC_H

@@ -180,7 +180,8 @@ struct ledger_client {
 	int		regrant_only;	/* its word past usage.granted is
 					   never believed (granted.h) */
 	int		page_out;	/* its page's word that the copy
-					   engine left it out is believed */
+					   engine left it out is believed,
+					   until it is known to be in */
 	int		refused;	/* its word was refused: nothing of
 					   its is kept (trust_refuse) */
 	/* grantrec.c's */

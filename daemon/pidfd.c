@@ -14,6 +14,7 @@
 
 #include "log.h"
 #include "pidfd.h"
+#include "uuid.h"
 
 /*
  * Linux 5.3 and 6.5; headers older than the kernel may lack the numbers
@@ -37,6 +38,26 @@ pidfd_boot_ms(void)
 
 	clock_gettime(CLOCK_BOOTTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int
+pidfd_boot_id(uint8_t id[16])
+{
+	char line[64], buf[sizeof(line) + 4];
+	FILE *fp;
+	int rc = -1;
+
+	memset(id, 0, 16);
+	if ((fp = fopen("/proc/sys/kernel/random/boot_id", "re")) == NULL)
+		return -1;
+	/* A UUID as a device's is written, without its "GPU-". */
+	if (fgets(line, sizeof(line), fp) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(buf, sizeof(buf), "GPU-%s", line);
+		rc = uuid_parse(buf, id);
+	}
+	fclose(fp);
+	return rc;
 }
 
 uint64_t

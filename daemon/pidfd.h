@@ -40,6 +40,11 @@ uint64_t pidfd_start_grain_ms(void);
 
 /* Milliseconds since boot (CLOCK_BOOTTIME), what pidfd_of_peer compares. */
 uint64_t pidfd_boot_ms(void);
+/*
+ * This boot's identity (/proc/sys/kernel/random/boot_id), which ms since
+ * boot and start times are relative to: 0, or -1 (id all zero).
+ */
+int	pidfd_boot_id(uint8_t id[16]);
 
 /*
  * Send sig (0: only ask whether it may be sent) to the process of pidfd,

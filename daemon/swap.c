@@ -410,6 +410,7 @@ ended_out(struct arbiter *a, struct swap_op *op)
 	lc->swap_skip = 1;
 	a->swap.nout--;
 	swap_set_state(lc);
+	grantrec_put(a, lc);	/* it never left: its page is not believed */
 	fail_msg(op, msg, sizeof(msg));
 	decision_event_timed(a, GF_EV_SWAP_SKIP, lc, bytes,
 	    (uint32_t)(j->duration_us / 1000), "not swapped out by %s (%s): "
@@ -431,8 +432,10 @@ ended_in(struct arbiter *a, struct swap_op *op)
 		lc->swap_rereg = 0;	/* in: what it said is moot */
 		lc->swap = SWAP_NONE;
 		lc->swap_parked = 0;
+		lc->page_out = 0;	/* in: its page is not believed again */
 		a->swap.nout--;
 		swap_set_state(lc);
+		grantrec_put(a, lc);
 		/* The event's bytes and time give its rate (check_swap.py). */
 		moved = op->engine == GF_ENGINE_COPY ? op->moved : bytes;
 		if (op->engine == GF_ENGINE_COPY)

@@ -60,8 +60,10 @@ adopt_state(struct arbiter *a, struct ledger_client *lc)
 		swap_mark(lc, 1);
 	else if (lc->page_out && adopt_copy_out(lc))
 		by = "copy";
-	else
+	else {
+		lc->page_out = 0;	/* in: its page is not believed again */
 		return;	/* in, or coming in: the shim clears that mark */
+	}
 	log_info("pid %u was left swapped out by %s: it comes back when it "
 	    "fits", lc->pid, by);
 	lc->swap_rereg = UINT64_MAX;	/* until it opens (swap_device_open) */

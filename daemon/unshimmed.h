@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 struct arbiter;
+struct ledger_client;
 struct nvml_proc;
 
 /*

@@ -10,6 +10,8 @@ its point of no return (include/gpufrac/activity.h), and still does not
 answer. A MOVE in is answered at once, as done. Lines on stdin:
   page          print "swapped N", the page's mark
   moved ID      send the MOVED out for ID that never came, late
+  failed [ID]   send the MOVED out for ID (the last MOVE out's if none)
+                saying the move failed; prints "failed"
   keep KEPT     say from now on, in every MOVED, that it keeps KEPT bytes
                 of pinned host memory, and never answer a drop request
   lie DIR KEPT N  send N MOVEDs no MOVE asked for (DIR: out or drop),
@@ -20,6 +22,12 @@ answer. A MOVE in is answered at once, as done. Lines on stdin:
                 the same page, the device opened, SIZE bytes re-registered
                 at the same address (COMMIT, reserved 0); prints
                 "rejoined", or "closed" when the daemon refused it
+  commit SIZE   SIZE bytes more, at another address, re-registered on this
+                connection (COMMIT, reserved 0); prints "committed", or
+                "closed" when the daemon refused it
+  touch         as a shim whose connection is lost while it registers: a
+                new connection with the same page, the device opened, then
+                closed before anything is re-registered; prints "touched"
   exit          leave
 The connection closed by the daemon prints "closed"; stdin is still read.
 """
@@ -36,6 +44,7 @@ HDR = struct.Struct("<HHIII")           # version, type, len, seq, zero
 HELLO, DEVICE_OPEN, RESERVE, COMMIT, MOVED = 1, 2, 3, 4, 11
 HELLO_OK, DEVICE_INFO, GRANT, MOVE = 64, 65, 66, 82
 KIND_MEM = 1
+CUDA_ERROR_OUT_OF_MEMORY = 2
 SWAP_OUT, SWAP_IN, SWAP_DROP = 1, 2, 3
 MAGIC, PAGE_VERSION, PAGE_SIZE = 0x67664163, 3, 4096
 ACT_COPY = 0x2
@@ -70,10 +79,10 @@ def fcntl_seals(fd):
                 fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
 
 
-def moved(s, direction, id_, size, kept=0):
+def moved(s, direction, id_, size, kept=0, result=0):
     # direction, result, moved, duration_us, stayed[8], nstayed, id, what,
     # kept, pinned
-    body = struct.pack("<IIQQ8QII64sQQ", direction, 0, size, 1000,
+    body = struct.pack("<IIQQ8QII64sQQ", direction, result, size, 1000,
                        *([0] * 8), 0, id_, b"", kept, 0)
     s.send(packet(MOVED, body, 0))
 
@@ -88,19 +97,30 @@ def join(path, dev, fd):
     return s
 
 
-def rejoin(path, dev, fd, size):
-    s = join(path, dev, fd)
-    s.send(packet(COMMIT, dev + struct.pack("<QQQII", 0x7f0000000000, 0,
-                                            size, KIND_MEM, 0), 3))
+def unasked_commit(s, dev, ptr, size):
+    """A COMMIT of size at ptr with nothing reserved; whether the daemon
+    kept the connection (its answer to a DEVICE_OPEN after it came)."""
+    s.send(packet(COMMIT, dev + struct.pack("<QQQII", ptr, 0, size,
+                                            KIND_MEM, 0), 3))
     try:
         s.send(packet(DEVICE_OPEN, dev + struct.pack("<IIQ", 0, 0, 0), 4))
         m = s.recv(4096)
     except OSError:
         m = b""
     while m and HDR.unpack_from(m)[1] != DEVICE_INFO:
+        direction, id_ = struct.unpack_from("<II", m + bytes(8), HDR.size)
+        if HDR.unpack_from(m)[1] == MOVE and direction == SWAP_IN:
+            print("move in %d" % id_, flush=True)   # answered as main() does
+            moved(s, SWAP_IN, id_, size)
         m = s.recv(4096)
-    print("rejoined" if m else "closed", flush=True)
-    return s if m else None
+    return m != b""
+
+
+def rejoin(path, dev, fd, size):
+    s = join(path, dev, fd)
+    kept = unasked_commit(s, dev, 0x7f0000000000, size)
+    print("rejoined" if kept else "closed", flush=True)
+    return s if kept else None
 
 
 def main():
@@ -155,9 +175,23 @@ def main():
             elif line[0] == "moved":
                 moved(s, SWAP_OUT, int(line[1]) if len(line) > 1 else last,
                       size, keep)
+            elif line[0] == "failed":
+                moved(s, SWAP_OUT, int(line[1]) if len(line) > 1 else last,
+                      0, keep, CUDA_ERROR_OUT_OF_MEMORY)
+                print("failed", flush=True)
+            elif line[0] == "touch":
+                if s:
+                    s.close()
+                join(path, dev, fd).close()
+                s = None
+                print("touched", flush=True)
             elif line[0] == "mark":
                 struct.pack_into("<I", page, SWAPPED_AT, 1 | COMMITTED)
                 print("marked", flush=True)
+            elif line[0] == "commit" and s:
+                kept = unasked_commit(s, dev, 0x7f0100000000, int(line[1]))
+                print("committed" if kept else "closed", flush=True)
+                s = s if kept else None
             elif line[0] == "rejoin":
                 if s:
                     s.close()

@@ -3,7 +3,9 @@
  * open, devices matched by UUID, each its grants, lease and context; a record torn (its generation odd) or
  * changed (its checksum) told from a whole one beside it; the writer's
  * last sign of life read back; a file of
- * another layout version, or not the daemon's own, not believed; slots
+ * another layout version or boot, or not the daemon's own, not
+ * believed; two
+ * records of one process neither believed; slots
  * reused and the file grown past its first slots (issue 40, B).
  */
 #include <setjmp.h>
@@ -23,6 +25,7 @@ static char dir[] = "/tmp/gf-grants-XXXXXX";	/* each test's own */
 static char path[sizeof(dir) + 16];
 static const uint8_t devs[2][GF_UUID_LEN] = { { 0xaa, [15] = 1 },
     { 0xbb, [15] = 2 } };
+static const uint8_t this_boot[GF_UUID_LEN] = { 0xb0, [15] = 7 };
 
 /* The layout, as grantfile.c lays it out for two devices. */
 #define SLOTS_AT	128
@@ -51,26 +54,42 @@ teardown(void **state)
 	return rmdir(dir);
 }
 
-/* Open path for devices uuids (n of them), the read kept in rd. */
+/* Open path in boot for devices uuids (n of them), the read in rd. */
+static void
+open_booted(struct grantfile *gf, const uint8_t boot[GF_UUID_LEN],
+    const uint8_t (*uuids)[GF_UUID_LEN], size_t n, struct grant_read *rd)
+{
+	char err[256];
+
+	assert_int_equal(grantfile_open(gf, path, boot, uuids, n, rd, err,
+	    sizeof(err)), 0);
+}
+
+/* The same in this boot. */
 static void
 open_ok(struct grantfile *gf, const uint8_t (*uuids)[GF_UUID_LEN],
     size_t n, struct grant_read *rd)
 {
-	char err[256];
+	open_booted(gf, this_boot, uuids, n, rd);
+}
 
-	assert_int_equal(grantfile_open(gf, path, uuids, n, rd, err,
-	    sizeof(err)), 0);
+/* A record of pid, started at start_ms, in a new slot. */
+static void
+put_started(struct grantfile *gf, uint32_t pid, uint64_t start_ms,
+    uint64_t g0, uint64_t g1)
+{
+	uint64_t granted[2] = { g0, g1 }, lease[2] = { 1, 2 };
+	uint64_t context[2] = { GRANT_CONTEXT_KNOWN | 3, 0 };
+	struct grant_rec r = { pid, start_ms, GRANT_WORD, granted, lease,
+	    context, 0 };
+
+	grantfile_put(gf, grantfile_slot(gf), &r);
 }
 
 static void
 put(struct grantfile *gf, uint32_t pid, uint64_t g0, uint64_t g1)
 {
-	uint64_t granted[2] = { g0, g1 }, lease[2] = { 1, 2 };
-	uint64_t context[2] = { GRANT_CONTEXT_KNOWN | 3, 0 };
-	struct grant_rec r = { pid, 1000 + pid, GRANT_WORD, granted, lease,
-	    context, 0 };
-
-	grantfile_put(gf, grantfile_slot(gf), &r);
+	put_started(gf, pid, 1000 + pid, g0, g1);
 }
 
 /* Change one byte of the file at off. */
@@ -186,18 +205,50 @@ test_other_version(void **state)
 	grant_read_free(&rd);
 	put(&gf, 30, 1, 1);
 	grantfile_close(&gf);
-	poke(8, 1);			/* version 2 -> 3 */
+	poke(8, 1);			/* version 3 -> 2 */
 	open_ok(&gf, devs, 2, &rd);
 	assert_false(rd.whole);
 	assert_int_equal(rd.nrecs, 0);
 	assert_string_equal(rd.why, "the grants' file is of layout version "
-	    "3, not 2");
+	    "2, not 3");
 	grant_read_free(&rd);
 	grantfile_close(&gf);
 	/* Made anew: the next daemon reads a whole, empty one. */
 	open_ok(&gf, devs, 2, &rd);
 	assert_true(rd.whole);
 	assert_int_equal(rd.nrecs, 0);
+	grant_read_free(&rd);
+	grantfile_close(&gf);
+}
+
+/*
+ * A file of another boot: its pids and times (ms since that boot) are
+ * no process's of this one; none is believed, and the processes that
+ * ran before the daemon are not said to have been granted nothing.
+ */
+static void
+test_other_boot(void **state)
+{
+	const uint8_t other_boot[GF_UUID_LEN] = { 0xb1, [15] = 9 };
+	struct grantfile gf;
+	struct grant_read rd;
+
+	(void)state;
+	open_booted(&gf, other_boot, devs, 2, &rd);
+	grant_read_free(&rd);
+	put(&gf, 60, 1, 1);
+	grantfile_alive(&gf, 5000000);
+	grantfile_close(&gf);
+	open_ok(&gf, devs, 2, &rd);
+	assert_false(rd.whole);
+	assert_int_equal(rd.nrecs, 0);
+	assert_string_equal(rd.why, "the grants' file was written before "
+	    "the machine last started");
+	grant_read_free(&rd);
+	grantfile_close(&gf);
+	/* Made anew in this boot: the next daemon of it believes it. */
+	open_ok(&gf, devs, 2, &rd);
+	assert_true(rd.whole);
 	grant_read_free(&rd);
 	grantfile_close(&gf);
 }
@@ -217,6 +268,38 @@ test_not_its_own(void **state)
 	open_ok(&gf, devs, 2, &rd);
 	assert_false(rd.whole);
 	assert_non_null(strstr(rd.why, "is not gpufracd's own"));
+	grant_read_free(&rd);
+	grantfile_close(&gf);
+}
+
+/*
+ * Two records of one process (pid and start time) are neither believed;
+ * two of one pid started at different times (a pid reused) are both.
+ */
+static void
+test_two_of_one(void **state)
+{
+	struct grantfile gf;
+	struct grant_read rd;
+
+	(void)state;
+	open_ok(&gf, devs, 2, &rd);
+	grant_read_free(&rd);
+	put(&gf, 50, 1, 1);
+	put(&gf, 51, 2, 2);
+	put(&gf, 50, 3, 3);
+	put_started(&gf, 52, 7000, 4, 4);
+	put_started(&gf, 52, 8000, 5, 5);
+	grantfile_close(&gf);
+	open_ok(&gf, devs, 2, &rd);
+	assert_true(rd.whole);
+	assert_int_equal(rd.nrecs, 3);
+	assert_null(rec_of(&rd, 50));
+	assert_int_equal(rec_of(&rd, 51)->granted[0], 2);
+	assert_int_equal(rd.nlost, 2);
+	assert_int_equal(rd.lost[0].pid, 50);
+	assert_int_equal(rd.lost[1].pid, 50);
+	assert_string_equal(rd.lost[0].why, "two records of one process");
 	grant_read_free(&rd);
 	grantfile_close(&gf);
 }
@@ -259,7 +342,11 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_other_version, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_other_boot, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_not_its_own, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_two_of_one, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_reuse_and_grow, setup,
 		    teardown),
