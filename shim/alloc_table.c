@@ -11,9 +11,10 @@
  * listed in the table's keyed[] as it is, so that a walk reads those and
  * not the empty ones (alloc_table_walk). What the slot holds is its state
  * word: a sequence number and FREE (nothing: never used, or removed),
- * BUSY (an add is writing it), LIVE, or MOVED (look in the next table). Every change of state bumps the sequence, so
- * a CAS on the state, or reading it again unchanged, proves that the size
- * and kind read in between belong together (a seqlock). A lookup or remove
+ * BUSY (an add is writing it), LIVE, or MOVED (look in the next table).
+ * Every change of state bumps the sequence, so a CAS on the state, or
+ * reading it again unchanged, proves that the size and kind read in
+ * between belong together (a seqlock). A lookup or remove
  * that meets BUSY takes the entry as not there yet; an add that meets it
  * takes its own entry as replaced by the other's.
  *
