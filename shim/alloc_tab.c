@@ -13,8 +13,10 @@
 
 static struct alloc_slot tab_static_slots[1 << TAB_STATIC_BITS]
     __attribute__((aligned(64)));
+static uint32_t tab_static_keyed[1 << TAB_STATIC_BITS];
 static struct alloc_tab tab_static = {
 	.slots = tab_static_slots,
+	.keyed = tab_static_keyed,
 	.mask = (1 << TAB_STATIC_BITS) - 1,
 	.shift = 64 - TAB_STATIC_BITS,
 };
@@ -33,8 +35,8 @@ static pthread_mutex_t tab_grow_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct alloc_tab *
 tab_new(unsigned bits)
 {
-	size_t bytes = sizeof(struct alloc_tab) +
-	    ((size_t)1 << bits) * sizeof(struct alloc_slot);
+	size_t bytes = sizeof(struct alloc_tab) + ((size_t)1 << bits) *
+	    (sizeof(struct alloc_slot) + sizeof(uint32_t));
 	struct alloc_tab *t = tab_spare;
 
 	tab_spare = NULL;
@@ -53,6 +55,7 @@ tab_new(unsigned bits)
 			(void)madvise(t, bytes, MADV_HUGEPAGE);
 	}
 	t->slots = (struct alloc_slot *)(t + 1);
+	t->keyed = (uint32_t *)(t->slots + ((size_t)1 << bits));
 	t->mask = ((uint64_t)1 << bits) - 1;
 	t->shift = 64 - bits;
 	t->bytes = bytes;
@@ -168,7 +171,7 @@ tab_bits(const struct alloc_tab *t)
 	for (i = 0; i <= t->mask; i++)
 		live += SLOT_STATE(__atomic_load_n(&t->slots[i].state,
 		    __ATOMIC_RELAXED)) != SLOT_FREE;
-	while (bits < 48 && ((uint64_t)1 << bits) < 4 * live)
+	while (bits < TAB_MAX_BITS && ((uint64_t)1 << bits) < 4 * live)
 		bits++;
 	return bits;
 }
@@ -238,17 +241,30 @@ alloc_table_walk(int (*fn)(uint64_t ptr, const struct alloc_entry *e,
     void *arg), void *arg)
 {
 	struct alloc_entry e;
+	struct alloc_slot *s;
 	struct alloc_tab *t;
-	uint64_t i;
+	uint64_t i, n;
+	uint32_t k;
 	int r = 0;
 
 	/* Nothing moves while the grow lock is held, nor is unmapped. */
 	pthread_mutex_lock(&tab_grow_lock);
 	t = __atomic_load_n(&tab_cur, __ATOMIC_ACQUIRE);
-	for (i = 0; i <= t->mask && r == 0; i++)
-		if (slot_read(&t->slots[i], &e) == SLOT_LIVE)
-			r = fn(__atomic_load_n(&t->slots[i].key,
-			    __ATOMIC_RELAXED), &e, arg);
+	/*
+	 * The keyed slots only: a walk costs what the table has held since
+	 * it was made, not its size (each context's end walks it). A 0 is
+	 * a slot being listed: its add is under way, nothing is there yet.
+	 */
+	n = __atomic_load_n(&t->nkeyed, __ATOMIC_ACQUIRE);
+	for (i = 0; i < n && r == 0; i++) {
+		if ((k = __atomic_load_n(&t->keyed[i], __ATOMIC_ACQUIRE)) == 0)
+			continue;
+		s = &t->slots[k - 1];
+		TABLE_PAUSE(TP_WALKED);
+		if (slot_read(s, &e) == SLOT_LIVE)
+			r = fn(__atomic_load_n(&s->key, __ATOMIC_RELAXED), &e,
+			    arg);
+	}
 	pthread_mutex_unlock(&tab_grow_lock);
 	return r;
 }
@@ -287,8 +303,10 @@ alloc_table_fork_child(void)
 		munmap(tab_spare, tab_spare->bytes);
 	tab_spare = NULL;
 	memset(tab_static_slots, 0, sizeof(tab_static_slots));
+	memset(tab_static_keyed, 0, sizeof(tab_static_keyed));
 	tab_static.next = NULL;
 	tab_static.keys = 0;
+	tab_static.nkeyed = 0;
 	tab_cur = &tab_static;
 	for (r = thread_all; r != NULL; r = r->next) {
 		r->active = 0;

@@ -7,12 +7,14 @@
  * Slots. A slot's key word is set once, by CAS from 0: to a key, or to
  * SLOT_SEALED by a move; it stays while the table lives, so a key has one
  * slot and no probe run is ever broken. A sealed slot never holds a key:
- * a search that reaches it goes on in the next table. What
- * the slot holds is its state word: a sequence number and FREE (nothing:
- * never used, or removed), BUSY (an add is writing it), LIVE, or MOVED
- * (look in the next table). Every change of state bumps the sequence, so
- * a CAS on the state, or reading it again unchanged, proves that the size
- * and kind read in between belong together (a seqlock). A lookup or remove
+ * a search that reaches it goes on in the next table. Each slot keyed is
+ * listed in the table's keyed[] as it is, so that a walk reads those and
+ * not the empty ones (alloc_table_walk). What the slot holds is its state
+ * word: a sequence number and FREE (nothing: never used, or removed),
+ * BUSY (an add is writing it), LIVE, or MOVED (look in the next table).
+ * Every change of state bumps the sequence, so a CAS on the state, or
+ * reading it again unchanged, proves that the size and kind read in
+ * between belong together (a seqlock). A lookup or remove
  * that meets BUSY takes the entry as not there yet; an add that meets it
  * takes its own entry as replaced by the other's.
  *
@@ -239,6 +241,7 @@ again:
 			return NULL;
 		} else if (__atomic_compare_exchange_n(&s->key, &k, key, 0,
 		    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			slot_keyed(t, i);
 			*grow = keys > TAB_GROW(t->mask + 1);
 			return s;
 		} else

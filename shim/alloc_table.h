@@ -48,7 +48,9 @@ uint64_t alloc_table_used(int dev);
  * Call fn for every allocation (fn must not call back into the table);
  * stops at the first non-zero return and returns it. The table does not
  * grow meanwhile: an allocation there throughout is seen once, one added
- * or removed during the walk may or may not be.
+ * or removed during the walk may or may not be. It reads the keys the
+ * table has taken since it was made (those of live entries, and of removed
+ * ones until the table moves), not the whole table: none at first.
  */
 int	alloc_table_walk(int (*fn)(uint64_t ptr, const struct alloc_entry *e,
 	    void *arg), void *arg);

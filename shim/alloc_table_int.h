@@ -28,6 +28,7 @@
 #define SLOT_NEXT(st, s)	((((st) & ~3ull) + 4) | (s))
 
 #define TAB_STATIC_BITS	11	/* the first table: 2048 slots, static */
+#define TAB_MAX_BITS	31	/* a slot's number + 1 fits in keyed[] */
 #define TAB_GROW(cap)	((cap) / 8 * 5)	/* keys past which it grows */
 #define TAB_FULL(cap)	((cap) / 8 * 7)	/* keys an add may not pass */
 #define TAB_CLOSED	(1ull << 63)	/* in keys: moving, no new count */
@@ -35,15 +36,17 @@
 #define TAB_HUGE	(2u << 20)	/* tables this big ask for huge pages */
 
 /*
- * A pause at a point of an operation where another thread's step decides
- * the outcome: empty in the library; the unit test defines it to stop a
- * thread there (tests/unit/test_shim_alloc_table.c).
+ * A point of an operation that the unit test watches: empty in the
+ * library; the test defines it to stop a thread where another thread's
+ * step decides the outcome, or to count the slots a walk reads
+ * (tests/unit/test_shim_alloc_table.c).
  */
 #ifndef TABLE_PAUSE
 #define TABLE_PAUSE(point)	((void)0)
 #endif
 #define TP_COUNTED	0	/* an add counted its key, not yet keyed */
 #define TP_CLOSED	1	/* a move closed the table, moved nothing */
+#define TP_WALKED	2	/* a walk read a slot */
 
 struct alloc_slot {
 	uint64_t	key;		/* 0 until keyed or sealed, then for good */
@@ -61,7 +64,14 @@ struct alloc_tab {
 	uint64_t	 reserve;	/* slots kept for a move into it */
 	struct alloc_tab *retired;	/* the next on the retired list */
 	uint64_t	 epoch;		/* when it was retired */
+	/*
+	 * The keyed slots' numbers + 1, in the order they were keyed (0:
+	 * being written), so that a walk reads those and not the empty
+	 * ones: nkeyed of them, never more than the slots.
+	 */
+	uint32_t	*keyed;
 	uint64_t	 keys __attribute__((aligned(64))); /* slots keyed */
+	uint64_t	 nkeyed;	/* keyed[] taken */
 };
 
 struct alloc_thread {
@@ -83,6 +93,15 @@ static inline uint64_t
 slot_home(const struct alloc_tab *t, uint64_t key)
 {
 	return key * 0x9e3779b97f4a7c15ull >> t->shift;
+}
+
+/* slot i of t, just keyed, is listed in keyed[] (walked from there). */
+static inline void
+slot_keyed(struct alloc_tab *t, uint64_t i)
+{
+	uint64_t n = __atomic_fetch_add(&t->nkeyed, 1, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&t->keyed[n], (uint32_t)(i + 1), __ATOMIC_RELEASE);
 }
 
 /* slot_claim past the end of key's run (alloc_table.c). */

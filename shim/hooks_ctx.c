@@ -38,6 +38,7 @@ struct ctx_end {
 /* Pointers only: the other kinds' keys are tagged handles. */
 struct ctx_keys {
 	CUcontext	 ctx;
+	int		 dev;		/* ctx's device, or -1: not known */
 	uint64_t	*keys;
 	size_t		 n, cap;
 };
@@ -50,6 +51,9 @@ ctx_collect(uint64_t ptr, const struct alloc_entry *e, void *arg)
 
 	if (e->kind != GF_KIND_MEM && e->kind != GF_KIND_PITCH &&
 	    e->kind != GF_KIND_MANAGED)
+		return 0;
+	/* Another device's is another context's: the driver is not asked. */
+	if (k->dev >= 0 && e->dev != k->dev)
 		return 0;
 	if (real_cu.cuPointerGetAttribute(&c, CU_POINTER_ATTRIBUTE_CONTEXT,
 	    ptr) != CUDA_SUCCESS || c != k->ctx)
@@ -89,7 +93,8 @@ ctx_end_run(void *arg)
 static CUresult
 ctx_end(struct ctx_end *c)
 {
-	struct ctx_keys k = { c->ctx, NULL, 0, 0 };
+	struct ctx_keys k = { c->ctx, c->by_dev != NULL ? c->dev : -1, NULL, 0,
+	    0 };
 	char b[16];
 	uint64_t bytes;
 	size_t n;

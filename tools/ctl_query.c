@@ -410,25 +410,42 @@ ctl_status_free(struct ctl_status *st)
 	memset(st, 0, sizeof(*st));
 }
 
-int
-ctl_query_ps(const char *path, struct gf_client **clients, size_t *n)
+/*
+ * Ask type (its payload req) and collect the list of rec messages up to
+ * end, as conv_list does, sorted by cmp (NULL: in the daemon's order).
+ * 0 or -1 (said); *out NULL on failure.
+ */
+static int
+conv_query_list(const char *path, uint16_t type, const void *req,
+    uint16_t rec, uint16_t end, int (*cmp)(const void *, const void *),
+    void **out, size_t *n)
 {
 	struct conv c;
-	void *recs;
 	int rc = -1;
 
-	*clients = NULL;
+	*out = NULL;
 	*n = 0;
-	if (conv_open(&c, path, GF_MSG_PS_REQ, NULL) < 0)
+	if (conv_open(&c, path, type, req) < 0)
 		return -1;
-	if (conv_list(&c, GF_MSG_CLIENT, GF_MSG_CLIENT_END, &recs, n) < 0)
+	if (conv_list(&c, rec, end, out, n) < 0)
 		goto out_close;
-	*clients = recs;
-	if (*n > 1)
-		qsort(*clients, *n, sizeof(**clients), client_cmp);
+	if (cmp != NULL && *n > 1)
+		qsort(*out, *n, (size_t)proto_payload_size(rec), cmp);
 	rc = 0;
 out_close:
 	close(c.fd);
+	return rc;
+}
+
+int
+ctl_query_ps(const char *path, struct gf_client **clients, size_t *n)
+{
+	void *recs;
+	int rc;
+
+	rc = conv_query_list(path, GF_MSG_PS_REQ, NULL, GF_MSG_CLIENT,
+	    GF_MSG_CLIENT_END, client_cmp, &recs, n);
+	*clients = recs;
 	return rc;
 }
 
@@ -437,22 +454,12 @@ ctl_query_allocs(const char *path, uint32_t pid, struct gf_alloc **allocs,
     size_t *n)
 {
 	struct gf_allocs_req req = { .pid = pid };
-	struct conv c;
 	void *recs;
-	int rc = -1;
+	int rc;
 
-	*allocs = NULL;
-	*n = 0;
-	if (conv_open(&c, path, GF_MSG_ALLOCS_REQ, &req) < 0)
-		return -1;
-	if (conv_list(&c, GF_MSG_ALLOC, GF_MSG_ALLOC_END, &recs, n) < 0)
-		goto out_close;
+	rc = conv_query_list(path, GF_MSG_ALLOCS_REQ, &req, GF_MSG_ALLOC,
+	    GF_MSG_ALLOC_END, alloc_cmp, &recs, n);
 	*allocs = recs;
-	if (*n > 1)
-		qsort(*allocs, *n, sizeof(**allocs), alloc_cmp);
-	rc = 0;
-out_close:
-	close(c.fd);
 	return rc;
 }
 
@@ -460,20 +467,12 @@ int
 ctl_query_events(const char *path, struct gf_event **events, size_t *n)
 {
 	struct gf_events_req req = { .follow = 0 };
-	struct conv c;
 	void *recs;
-	int rc = -1;
+	int rc;
 
-	*events = NULL;
-	*n = 0;
-	if (conv_open(&c, path, GF_MSG_EVENTS_REQ, &req) < 0)
-		return -1;
-	if (conv_list(&c, GF_MSG_EVENT, GF_MSG_EVENT_END, &recs, n) < 0)
-		goto out_close;
+	rc = conv_query_list(path, GF_MSG_EVENTS_REQ, &req, GF_MSG_EVENT,
+	    GF_MSG_EVENT_END, NULL, &recs, n);
 	*events = recs;
-	rc = 0;
-out_close:
-	close(c.fd);
 	return rc;
 }
 

@@ -1,26 +1,13 @@
 /*
- * Assertions for the simulator's own test programs: a failed check prints
- * one "FAIL function:line: ..." line (flushed, so a forked peer's output
- * stays in order) and counts in `failures`; the program exits non-zero
- * when any failed.
+ * Assertions for the simulator's own test programs: CHECK (failures.h),
+ * and EXPECT and OK of a CUDA call's result.
  */
 #ifndef GF_TEST_CHECK_H
 #define GF_TEST_CHECK_H
 
 #include <cuda.h>
-#include <stdio.h>
 
-static int failures;
-
-#define CHECK(cond, ...) do {						\
-	if (!(cond)) {							\
-		printf("FAIL %s:%d: ", __func__, __LINE__);		\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-		fflush(stdout);						\
-		failures++;						\
-	}								\
-} while (0)
+#include "failures.h"
 
 static inline const char *
 err_name(CUresult r)

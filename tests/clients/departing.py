@@ -9,25 +9,16 @@ no shim) and prints "holding": a process that left its connection and
 lives on, holding memory no grant covers.
 """
 import ctypes
-import socket
-import struct
 import sys
 
-VERSION = 1
-HELLO, DEVICE_OPEN, RESERVE, COMMIT = 1, 2, 3, 4
-HELLO_OK, DEVICE_INFO, GRANT = 64, 65, 66
-KIND_MEM = 1
-
-
-def packet(type_, payload, seq):
-    return struct.pack("<HHIII", VERSION, type_, 16 + len(payload), seq,
-                       0) + payload
+from wire import (COMMIT, DEVICE_INFO, DEVICE_OPEN, GRANT, HELLO, HELLO_OK,
+                  HELLO_UNSET, RESERVE, commit_payload, connect, dev_of,
+                  open_payload, packet, reserve_payload, type_of)
 
 
 def ask(s, type_, payload, seq, want):
     s.send(packet(type_, payload, seq))
-    reply = s.recv(65536)
-    got = struct.unpack("<HHIII", reply[:16])[1]
+    got = type_of(s.recv(65536))
     if got != want:
         sys.exit("departing.py: got message type %d, want %d" % (got, want))
 
@@ -44,16 +35,13 @@ def hold_raw(size):
 
 def main():
     path, uuid, size = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    dev = bytes.fromhex(uuid.replace("GPU-", "").replace("-", ""))
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    s.connect(path)
-    s.settimeout(10)
-    ask(s, HELLO, struct.pack("<iIII", -2**31, 0xffffffff, 0xffffffff, 0),
-        1, HELLO_OK)
-    ask(s, DEVICE_OPEN, dev + struct.pack("<IIQ", 0, 0, 0), 2, DEVICE_INFO)
-    ask(s, RESERVE, dev + struct.pack("<QII", size, KIND_MEM, 0), 3, GRANT)
-    s.send(packet(COMMIT, dev + struct.pack("<QQQII", 0x7f0000000000, size,
-                                            size, KIND_MEM, 0), 4))
+    dev = dev_of(uuid)
+    s = connect(path)
+    ask(s, HELLO, HELLO_UNSET, 1, HELLO_OK)
+    ask(s, DEVICE_OPEN, open_payload(dev), 2, DEVICE_INFO)
+    ask(s, RESERVE, reserve_payload(dev, size), 3, GRANT)
+    s.send(packet(COMMIT, commit_payload(dev, 0x7f0000000000, size, size),
+                  4))
     s.close()
     print("closed", flush=True)
     if len(sys.argv) > 4:

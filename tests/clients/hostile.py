@@ -40,30 +40,23 @@
 import os
 import signal
 import socket
-import struct
 import sys
 import time
 
-VERSION = 1
-HELLO, DEVICE_OPEN, RESERVE, COMMIT = 1, 2, 3, 4
-LEASE_RESTORE = 9
-STATUS_REQ = 32
-NAMES = {64: "HELLO_OK", 65: "DEVICE_INFO", 66: "GRANT", 67: "DENY",
-         68: "ERROR", 75: "WAIT"}
-KIND_MEM = 1
+from wire import (COMMIT, DEVICE_OPEN, HELLO, HELLO_UNSET, LEASE_RESTORE,
+                  NAMES, RESERVE, STATUS_REQ, commit_payload, connect,
+                  dev_of, open_payload, packet, reserve_payload,
+                  restore_payload, type_of)
+
 NOBODY = 65534
-
-
-def packet(type_, payload, seq):
-    return struct.pack("<HHIII", VERSION, type_, 16 + len(payload), seq,
-                       0) + payload
+BASE = 0x7f0000000000   # the address committed
 
 
 def reply(s):
     r = s.recv(65536)
     if not r:
         return "CLOSED"
-    t = struct.unpack("<HHIII", r[:16])[1]
+    t = type_of(r)
     return NAMES.get(t, str(t))
 
 
@@ -73,27 +66,14 @@ def ask(s, type_, payload, seq):
 
 
 def hello(s):
-    return ask(s, HELLO, struct.pack("<iIII", -2**31, 0xffffffff,
-                                     0xffffffff, 0), 1)
-
-
-def connect(path):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    s.connect(path)
-    s.settimeout(10)
-    return s
-
-
-def dev_of(uuid):
-    return bytes.fromhex(uuid.replace("GPU-", "").replace("-", ""))
+    return ask(s, HELLO, HELLO_UNSET, 1)
 
 
 def opened(path, uuid):
     s = connect(path)
     assert hello(s) == "HELLO_OK"
     dev = dev_of(uuid)
-    assert ask(s, DEVICE_OPEN, dev + struct.pack("<IIQ", 0, 0, 0),
-               2) == "DEVICE_INFO"
+    assert ask(s, DEVICE_OPEN, open_payload(dev), 2) == "DEVICE_INFO"
     return s, dev
 
 
@@ -106,10 +86,8 @@ def nobody():
 def hold(path, uuid, size):
     nobody()
     s, dev = opened(path, uuid)
-    assert ask(s, RESERVE, dev + struct.pack("<QII", size, KIND_MEM, 0),
-               3) == "GRANT"
-    s.send(packet(COMMIT, dev + struct.pack("<QQQII", 0x7f0000000000, size,
-                                            size, KIND_MEM, 0), 4))
+    assert ask(s, RESERVE, reserve_payload(dev, size), 3) == "GRANT"
+    s.send(packet(COMMIT, commit_payload(dev, BASE, size, size), 4))
     pid = os.fork()
     if pid == 0:
         null = os.open("/dev/null", os.O_RDWR)
@@ -148,7 +126,7 @@ def stranger(want, path):
 
 def reserve(path, uuid, size):
     s, dev = opened(path, uuid)
-    got = ask(s, RESERVE, dev + struct.pack("<QII", size, KIND_MEM, 0), 3)
+    got = ask(s, RESERVE, reserve_payload(dev, size), 3)
     if got == "WAIT":
         try:
             got += " " + reply(s)
@@ -195,13 +173,11 @@ def conns(path, n, who="nobody"):
 def commits(path, uuid, n):
     s, dev = opened(path, uuid)
     # Reserved first: a COMMIT no reserve covers is refused.
-    assert ask(s, RESERVE, dev + struct.pack("<QII", n * 4096, KIND_MEM, 0),
-               3) == "GRANT"
-    base = 0x7f0000000000
+    assert ask(s, RESERVE, reserve_payload(dev, n * 4096), 3) == "GRANT"
     batch = []
     for i in range(n):
-        batch.append(packet(COMMIT, dev + struct.pack(
-            "<QQQII", base + i * 4096, 4096, 4096, KIND_MEM, 0), 10))
+        batch.append(packet(COMMIT, commit_payload(dev, BASE + i * 4096,
+                                                   4096, 4096), 10))
         if len(batch) == 1024:
             for p in batch:
                 s.send(p)
@@ -209,8 +185,7 @@ def commits(path, uuid, n):
     for p in batch:
         s.send(p)
     s.settimeout(120)
-    assert ask(s, DEVICE_OPEN, dev + struct.pack("<IIQ", 0, 0, 0),
-               11) == "DEVICE_INFO"
+    assert ask(s, DEVICE_OPEN, open_payload(dev), 11) == "DEVICE_INFO"
     print("committed %d" % n, flush=True)
     sys.stdin.readline()
 
@@ -218,12 +193,11 @@ def commits(path, uuid, n):
 def overcharge(path, uuid, kind, size):
     s, dev = opened(path, uuid)
     if kind == "commit":
-        s.send(packet(COMMIT, dev + struct.pack(
-            "<QQQII", 0x7f0000000000, 0, size, KIND_MEM, 0), 3))
+        s.send(packet(COMMIT, commit_payload(dev, BASE, 0, size), 3))
     else:
-        s.send(packet(LEASE_RESTORE, dev + struct.pack("<Q", size), 3))
+        s.send(packet(LEASE_RESTORE, restore_payload(dev, size), 3))
     try:
-        got = ask(s, DEVICE_OPEN, dev + struct.pack("<IIQ", 0, 0, 0), 4)
+        got = ask(s, DEVICE_OPEN, open_payload(dev), 4)
     except (ConnectionResetError, BrokenPipeError):
         got = "CLOSED"
     print(got, flush=True)
@@ -234,19 +208,16 @@ def forge(path, uuid, how, size, as_nobody):
         nobody()
     s, dev = opened(path, uuid)
     if how == "rereg":
-        s.send(packet(COMMIT, dev + struct.pack(
-            "<QQQII", 0x7f0000000000, 0, size, KIND_MEM, 0), 3))
+        s.send(packet(COMMIT, commit_payload(dev, BASE, 0, size), 3))
     elif how == "unreserved":
-        s.send(packet(COMMIT, dev + struct.pack(
-            "<QQQII", 0x7f0000000000, size, size, KIND_MEM, 0), 3))
+        s.send(packet(COMMIT, commit_payload(dev, BASE, size, size), 3))
     elif how == "late-lease":
-        assert ask(s, RESERVE, dev + struct.pack("<QII", 1 << 20, KIND_MEM,
-                                                 0), 3) == "GRANT"
-        s.send(packet(LEASE_RESTORE, dev + struct.pack("<Q", size), 4))
+        assert ask(s, RESERVE, reserve_payload(dev, 1 << 20), 3) == "GRANT"
+        s.send(packet(LEASE_RESTORE, restore_payload(dev, size), 4))
     else:
         sys.exit("hostile.py: unknown forgery " + how)
     try:
-        got = ask(s, DEVICE_OPEN, dev + struct.pack("<IIQ", 0, 0, 0), 5)
+        got = ask(s, DEVICE_OPEN, open_payload(dev), 5)
     except (ConnectionResetError, BrokenPipeError):
         got = "CLOSED"
     print(got, flush=True)

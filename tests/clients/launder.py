@@ -39,18 +39,12 @@ import struct
 import sys
 import time
 
-VERSION = 1
-HELLO, DEVICE_OPEN, RESERVE, COMMIT = 1, 2, 3, 4
-LEASE_RESTORE = 9
-NAMES = {64: "HELLO_OK", 65: "DEVICE_INFO", 66: "GRANT", 67: "DENY",
-         68: "ERROR", 75: "WAIT"}
-KIND_MEM = 1
+from wire import (COMMIT, DEVICE_OPEN, HELLO, HELLO_UNSET, LEASE_RESTORE,
+                  NAMES, RESERVE, commit_payload, connect, dev_of,
+                  open_payload, packet, reserve_payload, restore_payload,
+                  type_of)
+
 BASE = 0x7f0000000000
-
-
-def packet(type_, payload, seq):
-    return struct.pack("<HHIII", VERSION, type_, 16 + len(payload), seq,
-                       0) + payload
 
 
 def ask(s, type_, payload, seq):
@@ -80,32 +74,26 @@ def page():
 
 
 def opened(path, dev, fd=None):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    s.connect(path)
-    s.settimeout(10)
-    hello = struct.pack("<iIII", -2**31, 0xffffffff, 0xffffffff, 0)
+    s = connect(path)
     if fd is None:
-        assert ask(s, HELLO, hello, 1) == "HELLO_OK"
+        assert ask(s, HELLO, HELLO_UNSET, 1) == "HELLO_OK"
     else:
-        socket.send_fds(s, [packet(HELLO, hello, 1)], [fd])
-        assert NAMES.get(struct.unpack("<HHIII", s.recv(65536)[:16])[1]) \
-            == "HELLO_OK"
-    assert ask(s, DEVICE_OPEN, dev + struct.pack("<IIQ", 0, 0, 0),
-               2) == "DEVICE_INFO"
+        socket.send_fds(s, [packet(HELLO, HELLO_UNSET, 1)], [fd])
+        assert NAMES.get(type_of(s.recv(65536))) == "HELLO_OK"
+    assert ask(s, DEVICE_OPEN, open_payload(dev), 2) == "DEVICE_INFO"
     return s
 
 
 def rereg(s, dev, ptr, size, seq):
     """A COMMIT with reserved 0, then whether the connection lives."""
-    s.send(packet(COMMIT, dev + struct.pack("<QQQII", ptr, 0, size,
-                                            KIND_MEM, 0), seq))
-    return ask(s, DEVICE_OPEN, dev + struct.pack("<IIQ", 0, 0, 0), seq + 1)
+    s.send(packet(COMMIT, commit_payload(dev, ptr, 0, size), seq))
+    return ask(s, DEVICE_OPEN, open_payload(dev), seq + 1)
 
 
 def restore(s, dev, size, seq):
     """A LEASE_RESTORE, then whether the connection lives."""
-    s.send(packet(LEASE_RESTORE, dev + struct.pack("<Q", size), seq))
-    return ask(s, DEVICE_OPEN, dev + struct.pack("<IIQ", 0, 0, 0), seq + 1)
+    s.send(packet(LEASE_RESTORE, restore_payload(dev, size), seq))
+    return ask(s, DEVICE_OPEN, open_payload(dev), seq + 1)
 
 
 class Driver:
@@ -132,14 +120,14 @@ def take(path, uuid, size, later=False):
     if later:
         print("took", flush=True)
         sys.stdin.readline()
-    dev = bytes.fromhex(uuid.replace("GPU-", "").replace("-", ""))
+    dev = dev_of(uuid)
     print("rereg", rereg(opened(path, dev), dev, BASE, size, 3), flush=True)
     hold()
 
 
 def lease(path, uuid, size):
     Driver().take(size)
-    dev = bytes.fromhex(uuid.replace("GPU-", "").replace("-", ""))
+    dev = dev_of(uuid)
     print("lease", restore(opened(path, dev), dev, size, 3), flush=True)
     hold()
 
@@ -148,20 +136,17 @@ def granted(path, dev, drv, size, fd=None):
     """A connection that RESERVEs SIZE (a lease with a page fd), drv
     takes it, and COMMITs it."""
     s = opened(path, dev, fd)
-    assert ask(s, RESERVE, dev + struct.pack("<QII", size, KIND_MEM,
-                                             0 if fd is None else 1),
+    assert ask(s, RESERVE, reserve_payload(dev, size, 0 if fd is None else 1),
                3) == "GRANT"
     drv.take(size)
-    s.send(packet(COMMIT, dev + struct.pack("<QQQII", BASE, size, size,
-                                            KIND_MEM, 0), 4))
-    assert ask(s, DEVICE_OPEN, dev + struct.pack("<IIQ", 0, 0, 0),
-               5) == "DEVICE_INFO"
+    s.send(packet(COMMIT, commit_payload(dev, BASE, size, size), 4))
+    assert ask(s, DEVICE_OPEN, open_payload(dev), 5) == "DEVICE_INFO"
     return s
 
 
 def cut(path, uuid, size, more, recuts, leased=False):
     drv = Driver()
-    dev = bytes.fromhex(uuid.replace("GPU-", "").replace("-", ""))
+    dev = dev_of(uuid)
     fd = page() if leased else None
     s = granted(path, dev, drv, size, fd)
     if more > 0:
@@ -185,12 +170,11 @@ def cut(path, uuid, size, more, recuts, leased=False):
 
 def overlap(path, uuid, size):
     drv = Driver()
-    dev = bytes.fromhex(uuid.replace("GPU-", "").replace("-", ""))
+    dev = dev_of(uuid)
     first = granted(path, dev, drv, size)
     s = opened(path, dev)
     print("rereg", rereg(s, dev, BASE, size, 3), flush=True)
-    print("first", ask(first, DEVICE_OPEN,
-                       dev + struct.pack("<IIQ", 0, 0, 0), 6), flush=True)
+    print("first", ask(first, DEVICE_OPEN, open_payload(dev), 6), flush=True)
     hold()
 
 

@@ -39,11 +39,11 @@ import socket
 import struct
 import sys
 
-VERSION = 1
-HDR = struct.Struct("<HHIII")           # version, type, len, seq, zero
-HELLO, DEVICE_OPEN, RESERVE, COMMIT, MOVED = 1, 2, 3, 4, 11
-HELLO_OK, DEVICE_INFO, GRANT, MOVE = 64, 65, 66, 82
-KIND_MEM = 1
+from wire import (COMMIT, DEVICE_INFO, DEVICE_OPEN, GRANT, HDR, HELLO,
+                  HELLO_OK, HELLO_UNSET, MOVE, MOVED, RESERVE, commit_payload,
+                  connect, dev_of, open_payload, packet, reserve_payload,
+                  type_of)
+
 CUDA_ERROR_OUT_OF_MEMORY = 2
 SWAP_OUT, SWAP_IN, SWAP_DROP = 1, 2, 3
 MAGIC, PAGE_VERSION, PAGE_SIZE = 0x67664163, 3, 4096
@@ -51,15 +51,10 @@ ACT_COPY = 0x2
 SWAPPED_AT, COMMITTED = 24, 0x80000000   # gf_activity.swapped
 
 
-def packet(type_, payload, seq):
-    return HDR.pack(VERSION, type_, HDR.size + len(payload), seq,
-                    0) + payload
-
-
 def ask(s, type_, payload, seq, want, fds=()):
     socket.send_fds(s, [packet(type_, payload, seq)], list(fds))
     reply = s.recv(4096)
-    got = HDR.unpack_from(reply)[1]
+    got = type_of(reply)
     if got != want:
         sys.exit("mute_mover.py: got message type %d, want %d" % (got, want))
 
@@ -88,28 +83,25 @@ def moved(s, direction, id_, size, kept=0, result=0):
 
 
 def join(path, dev, fd):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    s.connect(path)
-    s.settimeout(10)
-    ask(s, HELLO, struct.pack("<iIII16s", -2**31, 0xffffffff, 0xffffffff,
-                              0, b"9.9.9"), 1, HELLO_OK, [fd])
-    ask(s, DEVICE_OPEN, dev + struct.pack("<IIQ", 0, 0, 0), 2, DEVICE_INFO)
+    s = connect(path)
+    ask(s, HELLO, HELLO_UNSET + struct.pack("16s", b"9.9.9"), 1, HELLO_OK,
+        [fd])
+    ask(s, DEVICE_OPEN, open_payload(dev), 2, DEVICE_INFO)
     return s
 
 
 def unasked_commit(s, dev, ptr, size):
     """A COMMIT of size at ptr with nothing reserved; whether the daemon
     kept the connection (its answer to a DEVICE_OPEN after it came)."""
-    s.send(packet(COMMIT, dev + struct.pack("<QQQII", ptr, 0, size,
-                                            KIND_MEM, 0), 3))
+    s.send(packet(COMMIT, commit_payload(dev, ptr, 0, size), 3))
     try:
-        s.send(packet(DEVICE_OPEN, dev + struct.pack("<IIQ", 0, 0, 0), 4))
+        s.send(packet(DEVICE_OPEN, open_payload(dev), 4))
         m = s.recv(4096)
     except OSError:
         m = b""
-    while m and HDR.unpack_from(m)[1] != DEVICE_INFO:
+    while m and type_of(m) != DEVICE_INFO:
         direction, id_ = struct.unpack_from("<II", m + bytes(8), HDR.size)
-        if HDR.unpack_from(m)[1] == MOVE and direction == SWAP_IN:
+        if type_of(m) == MOVE and direction == SWAP_IN:
             print("move in %d" % id_, flush=True)   # answered as main() does
             moved(s, SWAP_IN, id_, size)
         m = s.recv(4096)
@@ -128,12 +120,12 @@ def main():
         sys.exit(__doc__)
     path, uuid, size = sys.argv[1], sys.argv[2], int(sys.argv[3])
     commit = len(sys.argv) == 5 and sys.argv[4] == "commit"
-    dev = bytes.fromhex(uuid.replace("GPU-", "").replace("-", ""))
+    dev = dev_of(uuid)
     fd, page = page_make()
     s = join(path, dev, fd)
-    ask(s, RESERVE, dev + struct.pack("<QII", size, KIND_MEM, 0), 3, GRANT)
-    s.send(packet(COMMIT, dev + struct.pack("<QQQII", 0x7f0000000000, size,
-                                            size, KIND_MEM, 0), 4))
+    ask(s, RESERVE, reserve_payload(dev, size), 3, GRANT)
+    s.send(packet(COMMIT, commit_payload(dev, 0x7f0000000000, size, size),
+                  4))
     print("ready", flush=True)
     last = keep = 0
     while True:
@@ -145,7 +137,7 @@ def main():
                 print("closed", flush=True)
                 s = None
                 continue
-            type_ = HDR.unpack_from(m)[1]
+            type_ = type_of(m)
             if type_ != MOVE:
                 continue
             direction, id_ = struct.unpack_from("<II", m, HDR.size)

@@ -37,20 +37,10 @@
 #include <unistd.h>
 
 #include "../simcuda/nvml_abi.h"
+#include "failures.h"
 #include "units.h"
 
 #define NO_INSTANCE	0xffffffffu
-
-static int failures;
-
-#define CHECK(cond, ...) do {						\
-	if (!(cond)) {							\
-		printf("FAIL %s:%d: ", __func__, __LINE__);		\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-		failures++;						\
-	}								\
-} while (0)
 
 #define EXPECT(call, want) do {						\
 	nvmlReturn_t r_ = (call);					\

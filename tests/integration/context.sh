@@ -32,7 +32,7 @@ info free=$((924 * MiB)) total=$((1024 * MiB))
 alloc ok"
 wait_for "nothing is left charged" 10 device_used_is 0
 
-client_start b preload "$C" alloc 64Mi dev 1 alloc 32Mi hold
+client_start b preload "$C" alloc 64Mi dev 1 alloc 32Mi hold reset hold
 check_eq "each device has its own context record" \
 	"$(ctl allocs "$PID_b" --json | json 'sorted((x["kind"], x["size"]) for x in j["allocations"]), len({x["device"] for x in j["allocations"] if x["kind"] == "context"})')" \
 	"([('context', $((100 * MiB))), ('context', $((100 * MiB))), ('mem', $((32 * MiB))), ('mem', $((64 * MiB)))], 2)"
@@ -40,6 +40,17 @@ wait_for "device 0 is charged its context and 64 MiB" 10 device_used_is \
 	$((164 * MiB)) 0
 wait_for "device 1 is charged its context and 32 MiB" 10 device_used_is \
 	$((132 * MiB)) 1
+# A context's end takes its own device's allocations, not another's.
+kill -USR1 "$PID_b"
+wait_for "b resets device 1's primary context" 10 grep -q '^reset ok' \
+	"$TMP/b.out"
+# mems_are PID LIST: PID's allocations (device, size), contexts aside.
+mems_are() {
+	[ "$(ctl allocs "$1" --json | json '[(x["device"], x["size"]) for x in j["allocations"] if x["kind"] == "mem"]')" = "$2" ]
+}
+dev0=$(ctl status --json | json "j['devices'][0]['uuid']")
+wait_for "its allocation is given back, device 0's stays" 10 mems_are \
+	"$PID_b" "[('$dev0', $((64 * MiB)))]"
 client_release b
 wait_for "nothing is left charged" 10 device_used_is 0
 

@@ -11,21 +11,10 @@ C=$CLIENTS/cuclient_linked
 export SIMCUDA_DEVICES=16Gi
 MiB=$((1 << 20))
 
-[ "$(id -u)" = 0 ] || skip "not root: the test makes cgroups"
+. "$(dirname "$0")/cgroup_lib.sh"
 command -v setpriv >/dev/null || skip "no setpriv to run as nobody"
-CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-[ -n "$CG2" ] || skip "no cgroup2 file system is mounted"
 NAME=gpufrac-test-$$-identity
-mkdir "$CG2/$NAME-killer" "$CG2/$NAME-counter" ||
-	skip "cannot make a cgroup under '$CG2'"
-identity_cleanup() {
-	# shellcheck disable=SC2046
-	kill -9 $(jobs -p) 2>/dev/null
-	cgroup_remove "$CG2/$NAME-killer"
-	cgroup_remove "$CG2/$NAME-counter"
-	cleanup
-}
-trap identity_cleanup EXIT
+cgroups_make "$CG2/$NAME-killer" "$CG2/$NAME-counter"
 
 nobody_setup
 printf '[group killer]\nmatch = cgroup:/%s-killer\nlimit = 1Gi\nunshimmed = kill\n[group counter]\nmatch = cgroup:/%s-counter\nlimit = 8Gi\nunshimmed = count\n' \

@@ -8,11 +8,7 @@
 # of their [group]'s, in the order the jobs came. Their processes without
 # the shim are held to it together too: past it, the newest is killed.
 . "$(dirname "$0")/lib.sh"
-HOOK=$BUILD/oci/gpufrac-oci-hook
-mkdir "$TMP/run"	# the socket's directory, which the CDI spec mounts
-export GPUFRAC_SOCKET=$TMP/run/gpufrac.sock
 . "$(dirname "$0")/oci_lib.sh"
-C=$CLIENTS/cuclient_linked
 MiB=$((1 << 20))
 export SIMCUDA_DEVICES=8Gi
 

@@ -18,22 +18,12 @@ conf=$TMP/gpufrac.conf
 MiB=$((1 << 20))
 GiB=$((1 << 30))
 
-[ "$(id -u)" = 0 ] || skip "not root: the test makes cgroups"
+. "$(dirname "$0")/cgroup_lib.sh"
 command -v setpriv >/dev/null || skip "no setpriv to run as nobody"
-CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-[ -n "$CG2" ] || skip "no cgroup2 file system is mounted"
 NAME=gpufrac-test-$$-walls
 CG=$CG2/$NAME
 RT=$CG2/$NAME-rt
-mkdir "$CG" "$RT" || skip "cannot make a cgroup under '$CG2'"
-walls_cleanup() {
-	# shellcheck disable=SC2046
-	kill -9 $(jobs -p) 2>/dev/null
-	cgroup_remove "$CG"
-	cgroup_remove "$RT"
-	cleanup
-}
-trap walls_cleanup EXIT
+cgroups_make "$CG" "$RT"
 
 # limits DIR: the driver's limits of cgroup DIR on device 0.
 limits() { SIMCUDA_MEMLIMITS=1 "$Q" limget 0 "$1"; }

@@ -16,20 +16,13 @@
 # Where the driver has memory limits per cgroup, a container's group has
 # the driver's wall, which holds a program without the shim in it.
 . "$(dirname "$0")/lib.sh"
-HOOK=$BUILD/oci/gpufrac-oci-hook
-C=$CLIENTS/cuclient_linked
+HOOK=$BUILD/oci/gpufrac-oci-hook	# oci_lib.sh's, for a check before it
 MiB=$((1 << 20))
 
 # Derived names' SHA-256 is nettle's, not one written here (oci/hook.c);
 # test_oci_group checks its digests.
 check "the hook takes SHA-256 from nettle" \
 	sh -c "ldd '$HOOK' | grep -q 'libnettle\.so'"
-
-# The daemon's socket in a directory of its own: the CDI spec mounts that
-# directory, read-only, into containers; $TMP itself is mounted writable
-# for the containers' sanitizer reports.
-mkdir "$TMP/run"
-export GPUFRAC_SOCKET=$TMP/run/gpufrac.sock
 
 . "$(dirname "$0")/oci_lib.sh"
 

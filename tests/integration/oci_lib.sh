@@ -1,14 +1,24 @@
 # Shared set-up for the tests under a real OCI runtime, crun (oci.sh,
-# unshimmed_oci.sh): sourced after lib.sh; skips where crun cannot run a
-# container. Gives bundle, crun_run, crun_start, holding and in_cgroup2
-# (each says what it does), CG2 (the cgroup2 mount), and removes every
-# container made, with its cgroup, at exit.
+# unshimmed_oci.sh, jobs_together.sh): sourced after lib.sh; skips where
+# crun cannot run a container. Gives bundle, crun_run, crun_start, holding
+# and in_cgroup2 (each says what it does), CG2 (the cgroup2 mount), HOOK
+# (the OCI hook), C (the client run in containers), GPUFRAC_SOCKET (in a
+# directory of its own), and removes every container made, with its
+# cgroup, at exit.
 [ "$(id -u)" = 0 ] || skip "not root: crun needs root to make namespaces, cgroups and mounts here"
 command -v crun >/dev/null || skip "crun is not installed (apt-get install crun)"
 command -v unshare >/dev/null || skip "unshare is not installed (util-linux)"
 grep -qw cgroup2 /proc/filesystems || skip "the kernel has no cgroup2 file system"
 CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 [ -n "$CG2" ] || skip "no cgroup2 file system is mounted"
+HOOK=$BUILD/oci/gpufrac-oci-hook
+C=$CLIENTS/cuclient_linked
+
+# The daemon's socket in a directory of its own: the CDI spec mounts that
+# directory, read-only, into containers; $TMP itself is mounted writable
+# for the containers' sanitizer reports.
+mkdir "$TMP/run"
+export GPUFRAC_SOCKET=$TMP/run/gpufrac.sock
 
 # Every container made here: removed at exit with its cgroup, whatever
 # state it was left in (extends lib.sh's cleanup).

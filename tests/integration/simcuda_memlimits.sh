@@ -12,20 +12,9 @@ MiB=$((1 << 20))
 GiB=$((1 << 30))
 export SIMCUDA_DEVICES=4Gi,4Gi
 
-[ "$(id -u)" = 0 ] || skip "not root: the test makes cgroups"
-CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-[ -n "$CG2" ] || skip "no cgroup2 file system is mounted"
+. "$(dirname "$0")/cgroup_lib.sh"
 CG=$CG2/gpufrac-test-$$-walls
-mkdir "$CG" "$CG/a" "$CG/b" || skip "cannot make a cgroup under '$CG2'"
-memlimits_cleanup() {
-	# shellcheck disable=SC2046
-	kill -9 $(jobs -p) 2>/dev/null
-	cgroup_remove "$CG/a"
-	cgroup_remove "$CG/b"
-	cgroup_remove "$CG"
-	cleanup
-}
-trap memlimits_cleanup EXIT
+cgroups_make "$CG" "$CG/a" "$CG/b"
 
 
 check_eq "a driver before r615 has neither function" \

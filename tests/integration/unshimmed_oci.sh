@@ -11,11 +11,7 @@
 # limit; a container of that user asking more than its [group]'s limit is
 # refused at its door.
 . "$(dirname "$0")/lib.sh"
-HOOK=$BUILD/oci/gpufrac-oci-hook
-mkdir "$TMP/run"	# the socket's directory, which the CDI spec mounts
-export GPUFRAC_SOCKET=$TMP/run/gpufrac.sock
 . "$(dirname "$0")/oci_lib.sh"
-C=$CLIENTS/cuclient_linked
 PRE="${SAN_RT:+$SAN_RT }$SHIM"
 GiB=$((1 << 30))
 export SIMCUDA_DEVICES=8Gi

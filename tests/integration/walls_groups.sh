@@ -20,26 +20,14 @@ conf=$TMP/gpufrac.conf
 MiB=$((1 << 20))
 GiB=$((1 << 30))
 
-[ "$(id -u)" = 0 ] || skip "not root: the test makes cgroups"
+. "$(dirname "$0")/cgroup_lib.sh"
 command -v setpriv >/dev/null || skip "no setpriv to run as nobody"
-CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-[ -n "$CG2" ] || skip "no cgroup2 file system is mounted"
 NAME=gpufrac-test-$$-wg
 OUT=$CG2/$NAME			# outer, with IN inside it
 IN=$OUT/in
 SIDE=$CG2/$NAME-side		# a sibling: its name starts as OUT's
 W=$CG2/$NAME-w			# walled, or shadowed
-mkdir "$OUT" "$IN" "$SIDE" "$W" || skip "cannot make a cgroup under '$CG2'"
-groups_cleanup() {
-	# shellcheck disable=SC2046
-	kill -9 $(jobs -p) 2>/dev/null
-	cgroup_remove "$IN"
-	cgroup_remove "$OUT"
-	cgroup_remove "$SIDE"
-	cgroup_remove "$W"
-	cleanup
-}
-trap groups_cleanup EXIT
+cgroups_make "$OUT" "$IN" "$SIDE" "$W"
 export SIMCUDA_MEMLIMITS=1
 mkdir -m 0700 "$TMP/state"
 

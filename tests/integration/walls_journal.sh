@@ -12,17 +12,10 @@ conf=$TMP/gpufrac.conf
 MiB=$((1 << 20))
 GiB=$((1 << 30))
 
-[ "$(id -u)" = 0 ] || skip "not root: the test makes cgroups"
-CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-[ -n "$CG2" ] || skip "no cgroup2 file system is mounted"
+. "$(dirname "$0")/cgroup_lib.sh"
 NAME=gpufrac-test-$$-journal
 CG=$CG2/$NAME
-mkdir "$CG" || skip "cannot make a cgroup under '$CG2'"
-journal_cleanup() {
-	cgroup_remove "$CG"
-	cleanup
-}
-trap journal_cleanup EXIT
+cgroups_make "$CG"
 export SIMCUDA_MEMLIMITS=1
 mkdir -m 0700 "$TMP/state"
 J=$TMP/state/driver-walls

@@ -1,6 +1,7 @@
 /*
  * Unit tests of shim/alloc_table.c and alloc_tab.c, the lock-free table
- * of live allocations: entries and per-device sums, growth to 200,000
+ * of live allocations: entries and per-device sums, walks that read only
+ * the slots keyed, growth to 200,000
  * entries and churn that must not grow it, threads that come and go, the
  * fork hooks, and a stress of STRESS_THREADS threads adding, looking up
  * and removing keys of their own and keys they share, while the table
@@ -131,15 +132,19 @@ table_check(size_t n)
 
 /*
  * Pauses: a thread that set pause_at stops there once, says so in
- * pause_arrived and waits for pause_go; the others pass.
+ * pause_arrived and waits for pause_go; the others pass. The slots walks
+ * read are counted in walked.
  */
 #define NPAUSE	2
 static __thread int pause_at = -1;
 static sem_t pause_arrived[NPAUSE], pause_go[NPAUSE];
+static uint64_t walked;
 
 static void
 test_pause(int point)
 {
+	if (point == TP_WALKED)
+		__atomic_add_fetch(&walked, 1, __ATOMIC_RELAXED);
 	if (point != pause_at)
 		return;
 	pause_at = -1;
@@ -297,6 +302,56 @@ test_walk_stops(void **state)
 	assert_int_equal(n, 3);
 	for (i = 1; i <= 10; i++)
 		assert_int_equal(alloc_table_remove(i << 12, &e), 1);
+}
+
+/* Slots a walk of the table reads (table_sums). */
+static uint64_t
+walk_reads(size_t live)
+{
+	uint64_t before = __atomic_load_n(&walked, __ATOMIC_RELAXED);
+
+	assert_int_equal(table_sums().n, live);
+	return __atomic_load_n(&walked, __ATOMIC_RELAXED) - before;
+}
+
+/*
+ * A walk reads the slots keyed since the table was made, not the whole
+ * table: a context's end walks it, and should cost what the program
+ * holds, nothing when it holds nothing.
+ */
+static void
+test_walk_keyed(void **state)
+{
+	struct alloc_entry e;
+	uint64_t base, i;
+
+	(void)state;
+	base = walk_reads(0);
+	for (i = 1; i <= 10; i++)
+		assert_int_equal(add_gen(0x7d0000000000ull + (i << 12), i), 0);
+	assert_int_equal(walk_reads(10), base + 10);
+	/* The keys of removed entries stay until the table moves. */
+	for (i = 1; i <= 5; i++)
+		assert_int_equal(alloc_table_remove(0x7d0000000000ull +
+		    (i << 12), &e), 1);
+	assert_int_equal(walk_reads(5), base + 10);
+	/* An address the driver hands out again keys nothing new. */
+	assert_int_equal(add_gen(0x7d0000000000ull + (1 << 12), 11), 0);
+	assert_int_equal(walk_reads(6), base + 10);
+	for (i = 1; i <= 10; i++)
+		assert_int_equal(alloc_table_remove(0x7d0000000000ull +
+		    (i << 12), &e), i == 1 || i > 5);
+	/* Moved with nothing live: a walk reads no slot at all. */
+	pthread_mutex_lock(&tab_grow_lock);
+	assert_int_equal(tab_move(tab_cur), 0);
+	pthread_mutex_unlock(&tab_grow_lock);
+	assert_int_equal(walk_reads(0), 0);
+	for (i = 1; i <= 3; i++)
+		assert_int_equal(add_gen(0x7d0000000000ull + (i << 12), i), 0);
+	assert_int_equal(walk_reads(3), 3);
+	for (i = 1; i <= 3; i++)
+		assert_int_equal(alloc_table_remove(0x7d0000000000ull +
+		    (i << 12), &e), 1);
 }
 
 /* 200,000 live: every one there, whatever the table moved through. */
@@ -820,6 +875,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_basic, table_empty),
 		cmocka_unit_test_teardown(test_walk_stops, table_empty),
+		cmocka_unit_test_teardown(test_walk_keyed, table_empty),
 		cmocka_unit_test_teardown(test_seal_race, table_empty),
 		cmocka_unit_test_teardown(test_stress, table_empty),
 		cmocka_unit_test_teardown(test_grow, table_empty),
