@@ -82,15 +82,6 @@ int __real_pthread_cond_wait(pthread_cond_t *cv, pthread_mutex_t *m);
 int __wrap_pthread_mutex_lock(pthread_mutex_t *m);
 int __wrap_pthread_mutex_unlock(pthread_mutex_t *m);
 int __wrap_pthread_cond_wait(pthread_cond_t *cv, pthread_mutex_t *m);
-const char *__tsan_default_options(void);
-
-/* The child starts threads (the driver's): ThreadSanitizer allows it so.
- * Seen by the sanitizer's library only if exported. */
-__attribute__((visibility("default"))) const char *
-__tsan_default_options(void)
-{
-	return "die_after_fork=0";
-}
 
 static int
 is_forker(void)
