@@ -240,10 +240,11 @@ async_fork_parent(void)
 }
 
 /*
- * The locks, held by this thread since async_fork_prepare, are released
- * before they go, and the list's kept (memfree_fork_child says why). A
- * queue's condition variable is not destroyed: the parent's thread
- * waited on it, and glibc's destroy would wait for that waiter.
+ * The locks, held by this thread since async_fork_prepare, are released:
+ * each queue's before it is freed, the list's kept, not made anew
+ * (memfree_fork_child says why). A queue's condition variable is not
+ * destroyed: the parent's thread waited on it, and glibc's destroy would
+ * wait for that waiter.
  */
 void
 async_fork_child(void)
