@@ -231,6 +231,13 @@ $(NVML): $(NVML_OBJ) $(SIM_OBJ) $(COMMON_LIB) tests/simcuda/libnvidia-ml.map
 # Unit tests of the daemon link its modules; the others only common/.
 $(O)/tests/unit/test_daemon_%: $(O)/tests/unit/test_daemon_%.o $(DAEMON_OBJ) $(COMMON_LIB)
 	$(CC) -o $@ $^ $(ALL_LDFLAGS) -lcmocka $(DAEMON_LIBS) -lpthread
+# The simulator's fork test links its objects (NVML's too) with a seam on
+# pthread's lock, unlock and wait: it holds a thread inside each lock they take.
+SIM_WRAP    = -Wl,--wrap=pthread_mutex_lock,--wrap=pthread_mutex_unlock \
+	      -Wl,--wrap=pthread_cond_wait
+$(O)/tests/unit/test_simcuda_%: $(O)/tests/unit/test_simcuda_%.o $(NVML_OBJ) \
+    $(SIM_OBJ) $(COMMON_LIB)
+	$(CC) -o $@ $^ $(ALL_LDFLAGS) $(SIM_WRAP) -lcmocka -lpthread -lrt
 $(O)/tests/unit/test_%: $(O)/tests/unit/test_%.o $(COMMON_LIB)
 	$(CC) -o $@ $^ $(ALL_LDFLAGS) -lcmocka -ldl -lpthread
 

@@ -209,3 +209,59 @@ async_sync_ctx(struct CUctx_st *ctx)
 	}
 	return r;
 }
+
+/*
+ * Fork. The list's lock and every queue's are held across fork() (in
+ * the order of the list, after sim_lock: no thread holding one of them
+ * waits for another), so that the child's copies are whole. A child has
+ * none of the threads that ran them, nor any of the parent's streams
+ * (stream_forget): as the real driver's child has nothing of its
+ * parent's work, it drops the queues and the copies they held; its own
+ * streams get queues and threads of their own when they first copy.
+ */
+void
+async_fork_prepare(void)
+{
+	struct async_queue *q;
+
+	pthread_mutex_lock(&queues_lock);
+	for (q = queues; q != NULL; q = q->next)
+		pthread_mutex_lock(&q->m);
+}
+
+void
+async_fork_parent(void)
+{
+	struct async_queue *q;
+
+	for (q = queues; q != NULL; q = q->next)
+		pthread_mutex_unlock(&q->m);
+	pthread_mutex_unlock(&queues_lock);
+}
+
+/*
+ * The locks, held by this thread since async_fork_prepare, are released:
+ * each queue's before it is freed, the list's kept, not made anew
+ * (memfree_fork_child says why). A queue's condition variable is not
+ * destroyed: the parent's thread waited on it, and glibc's destroy would
+ * wait for that waiter.
+ */
+void
+async_fork_child(void)
+{
+	struct async_queue *q, *next;
+	struct async_work *w, *wnext;
+
+	for (q = queues; q != NULL; q = next) {
+		next = q->next;
+		for (w = q->head; w != NULL; w = wnext) {
+			wnext = w->next;
+			free(w);
+		}
+		pthread_mutex_unlock(&q->m);
+		pthread_mutex_destroy(&q->m);
+		free(q);
+	}
+	queues = NULL;
+	pthread_mutex_unlock(&queues_lock);
+}

@@ -60,6 +60,7 @@ static void
 fork_prepare(void)
 {
 	sim_lock();
+	async_fork_prepare();
 	memfree_fork_prepare();
 }
 
@@ -67,6 +68,7 @@ static void
 fork_parent(void)
 {
 	memfree_fork_parent();
+	async_fork_parent();
 	sim_unlock();
 }
 
@@ -74,6 +76,7 @@ static void
 fork_child(void)
 {
 	memfree_fork_child();
+	async_fork_child();
 	sim_unlock();
 	ctx_forget();
 	alloc_forget();

@@ -38,6 +38,30 @@ static int attached;			/* to the machine: ndevices is set */
 static unsigned init_count;		/* nvmlInit* minus nvmlShutdown */
 static pthread_mutex_t init_mutex = PTHREAD_MUTEX_INITIALIZER;
 
+/*
+ * Fork: the lock is held across fork() so that no thread the child lacks
+ * holds its copy; the child keeps the count (its memory is a copy of the
+ * parent's, and the machine stays attached). Released in the child, not
+ * made anew (memfree.c's memfree_fork_child says why).
+ */
+static void
+init_fork_prepare(void)
+{
+	pthread_mutex_lock(&init_mutex);
+}
+
+static void
+init_fork_done(void)
+{
+	pthread_mutex_unlock(&init_mutex);
+}
+
+__attribute__((constructor)) static void
+init_fork_setup(void)
+{
+	pthread_atfork(init_fork_prepare, init_fork_done, init_fork_done);
+}
+
 /* What nvmlErrorString says: the real library's wording. */
 static const char *const error_strings[] = {
 	[NVML_SUCCESS] = "Success",

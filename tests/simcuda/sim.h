@@ -314,6 +314,10 @@ CUresult	async_copy(CUstream s, struct CUctx_st *ctx, uint64_t dst,
 CUresult	async_sync(CUstream s);
 CUresult	async_sync_ctx(struct CUctx_st *ctx);
 int		async_busy(CUstream s);
+/* Fork (init.c's handlers, after sim_lock): the child has no queues. */
+void		async_fork_prepare(void);
+void		async_fork_parent(void);
+void		async_fork_child(void);
 int		copy_now(uint64_t dst, int dst_side, uint64_t src,
 		    int src_side, size_t n, int phys);
 

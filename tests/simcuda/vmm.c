@@ -7,7 +7,6 @@
  * process or in one that imported it, reaches the same bytes.
  */
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -51,7 +50,8 @@ struct vmm_range {
 };
 
 static struct ptrmap handles;	/* struct vmm_phys by address */
-static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Under sim_lock, as every table here: a lock of its own would be one
+ * more for the fork handlers to take (init.c). */
 static struct vmm_phys *spare;	/* freed, for the next ones */
 static struct ptrmap maps;	/* struct vmm_map by mapped address */
 static struct vmm_range *ranges;
@@ -84,10 +84,8 @@ share_used(const struct vmm_phys *p)
 static void
 phys_spare(struct vmm_phys *p)
 {
-	pthread_mutex_lock(&spare_lock);
 	p->next_spare = spare;
 	spare = p;
-	pthread_mutex_unlock(&spare_lock);
 }
 
 /* The newest spare, or a new one; zeroed. */
@@ -96,10 +94,8 @@ phys_alloc(void)
 {
 	struct vmm_phys *p;
 
-	pthread_mutex_lock(&spare_lock);
 	if ((p = spare) != NULL)
 		spare = p->next_spare;
-	pthread_mutex_unlock(&spare_lock);
 	if (p == NULL)
 		return calloc(1, sizeof(*p));
 	memset(p, 0, sizeof(*p));
@@ -210,13 +206,14 @@ cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((fd = memfd_create("simcuda-vmm", MFD_CLOEXEC)) < 0)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	if (ftruncate(fd, (off_t)size) < 0 ||
-	    (p = phys_new(fd, size, phys, prop)) == NULL) {
+	if (ftruncate(fd, (off_t)size) < 0) {
 		close(fd);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	sim_lock();
 	r = CUDA_ERROR_OUT_OF_MEMORY;
+	if ((p = phys_new(fd, size, phys, prop)) == NULL)
+		goto out_close;
 	if (state_charge(phys, size) < 0)
 		goto out_free;
 	p->charged = size;
@@ -228,9 +225,10 @@ cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 out_uncharge:
 	state_uncharge(phys, size);
 out_free:
+	free(p);
+out_close:
 	sim_unlock();
 	close(fd);
-	free(p);
 	return r;
 }
 
