@@ -168,6 +168,9 @@ struct ledger_client {
 	uint64_t	host_in_ms;	/* back in with it since (monotonic) */
 	uint32_t	move_late_id;	/* a move given up on, whose MOVED
 					   may still come; 0: none */
+	int		taken_in;	/* a move in was taken as in past its
+					   deadline: its page may say it
+					   failed after (swap_page.c) */
 	uint64_t	move_bound;	/* its footprint when last asked to
 					   move: what it may say it keeps */
 	uint64_t	swap_rereg;	/* taken as out at HELLO: what it says

@@ -70,6 +70,7 @@ move_late(struct event_loop *loop, void *arg)
 	    GF_SWAPPED_IN))) {
 		op->job.result = CUDA_SUCCESS;
 		op->moved = swap_footprint(op->a, lc);
+		lc->taken_in = 1;
 	}
 	if (lc != NULL)
 		lc->move_late_id = op->id;	/* its MOVED may still come */
@@ -255,6 +256,7 @@ moved_late(struct arbiter *a, struct ledger_client *lc,
 		swap_pump(a);
 	else if (lc->swap == SWAP_NONE)
 		swap_host_came_in(a, lc);
+	lc->taken_in = 0;	/* its last word on that move has come */
 }
 
 int

@@ -28,6 +28,9 @@ answer. A MOVE in is answered at once, as done. Lines on stdin:
   touch         as a shim whose connection is lost while it registers: a
                 new connection with the same page, the device opened, then
                 closed before anything is re-registered; prints "touched"
+  swapin        ask to come back in (SWAP_IN, as a shim's call does);
+                prints "swapin ANSWER" as the answer comes (OK, ERROR)
+  deaf          never answer a MOVE in from now on; prints "deaf"
   exit          leave
 The connection closed by the daemon prints "closed"; stdin is still read.
 """
@@ -39,10 +42,11 @@ import socket
 import struct
 import sys
 
-from wire import (COMMIT, DEVICE_INFO, DEVICE_OPEN, GRANT, HDR, HELLO,
-                  HELLO_OK, HELLO_UNSET, MOVE, MOVED, RESERVE, commit_payload,
-                  connect, dev_of, open_payload, packet, reserve_payload,
-                  type_of)
+from wire import (COMMIT, DEVICE_INFO, DEVICE_OPEN, ERROR, GRANT, HDR, HELLO,
+                  HELLO_OK, HELLO_UNSET, MOVE, MOVED, NAMES, OK, RESERVE,
+                  commit_payload, connect, dev_of, open_payload, packet,
+                  reserve_payload, type_of)
+from wire import SWAP_IN as SWAP_IN_MSG
 
 CUDA_ERROR_OUT_OF_MEMORY = 2
 SWAP_OUT, SWAP_IN, SWAP_DROP = 1, 2, 3
@@ -127,7 +131,7 @@ def main():
     s.send(packet(COMMIT, commit_payload(dev, 0x7f0000000000, size, size),
                   4))
     print("ready", flush=True)
-    last = keep = 0
+    last = keep = deaf = 0
     while True:
         ready, _, _ = select.select([s, sys.stdin] if s else [sys.stdin],
                                     [], [])
@@ -138,13 +142,15 @@ def main():
                 s = None
                 continue
             type_ = type_of(m)
+            if type_ in (OK, ERROR) and HDR.unpack_from(m)[3] == 9:
+                print("swapin", NAMES[type_], flush=True)
             if type_ != MOVE:
                 continue
             direction, id_ = struct.unpack_from("<II", m, HDR.size)
             print("move %s %d" % ({SWAP_OUT: "out", SWAP_IN: "in",
                                    SWAP_DROP: "drop"}.get(direction, "?"),
                                   id_), flush=True)
-            if direction == SWAP_IN:
+            if direction == SWAP_IN and not deaf:
                 moved(s, SWAP_IN, id_, size, keep)
             elif direction == SWAP_OUT:
                 last = id_
@@ -188,6 +194,11 @@ def main():
                 if s:
                     s.close()
                 s = rejoin(path, dev, fd, int(line[1]))
+            elif line[0] == "swapin" and s:
+                s.send(packet(SWAP_IN_MSG, struct.pack("<II", 0, 0), 9))
+            elif line[0] == "deaf":
+                deaf = 1
+                print("deaf", flush=True)
             elif line[0] == "keep":
                 keep = int(line[1])
                 print("keeping", flush=True)

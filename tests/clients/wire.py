@@ -8,12 +8,12 @@ import struct
 VERSION = 1
 HDR = struct.Struct("<HHIII")           # version, type, len, seq, zero
 HELLO, DEVICE_OPEN, RESERVE, COMMIT = 1, 2, 3, 4
-LEASE_RESTORE, MOVED = 9, 11
+SWAP_IN, LEASE_RESTORE, MOVED = 7, 9, 11
 STATUS_REQ = 32
-HELLO_OK, DEVICE_INFO, GRANT, DENY, ERROR, WAIT, MOVE = \
-    64, 65, 66, 67, 68, 75, 82
+HELLO_OK, DEVICE_INFO, GRANT, DENY, ERROR, WAIT, OK, MOVE = \
+    64, 65, 66, 67, 68, 75, 81, 82
 NAMES = {HELLO_OK: "HELLO_OK", DEVICE_INFO: "DEVICE_INFO", GRANT: "GRANT",
-         DENY: "DENY", ERROR: "ERROR", WAIT: "WAIT"}
+         DENY: "DENY", ERROR: "ERROR", WAIT: "WAIT", OK: "OK"}
 KIND_MEM = 1
 # HELLO asking nothing of its own (priority, resolver, wait timeout unset),
 # as a shim too old to say its release does.

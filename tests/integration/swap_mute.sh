@@ -3,7 +3,9 @@
 # move, marks the process back in and says why; a late MOVED is ignored;
 # the next swap runs. A shim that passed its point of no return is taken
 # as out. A real shim whose copies outlast the deadline keeps its memory
-# on the device, data intact.
+# on the device, data intact. A page that says, unasked, that a move in
+# failed (committed out) is not believed when its process asks to come
+# back: no move in was taken as in.
 # shellcheck disable=SC2154	# PID_* are client_start's and bg's
 . "$(dirname "$0")/lib.sh"
 export SIMCUDA_DEVICES=64Mi
@@ -88,4 +90,21 @@ kill -USR1 "$PID_b"
 wait_for "b's data is intact" 20 grep -q '^check ok' "$TMP/b.out"
 client_release b
 wait_for "nothing is left charged" 10 device_used_is 0
+
+# --- a page that says, unasked, its move in failed -----------------------
+mute p
+exec 5>"$TMP/p.in"
+wait_for "p holds 8 MiB" 10 grep -q '^ready' "$TMP/p.out"
+echo deaf >&5
+wait_for "p answers no MOVE in from now on" 10 grep -q '^deaf' "$TMP/p.out"
+echo mark >&5
+wait_for "p's page says it is out, unasked" 10 grep -q '^marked' "$TMP/p.out"
+echo swapin >&5
+wait_for "p's SWAP_IN is answered" 10 grep -q '^swapin' "$TMP/p.out"
+check_eq "at once: it is in" "$(grep '^swapin' "$TMP/p.out")" "swapin OK"
+check_eq "running, its 8 MiB on the device, none on the host" \
+	"$(ps_json "[(c['state'], c['devices'][0]['used_bytes'], c['devices'][0]['host_bytes']) for c in j['clients'] if c['pid'] == $PID_p]")" \
+	"[('running', $((8 * MiB)), 0)]"
+echo exit >&5
+wait "$PID_p" 2>/dev/null
 finish
