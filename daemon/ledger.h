@@ -43,6 +43,15 @@
 #include "policy.h"
 #include "ptrmap.h"
 
+/* a + b, or UINT64_MAX past it: tallies of client figures saturate. */
+static inline uint64_t
+add_saturated(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
 #define LEDGER_GROUP_DEFAULT	POLICY_DEFAULT_GROUP
 
 struct ledger_device {

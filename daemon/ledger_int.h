@@ -10,14 +10,6 @@
 
 #include "ledger.h"
 
-static inline uint64_t
-add_saturated(uint64_t a, uint64_t b)
-{
-	uint64_t r;
-
-	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
-}
-
 /*
  * What group may take on dev, borrowing unused guarantees or not, where
  * spare bytes of the charges on it would be given back first.

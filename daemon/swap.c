@@ -75,7 +75,8 @@ swap_footprint(const struct arbiter *a, const struct ledger_client *lc)
 	size_t i;
 
 	for (i = 0; i < a->ledger.ndevices; i++)
-		n += lc->usage[i].used + lc->usage[i].host;
+		n = add_saturated(n, add_saturated(lc->usage[i].used,
+		    lc->usage[i].host));
 	return n;
 }
 

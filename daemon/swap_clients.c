@@ -108,9 +108,9 @@ swap_registered(const struct arbiter *a, struct ledger_client *lc)
 		return 1;
 	for (d = 0; d < a->ledger.ndevices; d++) {
 		/* Its context's record is not what it re-registers. */
-		n = lc->usage[d].host + lc->usage[d].used;
+		n = add_saturated(lc->usage[d].host, lc->usage[d].used);
 		o = overhead_of(lc, d);
-		charged += n > o ? n - o : 0;
+		charged = add_saturated(charged, n > o ? n - o : 0);
 	}
 	if (charged < lc->swap_rereg)
 		return 0;

@@ -72,7 +72,8 @@ static uint64_t
 allocated(const struct ledger_client *lc, size_t dev)
 {
 	const struct ledger_usage *u = &lc->usage[dev];
-	uint64_t own = overhead_of(lc, dev) + u->lease + u->pending;
+	uint64_t own = add_saturated(add_saturated(overhead_of(lc, dev),
+	    u->lease), u->pending);
 
 	return u->used > own ? u->used - own : 0;
 }
