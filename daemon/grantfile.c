@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,12 +93,41 @@ slot_sum(const uint8_t *s, size_t size)
 
 /* ---- reading the previous file ------------------------------------------ */
 
+/*
+ * Whether the directory of path is the daemon's (or root's), and nobody
+ * else may put a file in the grants' place there: not writable by group
+ * or others, unless sticky (they may then add files, not replace its).
+ */
+static int
+dir_owned(const char *path, char *why, size_t whylen)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+
+	proto_strlcpy(dir, path, sizeof(dir));
+	if (stat(dirname(dir), &st) < 0) {
+		snprintf(why, whylen, "cannot read the directory of '%s': %s",
+		    path, strerror(errno));
+		return 0;
+	}
+	if ((st.st_uid != geteuid() && st.st_uid != 0) ||
+	    ((st.st_mode & 022) && !(st.st_mode & S_ISVTX))) {
+		snprintf(why, whylen, "the directory of '%s' is not gpufracd's "
+		    "own (owner %u, mode %04o): others may replace the file",
+		    path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+		return 0;
+	}
+	return 1;
+}
+
 /* Whether the file open on fd is the daemon's own to believe. */
 static int
 file_owned(int fd, const char *path, char *why, size_t whylen)
 {
 	struct stat st;
 
+	if (!dir_owned(path, why, whylen))
+		return 0;
 	if (fstat(fd, &st) < 0) {
 		snprintf(why, whylen, "cannot read '%s': %s", path,
 		    strerror(errno));

@@ -12,8 +12,9 @@
 # event): nobody had granted it anything to hold it to. A record changed
 # between the kill and the restart, or a file of another layout, is said
 # in an event for each process, whose word is weighed by the old rules,
-# and the daemon starts all the same; a file others may read is not
-# believed either, said as the daemon starts.
+# and the daemon starts all the same; a file others may read, or in a
+# directory others may write in, is not believed either, said as the
+# daemon starts.
 # shellcheck disable=SC2154	# PID_* are client_start's
 . "$(dirname "$0")/lib.sh"
 export SIMCUDA_DEVICES=512Mi
@@ -226,6 +227,15 @@ check "the daemon says it is not believed as it starts" grep -q \
 	"$TMP/gpufracd.log"
 check "and made a new one, its own" \
 	eval '[ "$(stat -c %a "$TMP/grants")" = 600 ]'
+
+# --- a directory others may write in --------------------------------------
+daemon_kill
+chmod o+w "$TMP"
+daemon_start
+chmod o-w "$TMP"
+check "the daemon says the file in it is not believed" grep -q \
+	"the directory of '$TMP/grants' is not gpufracd's own (owner 0, mode 0702): others may replace the file" \
+	"$TMP/gpufracd.log"
 client_release z
 client_release f
 client_release b
