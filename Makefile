@@ -291,7 +291,9 @@ SYSCONF_SED = sed -e 's|/etc/gpufrac/|$(SYSCONFDIR)/gpufrac/|g' \
 MANS = man/gpufracctl.1 man/gpufrac.conf.5 man/libgpufrac.7 man/gpufracd.8 \
        man/gpufrac-oci-hook.8 man/gpufrac_spank.8
 
-install: all
+# What install copies, and only that: the simulated driver is the tests'.
+INSTALLED   = $(SHIM) $(DAEMON) $(CTL) $(OCI_HOOK) $(SPANK)
+install: $(INSTALLED)
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PREFIX)/sbin \
 	    $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SYSCONFDIR)/gpufrac \
 	    $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \

@@ -69,11 +69,13 @@ check_eq "and everything else but the configuration" \
 	"$(cd "$D" && find . -type f)" "./etc/gpufrac/gpufrac.conf"
 
 # SYSCONFDIR: a build of its own in $TMP, since it is compiled in (the
-# build under test stays as it is).
+# build under test stays as it is), of what install needs only, with as
+# many jobs as there are processors: the longest step of the suite.
 ETC=$TMP/sysconf
 D4=$TMP/dest4
 check "make install with SYSCONFDIR=$ETC and a packager's LIBDIR, built apart" \
-	gfmake install O="$TMP/build-sysconf" SYSCONFDIR="$ETC" DESTDIR="$D4" \
+	gfmake -j"$(nproc)" install O="$TMP/build-sysconf" SYSCONFDIR="$ETC" \
+	DESTDIR="$D4" \
 	LIBDIR=/usr/lib/gf-arch LIBEXECDIR=/usr/libexec \
 	SPANKDIR=/usr/lib/gf-arch/slurm-wlm
 check "puts the configuration there" test -f "$D4$ETC/gpufrac/gpufrac.conf"
