@@ -35,9 +35,11 @@ O         ?= build
 CFLAGS  ?= -O2 -g
 WARNINGS = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CPPFLAGS += -D_GNU_SOURCE -DGPUFRAC_VERSION='"$(VERSION)"' \
-	    -DGPUFRAC_LIBDIR='"$(LIBDIR)"' -DGPUFRAC_LIBEXECDIR='"$(LIBEXECDIR)"' \
-	    -DGPUFRAC_SYSCONFDIR='"$(SYSCONFDIR)"' \
 	    -Iinclude -Icommon -isystem $(CUDA_HOME)/include
+# The paths compiled in, given only to the objects that compile them in
+# (below), so that a build for other paths recompiles those alone.
+PATH_DEFS = -DGPUFRAC_LIBDIR='"$(LIBDIR)"' -DGPUFRAC_LIBEXECDIR='"$(LIBEXECDIR)"' \
+	    -DGPUFRAC_SYSCONFDIR='"$(SYSCONFDIR)"'
 ifeq ($(SANITIZE),address)
 SAN = -fsanitize=address,undefined -fno-omit-frame-pointer \
       -fno-sanitize-recover=undefined
@@ -82,6 +84,15 @@ $(FLAGS_STAMP): FORCE | $(DEPS_STAMP)
 	@echo '$(BUILD_FLAGS)' | cmp -s - $@ 2>/dev/null || \
 	    echo '$(BUILD_FLAGS)' > $@
 FORCE:
+# The same for the paths, which only these objects compile in.
+PATHS_STAMP = $(O)/.paths
+PATH_OBJS   = $(O)/daemon/gpufracd.o $(O)/tools/ctl_cdi.o $(O)/slurm/opts.o
+$(PATHS_STAMP): FORCE | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	@echo '$(PATH_DEFS)' | cmp -s - $@ 2>/dev/null || \
+	    echo '$(PATH_DEFS)' > $@
+$(PATH_OBJS): private CPPFLAGS += $(PATH_DEFS)
+$(PATH_OBJS): $(PATHS_STAMP)
 
 # The objects of the sources matching a pattern, under $(O).
 objs = $(patsubst %.c,$(O)/%.o,$(wildcard $(1)))
@@ -298,7 +309,9 @@ SYSCONF_SED = sed -e 's|/etc/gpufrac/|$(SYSCONFDIR)/gpufrac/|g' \
 MANS = man/gpufracctl.1 man/gpufrac.conf.5 man/libgpufrac.7 man/gpufracd.8 \
        man/gpufrac-oci-hook.8 man/gpufrac_spank.8
 
-install: all
+# What install copies, and only that: the simulated driver is the tests'.
+INSTALLED   = $(SHIM) $(DAEMON) $(CTL) $(OCI_HOOK) $(SPANK)
+install: $(INSTALLED)
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PREFIX)/sbin \
 	    $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SYSCONFDIR)/gpufrac \
 	    $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \

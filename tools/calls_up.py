@@ -35,18 +35,21 @@ def layers_of(path):
     return rank
 
 
-def symbols(obj):
-    """(defined, undefined) global symbols of one object."""
-    out = subprocess.run(["nm", obj], capture_output=True, text=True,
+def symbols(objs):
+    """{object: (defined, undefined) global symbols}, from one nm run over
+    all the objects (a run each would cost a process each: seconds)."""
+    out = subprocess.run(["nm"] + objs, capture_output=True, text=True,
                          check=True).stdout
-    defined, undefined = set(), set()
+    syms, defined, undefined = {}, None, None
     for line in out.splitlines():
         parts = line.split()
-        if len(parts) == 2 and parts[0] == "U":
+        if line.endswith(":") and line[:-1] in objs:
+            defined, undefined = syms[line[:-1]] = set(), set()
+        elif len(parts) == 2 and parts[0] == "U":
             undefined.add(parts[1])
         elif len(parts) == 3 and parts[1] in "TDBRVWGS":
             defined.add(parts[2])
-    return defined, undefined
+    return syms
 
 
 def circles(edges, files):
@@ -90,9 +93,11 @@ def main(argv):
     objdir, layers = args
     rank = layers_of(layers)
     objs = sorted(f[:-2] for f in os.listdir(objdir) if f.endswith(".o"))
+    paths = [os.path.join(objdir, o + ".o") for o in objs]
+    syms = symbols(paths)
     defs, undefs, owner = {}, {}, {}
-    for o in objs:
-        defs[o], undefs[o] = symbols(os.path.join(objdir, o + ".o"))
+    for o, path in zip(objs, paths):
+        defs[o], undefs[o] = syms.get(path, (set(), set()))
         for s in defs[o]:
             owner[s] = o
     edges, up, calls = {}, [], 0

@@ -9,7 +9,12 @@
 # too soon: release_timeout) is resolved as a collision, not passed on.
 # shellcheck disable=SC2154	# PID_* are client_start's and bg's
 . "$(dirname "$0")/lib.sh"
+# The delay is the holder's (its environment's). The first holder's is long
+# enough to see it releasing through gpufracctl polls; the others' need
+# only outlast the daemon's reaction (and release_timeout), and each is
+# waited out whole.
 export SIMCUDA_RELEASE_DELAY_MS=3000
+SHORT_DELAY_MS=$((SLOW > 3 ? 3000 : 1000 * SLOW))
 C=$CLIENTS/cuclient_linked
 PRE="LD_PRELOAD=${SAN_RT:+$SAN_RT }$SHIM"
 conf=$TMP/gpufrac.conf
@@ -52,6 +57,7 @@ wait_for "nothing is left charged" 10 field_is used_bytes 0
 # --- a preemptor whose victim exits ----------------------------------------
 printf '[group low]\nmatch = uid:0\npriority = 0\non_preempt = kill\n[group high]\nmatch = uid:65534\npriority = 10\nresolver = preempt\nwait_timeout = 20s\n' >"$conf"
 check "reload: preempt" ctl reload
+export SIMCUDA_RELEASE_DELAY_MS=$SHORT_DELAY_MS
 client_start v preload "$C" alloc 3Gi hold
 check_eq "the preemptor gets its memory once the driver has the victim's" \
 	"$("${NOBODY_ENV[@]}" "${AS_NOBODY[@]}" env "$PRE" "$C" alloc 2Gi 2>&1)" \

@@ -69,14 +69,25 @@ check_eq "and everything else but the configuration" \
 	"$(cd "$D" && find . -type f)" "./etc/gpufrac/gpufrac.conf"
 
 # SYSCONFDIR: a build of its own in $TMP, since it is compiled in (the
-# build under test stays as it is).
+# build under test stays as it is): a copy of the parts install needs,
+# in which make recompiles only what compiles the paths in, and links.
 ETC=$TMP/sysconf
 D4=$TMP/dest4
+B4=$TMP/build-sysconf
+mkdir "$B4"
+for part in .deps .build-flags .paths common shim daemon tools oci slurm; do
+	[ ! -e "$BUILD/$part" ] || cp -a "$BUILD/$part" "$B4/"
+done
 check "make install with SYSCONFDIR=$ETC and a packager's LIBDIR, built apart" \
-	gfmake install O="$TMP/build-sysconf" SYSCONFDIR="$ETC" DESTDIR="$D4" \
+	gfmake -j"$(nproc)" install O="$B4" SYSCONFDIR="$ETC" DESTDIR="$D4" \
 	LIBDIR=/usr/lib/gf-arch LIBEXECDIR=/usr/libexec \
 	SPANKDIR=/usr/lib/gf-arch/slurm-wlm
 check "puts the configuration there" test -f "$D4$ETC/gpufrac/gpufrac.conf"
+# (the Slurm plugin's where it is built)
+check_eq "having recompiled only the files that compile the paths in" \
+	"$(grep -o ' -c [^ ]*\.c' "$TMP/make.out" | sort | tr '\n' ' ')" \
+	" -c daemon/gpufracd.c $([ ! -e "$BUILD/slurm/opts.o" ] ||
+	echo " -c slurm/opts.c ") -c tools/ctl_cdi.c "
 GFD=$D4/usr/local/sbin/gpufracd
 check_eq "gpufracd -h names it as the default" \
 	"$("$GFD" -h | grep -c -- "-c file .*(default: $ETC/gpufrac/gpufrac.conf)")" 1
