@@ -109,6 +109,12 @@ struct ledger_usage {
 	uint64_t	context_known;	/* and its context here, as that one
 					   recorded it | GRANT_CONTEXT_KNOWN,
 					   until the device is opened; 0 */
+	/* overhead.c's */
+	uint64_t	rereg_held;	/* what its page said its allocations
+					   held as it opened the device, */
+	uint64_t	rereg_until;	/* not measured against NVML until they
+					   are charged, or then (monotonic);
+					   0: measured */
 };
 
 /* A group's standing on one device. */

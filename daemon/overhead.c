@@ -20,6 +20,9 @@
 #include "resolve.h"
 #include "swap.h"
 
+/* Its allocations re-registered within this of opening a device. */
+#define OVERHEAD_REREG_MS	2000
+
 uint64_t
 proc_bytes(const struct nvml_proc *procs, long n, uint32_t pid)
 {
@@ -62,19 +65,40 @@ record_set(struct ledger *l, struct ledger_client *lc, size_t dev,
 }
 
 /*
+ * Whether lc, which opened dev saying its allocations there held
+ * rereg_held (its page's held), is still re-registering them: NVML counts
+ * them already, and a look between its open and their charges would take
+ * them for its context, and charge them twice. Bounded by rereg_until: a
+ * page that says more than it registers keeps its own record as it was
+ * a second or two, no longer.
+ */
+static int
+registering(struct ledger_usage *u, uint64_t other)
+{
+	if (u->rereg_until == 0)
+		return 0;
+	if (other >= u->rereg_held || event_now_ms() >= u->rereg_until) {
+		u->rereg_until = 0;
+		return 0;
+	}
+	return 1;
+}
+
+/*
  * What NVML says lc holds on dev beyond its other charges. When it is
- * out to host, on its way or leaving, NVML's figure says nothing of what
- * it holds: UINT64_MAX, leave the record as it is.
+ * out to host, on its way or leaving, or re-registering what it holds,
+ * NVML's figure says nothing of its context: UINT64_MAX, leave the record
+ * as it is.
  */
 static uint64_t
-measured(const struct ledger_client *lc, size_t dev, uint64_t nvml_bytes)
+measured(struct ledger_client *lc, size_t dev, uint64_t nvml_bytes)
 {
-	const struct ledger_usage *u = &lc->usage[dev];
+	struct ledger_usage *u = &lc->usage[dev];
 	uint64_t other = u->used - overhead_of(lc, dev);
 	uint64_t unused = lease_unused(lc, dev);
 
 	if (!u->opened || lc->on_host || lc->swap != SWAP_NONE ||
-	    lc->departing)
+	    lc->departing || registering(u, other))
 		return UINT64_MAX;
 	/* A lease's unused part is charged, and the driver holds none of it. */
 	other = other > unused ? other - unused : 0;
@@ -182,6 +206,11 @@ overhead_client(struct arbiter *a, struct ledger_client *lc, size_t dev)
 	}
 	if (want != UINT64_MAX)
 		(void)record_set(&a->ledger, lc, dev, want);
+	/* The looks leave its record alone until they are charged. */
+	if ((h = held(lc, dev)) > 0) {
+		lc->usage[dev].rereg_held = h;
+		lc->usage[dev].rereg_until = event_now_ms() + OVERHEAD_REREG_MS;
+	}
 }
 
 void
