@@ -20,7 +20,9 @@
 export SIMCUDA_DEVICES=512Mi
 C=$CLIENTS/cuclient_linked
 MM=$TOP/tests/clients/mute_mover.py
-printf '[daemon]\nswap_engine = copy\nlease_idle = 1h\n' >"$TMP/gpufrac.conf"
+# A long move deadline: the sanitizers' copies are slow.
+printf '[daemon]\nswap_engine = copy\nlease_idle = 1h\nswap_move_timeout = 60s\n' \
+	>"$TMP/gpufrac.conf"
 daemon_start
 uuid=$(ctl status --json | json 'j["devices"][0]["uuid"]')
 daemon_kill() {
