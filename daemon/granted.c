@@ -44,8 +44,8 @@ granted_drop(struct arbiter *a, struct granted *g)
  * earlier connection was granted that lc has not re-registered yet (lost
  * again while it registers, its grant is still whole).
  */
-static uint64_t
-grant_of(const struct ledger_client *lc, size_t dev)
+uint64_t
+granted_owed(const struct ledger_client *lc, size_t dev)
 {
 	const struct ledger_usage *u = &lc->usage[dev];
 	uint64_t all = u->used + u->host, ctx = overhead_of(lc, dev);
@@ -74,12 +74,6 @@ granted_push(struct arbiter *a, struct granted g)
 	a->granted = v;
 	a->granted[a->ngranted++] = g;
 	return 0;
-}
-
-uint64_t
-granted_owed(const struct ledger_client *lc, size_t dev)
-{
-	return grant_of(lc, dev);
 }
 
 uint64_t

@@ -111,7 +111,8 @@ struct ledger_usage {
 					   until the device is opened; 0 */
 	/* overhead.c's */
 	uint64_t	rereg_held;	/* what its page said its allocations
-					   held as it opened the device, */
+					   held as it first opened the device
+					   (once: 0 until then), */
 	uint64_t	rereg_until;	/* not measured against NVML until they
 					   are charged, or then (monotonic);
 					   0: measured */

@@ -206,8 +206,12 @@ overhead_client(struct arbiter *a, struct ledger_client *lc, size_t dev)
 	}
 	if (want != UINT64_MAX)
 		(void)record_set(&a->ledger, lc, dev, want);
-	/* The looks leave its record alone until they are charged. */
-	if ((h = held(lc, dev)) > 0) {
+	/*
+	 * The looks leave its record alone until they are charged: once a
+	 * connection and device (opened again, the page's word would keep
+	 * its context from ever being measured).
+	 */
+	if (lc->usage[dev].rereg_held == 0 && (h = held(lc, dev)) > 0) {
 		lc->usage[dev].rereg_held = h;
 		lc->usage[dev].rereg_until = event_now_ms() + OVERHEAD_REREG_MS;
 	}
