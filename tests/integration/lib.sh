@@ -13,6 +13,8 @@
 #                         (SLOW times SECS under a sanitizer, below)
 #   skip REASON           exit 77 with the reason
 #   finish                exit 0 if every check passed, 1 otherwise
+# GPUFRAC_TEST_KEEP=1 keeps the directory of a test that failed a check
+# (the daemon's log, each client's output) and prints its path.
 set -u
 # bash: the helpers use printf -v and indirect expansion.
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -58,7 +60,11 @@ cleanup() {
 	# shellcheck disable=SC2046
 	kill -9 $(jobs -p) 2>/dev/null
 	[ -n "$DAEMON_PID" ] && kill -9 "$DAEMON_PID" 2>/dev/null
-	rm -rf "$TMP"
+	if [ -n "${GPUFRAC_TEST_KEEP:-}" ] && [ "$CHECKS_FAILED" -ne 0 ]; then
+		echo "kept: $TMP"
+	else
+		rm -rf "$TMP"
+	fi
 	rm -f "/dev/shm/simcuda-$SIMCUDA_STATE"
 }
 trap cleanup EXIT

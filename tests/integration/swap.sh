@@ -75,8 +75,10 @@ kill -USR1 "$PID_a" "$PID_b" "$PID_r"
 wait "$PID_a" "$PID_b" "$PID_r"
 
 # --- a busy process is skipped -------------------------------------------
-# Longer than the lock's 1 s timeout, short enough not to wait long.
-printf '[daemon]\ndefault_resolver = swap\nwait_timeout = 2s\n' >"$conf"
+# Longer than the lock's 1 s timeout, short enough not to wait long; a
+# victim need not first be idle for the default swap_min_idle's 1 s (the
+# lock would then end when the request does, and under load after it).
+printf '[daemon]\ndefault_resolver = swap\nwait_timeout = 2s\nswap_min_idle = 0\n' >"$conf"
 check "reload: requests wait 2 s" ctl reload
 client_start v preload "$C" alloc 3Gi busy
 check_eq "in a hooked driver call: skipped, the request waits it out" \
@@ -90,7 +92,7 @@ client_start v preload "$C" alloc 3Gi busy-unhooked
 check_eq "in a call gpufrac does not hook: the lock times out" \
 	"$(as_nobody "$C" alloc 2Gi)" \
 	"alloc err=2"
-check "a swap-skip event says the lock failed" has_event swap-skip \
+wait_for "a swap-skip event says the lock failed" 5 has_event swap-skip \
 	"$PID_v" "lock failed"
 check "the process whose lock timed out still runs" state_is "$PID_v" \
 	running
