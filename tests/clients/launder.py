@@ -30,6 +30,12 @@ killed.
       the same with an activity page, its RESERVE asking for a lease;
       after "rereg", restore the lease the page says (all of it undrawn)
       and print "lease ANSWER"
+  launder.py paused SOCK UUID SIZE
+      HELLO with an activity page, open UUID, RESERVE and take SIZE
+      (granted); write in the page that its allocations hold SIZE, as a
+      shim does before it registers them; close the connection and print
+      "cut"; at a line on stdin connect again, open UUID and print
+      "opened"; at another, re-register SIZE and print "rereg ANSWER"
 """
 import ctypes
 import fcntl
@@ -132,11 +138,13 @@ def lease(path, uuid, size):
     hold()
 
 
-def granted(path, dev, drv, size, fd=None):
-    """A connection that RESERVEs SIZE (a lease with a page fd), drv
-    takes it, and COMMITs it."""
+def granted(path, dev, drv, size, fd=None, lease=None):
+    """A connection that RESERVEs SIZE (a lease with a page fd, unless
+    lease says otherwise), drv takes it, and COMMITs it."""
     s = opened(path, dev, fd)
-    assert ask(s, RESERVE, reserve_payload(dev, size, 0 if fd is None else 1),
+    if lease is None:
+        lease = fd is not None
+    assert ask(s, RESERVE, reserve_payload(dev, size, int(lease)),
                3) == "GRANT"
     drv.take(size)
     s.send(packet(COMMIT, commit_payload(dev, BASE, size, size), 4))
@@ -168,6 +176,22 @@ def cut(path, uuid, size, more, recuts, leased=False):
     hold()
 
 
+def paused(path, uuid, size):
+    drv = Driver()
+    dev = dev_of(uuid)
+    fd = page()
+    s = granted(path, dev, drv, size, fd, lease=False)
+    os.pwrite(fd, struct.pack("<Q", size), 64 + 32)     # lease[0].held
+    s.close()
+    print("cut", flush=True)
+    sys.stdin.readline()
+    s = opened(path, dev, fd)
+    print("opened", flush=True)
+    sys.stdin.readline()
+    print("rereg", rereg(s, dev, BASE, size, 3), flush=True)
+    hold()
+
+
 def overlap(path, uuid, size):
     drv = Driver()
     dev = dev_of(uuid)
@@ -184,6 +208,8 @@ def main():
         take(args[0], args[1], int(args[2]), args[3:4] == ["later"])
     elif cmd == "lease":
         lease(args[0], args[1], int(args[2]))
+    elif cmd == "paused":
+        paused(args[0], args[1], int(args[2]))
     elif cmd == "overlap":
         overlap(args[0], args[1], int(args[2]))
     elif cmd in ("cut", "cutleased"):

@@ -175,8 +175,9 @@ json() {
 
 # ps_json EXPR: EXPR over `ps --json`. group_field NAME FIELD: a group's
 # FIELD in `status --json` (its first device's row). client_field PID
-# FIELD, client_limit PID: from ps. limit_is PID BYTES. group_names: the
-# sorted names of the groups status lists.
+# FIELD, client_limit PID: from ps. limit_is PID BYTES. used_of PID: what
+# ps says PID holds on device 0, as a list ([] when ps does not list it).
+# group_names: the sorted names of the groups status lists.
 ps_json() { ctl ps --json | json "$1"; }
 group_field() {
 	ctl status --json | json "[g['$2'] for g in j['groups'] if g['name'] == '$1'][0]"
@@ -188,6 +189,9 @@ client_limit() {
 	ps_json "[c['devices'][0]['limit_bytes'] for c in j['clients'] if c['pid'] == $1][0]"
 }
 limit_is() { [ "$(client_limit "$1")" = "$2" ]; }
+used_of() {
+	ps_json "[c['devices'][0]['used_bytes'] for c in j['clients'] if c['pid'] == $1]"
+}
 group_names() { ctl status --json | json 'sorted(set(g["name"] for g in j["groups"]))'; }
 
 # bg NAME CMD...: CMD in the background, output in $TMP/NAME.out, pid in

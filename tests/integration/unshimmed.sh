@@ -23,10 +23,6 @@ printf '[group cap]\nmatch = uid:65534\nlimit = 2Gi\nresolver = fail\n[group wai
 daemon_start
 AS_OTHER=(setpriv --reuid=65533 --regid=65533 --clear-groups)
 
-# used_of PID: what ps says PID holds on device 0.
-used_of() {
-	ps_json "[c['devices'][0]['used_bytes'] for c in j['clients'] if c['pid'] == $1]"
-}
 gone() { [ "$(ps_json "[c for c in j['clients'] if c['pid'] == $1]")" = "[]" ]; }
 group_used_is() { [ "$(group_field "$1" used_bytes)" = "$2" ]; }
 
