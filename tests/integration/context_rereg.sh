@@ -20,7 +20,8 @@ uuid=$(ctl status --json | json 'j["devices"][0]["uuid"]')
 client_start u "$C" alloc 64Mi hold alloc 64Mi hold
 wait_for "the daemon counts u, unshimmed" 10 has_event unshimmed "$PID_u"
 mkfifo "$TMP/p.in"
-"$PYTHON" "$TOP/tests/clients/launder.py" paused "$GPUFRAC_SOCKET" "$uuid" \
+# (A sanitized simulated driver, loaded by ctypes, needs its runtime.)
+env ${SAN_RT:+LD_PRELOAD=$SAN_RT} "$PYTHON" "$TOP/tests/clients/launder.py" paused "$GPUFRAC_SOCKET" "$uuid" \
 	$((512 * MiB)) <"$TMP/p.in" >"$TMP/p.out" 2>"$TMP/p.err" &
 PID_p=$!
 exec {p_fd}>"$TMP/p.in"
