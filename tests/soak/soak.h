@@ -62,7 +62,8 @@ struct soak_client {
 	uint64_t	hand_out_ms;	/* chaos time swapped out by hand, 0 */
 	int		hand_in;	/* then in by hand: -1 not tried,
 					   0 done, 1 refused */
-	int		quiet_out;	/* swapped out at this quiet point */
+	int		quiet_out;	/* swapped out at this quiet point:
+					   the how-manieth (0: not) */
 };
 
 /* A gpufracctl command in flight. */

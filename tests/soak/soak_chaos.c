@@ -336,7 +336,7 @@ chaos_quiet_out(struct soak *s)
 		before = s->n.swaps_out;
 		ctl_run(s, CTL_SWAP_OUT, s->clients[i].pid);
 		if (s->n.swaps_out > before) {
-			s->clients[i].quiet_out = 1;
+			s->clients[i].quiet_out = (int)n + 1;
 			s->plan.swapped[i] = 0;	/* back in here, not later */
 			n++;
 		}
@@ -367,18 +367,23 @@ leases_say(struct soak *s)
 }
 
 /*
- * Swap in by hand what was swapped out at this quiet point; nothing else
- * moved meanwhile, so what it left must still be there (others' unused
- * leases, which the driver does not hold, are no reason to refuse).
+ * Swap in by hand what was swapped out at this quiet point, the last out
+ * first: each then finds what it left. (In another order, one whose group
+ * went below its guarantee as it left would hold back another's way in,
+ * guarantees not being lent.) Others' unused leases, which the driver
+ * does not hold, are no reason to refuse.
  */
 void
 chaos_quiet_in(struct soak *s)
 {
 	uint64_t before;
-	int i;
+	int i, k;
 
-	for (i = 0; i < SOAK_MAX_SLOTS; i++) {
-		if (!s->clients[i].quiet_out)
+	for (k = QUIET_SWAPS; k > 0; k--) {
+		for (i = 0; i < SOAK_MAX_SLOTS; i++)
+			if (s->clients[i].quiet_out == k)
+				break;
+		if (i == SOAK_MAX_SLOTS)
 			continue;
 		s->clients[i].quiet_out = 0;
 		if (s->clients[i].pid <= 0)
