@@ -85,4 +85,26 @@ many 15 err=2"
 check "the daemon charges what is live" device_used_is $((64 * MiB))
 client_release d
 
+# --- a free while a context's end is in the driver ----------------------
+# Thread B frees an allocation while thread A's cuCtxDestroy of its
+# context is held inside the driver, after the shim has taken the
+# context's allocations from its books: B's free waits for the end to
+# settle. A destroy that fails puts them back, then B's free takes its
+# own; one that ends the context gives them back, B's free then fails.
+E=$CLIENTS/ctx_end_free_linked
+for how in fail end; do
+	GPUFRAC_MEMORY_LIMIT=64Mi client_start "$how" preload "$E" "$how" hold
+	out=$TMP/$how.out
+	if [ "$how" = fail ]; then calls="destroy err=201
+free ok"; else calls="destroy ok
+free err=1"; fi
+	check_eq "a free beside a destroy that does ($how) waits for it" \
+		"$(sed -n 2,4p "$out")" "alloc ok
+$calls"
+	check_eq "and the program is shown all its memory back ($how)" \
+		"$(sed -n 5p "$out")" "$(sed -n 1p "$out")"
+	check "and the daemon charges nothing of it ($how)" device_used_is 0
+	client_release "$how"
+done
+
 finish
