@@ -4,7 +4,8 @@
  * without a name, which no interposer can know or gate. The tests use it
  * for "a driver call gpufrac does not see", to list every entry point
  * cuGetProcAddress finds (each of which the shim must hook or gate), and
- * to hold cuCtxDestroy inside the driver (hold.c).
+ * to hold cuCtxDestroy inside the driver (hold.c), and to count the
+ * pointer queries a program (and the shim in it) made.
  */
 #ifndef SIMCUDA_PRIVATE_TABLE_H
 #define SIMCUDA_PRIVATE_TABLE_H
@@ -31,6 +32,8 @@ struct simcuda_private_table {
 	 */
 	void		(*ctx_end_hold)(int on);
 	int		(*ctx_end_held)(void);
+	/* cuPointerGetAttribute(s) calls the process has made so far */
+	unsigned long	(*pointer_queries)(void);
 };
 
 #endif
