@@ -633,9 +633,10 @@ client_free_failed(CUdeviceptr ptr, const struct alloc_entry *e,
 /*
  * ptr was not in the table: a context's end may have it meanwhile
  * (client_end_keys), and puts it back if the context did not end. Asked
- * again once that end has settled: 1 with ptr's entry taken to *e.
+ * again once that end has settled: 1 with ptr's entry taken to *e. Out
+ * of line: the fast path (client_free finding its entry) stays as it was.
  */
-static int
+static int __attribute__((cold, noinline))
 client_free_after_end(CUdeviceptr ptr, struct alloc_entry *e)
 {
 	int r;
