@@ -523,6 +523,15 @@ client_end_settle(const struct client_taken *tk, size_t m, int gone,
 	return bytes;
 }
 
+/*
+ * The keys are out of the table from before end() until they are settled,
+ * all under the free lock: a free of one of them meanwhile, on another
+ * thread, finds no entry, and waits for that lock to look again
+ * (client_free), so that it takes the entry put back by an end that did
+ * not end the context, rather than pass the free through unseen and leave
+ * the entry charged for ever. A destroy and a free of one array are
+ * ordered by the same lock (client_release_keys).
+ */
 uint64_t
 client_end_keys(const uint64_t *keys, size_t n, int (*end)(void *),
     void *arg, size_t *count)
@@ -622,6 +631,23 @@ client_free_failed(CUdeviceptr ptr, const struct alloc_entry *e,
 }
 
 /*
+ * ptr was not in the table: a context's end may have it meanwhile
+ * (client_end_keys), and puts it back if the context did not end. Asked
+ * again once that end has settled: 1 with ptr's entry taken to *e. Out
+ * of line: the fast path (client_free finding its entry) stays as it was.
+ */
+static int __attribute__((cold, noinline))
+client_free_after_end(CUdeviceptr ptr, struct alloc_entry *e)
+{
+	int r;
+
+	pthread_mutex_lock(&client_free_lock);
+	r = alloc_table_remove(ptr, e);
+	pthread_mutex_unlock(&client_free_lock);
+	return r;
+}
+
+/*
  * A device pointer leaves the table before the driver frees it: once
  * freed, the address may come back at once from an allocation drawn from
  * a lease, which takes no lock to record it. Memory drawn from a lease
@@ -635,7 +661,7 @@ client_free(CUdeviceptr ptr, CUresult (*real_free)(CUdeviceptr))
 	struct alloc_entry e;
 	CUresult r;
 
-	if (!alloc_table_remove(ptr, &e))
+	if (!alloc_table_remove(ptr, &e) && !client_free_after_end(ptr, &e))
 		return real_free(ptr);
 	if (e.flags & ALLOC_LEASED) {
 		if ((r = real_free(ptr)) == CUDA_SUCCESS)

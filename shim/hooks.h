@@ -92,6 +92,7 @@ SHIM_EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice dev);
 SHIM_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev);
 SHIM_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev);
 SHIM_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev);
+SHIM_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev);
 
 /* The gated pass-throughs (hooks_gate.c), as hooks_list.h lists them. */
 #define GATE_ABI(name, version, ptds, symbol, flag, params, args) \

@@ -201,8 +201,7 @@ HOOK("cuDevicePrimaryCtxRelease", 7000, cuDevicePrimaryCtxRelease)
 HOOK("cuDevicePrimaryCtxRelease", 11000, cuDevicePrimaryCtxRelease_v2)
 HOOK("cuDevicePrimaryCtxReset", 7000, cuDevicePrimaryCtxReset)
 HOOK("cuDevicePrimaryCtxReset", 11000, cuDevicePrimaryCtxReset_v2)
-GATE_CTX("cuDevicePrimaryCtxRetain", 7000, cuDevicePrimaryCtxRetain,
-    (CUcontext *pctx, CUdevice dev), (pctx, dev))
+HOOK("cuDevicePrimaryCtxRetain", 7000, cuDevicePrimaryCtxRetain)
 GATE("cuDevicePrimaryCtxSetFlags", 7000, cuDevicePrimaryCtxSetFlags,
     (CUdevice dev, unsigned int flags), (dev, flags))
 GATE("cuDevicePrimaryCtxSetFlags", 11000, cuDevicePrimaryCtxSetFlags_v2,

@@ -11,6 +11,7 @@
 #include "activity.h"
 #include "alloc_table.h"
 #include "client.h"
+#include "ctx_retain.h"
 #include "ctx_table.h"
 #include "env.h"
 #include "init.h"
@@ -51,6 +52,7 @@ init_fork_child(void)
 	vmm_fork_child();
 	pool_fork_child();
 	ctx_array_fork_child();
+	ctx_retain_fork_child();
 	activity_fork_child();
 	client_fork_child();
 	vback_fork_child();

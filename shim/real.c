@@ -68,6 +68,7 @@ static const struct {
 	SYM(cuDevicePrimaryCtxReset_v2, "cuDevicePrimaryCtxReset_v2"),
 	SYM(cuDevicePrimaryCtxRelease_v1, "cuDevicePrimaryCtxRelease"),
 	SYM(cuDevicePrimaryCtxRelease_v2, "cuDevicePrimaryCtxRelease_v2"),
+	SYM(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain"),
 	SYM(cuPointerGetAttribute, "cuPointerGetAttribute"),
 	SYM(cuPointerGetAttributes, "cuPointerGetAttributes"),
 #define GATE_ABI(name, version, ptds, symbol, flag, params, args) \

@@ -87,6 +87,7 @@ struct real_driver {
 	CUresult (*cuDevicePrimaryCtxReset_v2)(CUdevice);
 	CUresult (*cuDevicePrimaryCtxRelease_v1)(CUdevice);
 	CUresult (*cuDevicePrimaryCtxRelease_v2)(CUdevice);
+	CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
 	CUresult (*cuPointerGetAttribute)(void *, CUpointer_attribute,
 		    CUdeviceptr);
 	CUresult (*cuPointerGetAttributes)(unsigned int,

@@ -59,6 +59,12 @@
  *                    often as dev retained it: its last release frees the
  *                    allocations and arrays (forgotten here)
  *                    -> "release ok" | "release err=CODE"
+ *   release1         one cuDevicePrimaryCtxRelease_v2 of the current
+ *                    device: the last of dev's retains frees as release
+ *                    does -> "release1 ok" | "release1 err=CODE"
+ *   queries          how many cuPointerGetAttribute(s) calls the process
+ *                    has made, as the simulated driver counts them (its
+ *                    private table) -> "queries N" | "queries err=CODE"
  *   ctx              cuCtxCreate on the current device: the new context is
  *                    current -> "ctx ok" | "ctx err=CODE"
  *   ctxdestroy       cuCtxDestroy of the newest one, with what was made
@@ -1359,6 +1365,21 @@ cmd_release(void)
 }
 
 static void
+cmd_release1(void)
+{
+	CUdevice dev;
+	CUresult r;
+
+	if ((r = cuCtxGetDevice(&dev)) == CUDA_SUCCESS && dev >= 0 &&
+	    dev < 64 && (r = cuDevicePrimaryCtxRelease_v2(dev)) ==
+	    CUDA_SUCCESS && --retains[dev] <= 0) {
+		retains[dev] = 0;
+		nmems = narrays = nmipmaps = 0;
+	}
+	report("release1", r);
+}
+
+static void
 cmd_ctx(void)
 {
 	CUdevice dev;
@@ -1440,18 +1461,38 @@ cmd_sigalloc(char **argv)
 		printf("sigalloc %zu err=%d\n", sig_made, (int)sig_last);
 }
 
+/* The simulated driver's private table (private_table.h). */
+static CUresult
+private_table(const struct simcuda_private_table **t)
+{
+	static const CUuuid id = SIMCUDA_PRIVATE_TABLE_ID;
+
+	return cuGetExportTable((const void **)t, &id);
+}
+
 /* fn inside a call of the private table, which no shim sees. */
 static CUresult
 private_call(void (*fn)(void *))
 {
-	static const CUuuid id = SIMCUDA_PRIVATE_TABLE_ID;
 	const struct simcuda_private_table *t;
 	CUresult r;
 
-	r = cuGetExportTable((const void **)&t, &id);
+	r = private_table(&t);
 	if (r == CUDA_SUCCESS)
 		r = t->call(fn, NULL);
 	return r;
+}
+
+static void
+cmd_queries(void)
+{
+	const struct simcuda_private_table *t;
+	CUresult r;
+
+	if ((r = private_table(&t)) == CUDA_SUCCESS)
+		printf("queries %lu\n", t->pointer_queries());
+	else
+		report("queries", r);
 }
 
 static void
@@ -1593,6 +1634,8 @@ static const struct command {
 	{ "sigalloc",		3, 2, cmd_sigalloc, NULL },
 	{ "reset",		1, 0, NULL, cmd_reset },
 	{ "release",		1, 0, NULL, cmd_release },
+	{ "release1",		1, 0, NULL, cmd_release1 },
+	{ "queries",		1, 0, NULL, cmd_queries },
 	{ "ctx",		1, 0, NULL, cmd_ctx },
 	{ "ctxdestroy",		1, 0, NULL, cmd_ctxdestroy },
 	{ "fork",		1, 1, cmd_fork, NULL },

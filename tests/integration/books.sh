@@ -85,4 +85,42 @@ many 15 err=2"
 check "the daemon charges what is live" device_used_is $((64 * MiB))
 client_release d
 
+# --- a release that leaves its context active ----------------------------
+# Retained twice (cuclient's own, and dev's): the first release leaves
+# the context, and what it holds, as they are, without asking the driver
+# of each allocation; the second ends it and gives them back.
+GPUFRAC_MEMORY_LIMIT=64Mi client_start k preload "$C" dev 0 \
+	many 100 64Ki queries release1 queries info release1 dev 0 info hold
+check_eq "a release that leaves the context asks the driver nothing of it" \
+	"$(sed -n 4p "$TMP/k.out")" "$(sed -n 2p "$TMP/k.out")"
+check_eq "and leaves its memory charged" "$(sed -n 5p "$TMP/k.out")" \
+	"info free=$((64 * MiB - 100 * 64 * 1024)) total=$((64 * MiB))"
+check_eq "the last release gives it all back" "$(sed -n 6,7p "$TMP/k.out")" \
+	"release1 ok
+info free=$((64 * MiB)) total=$((64 * MiB))"
+check "and the daemon charges nothing of it" device_used_is 0
+client_release k
+
+# --- a free while a context's end is in the driver ----------------------
+# Thread B frees an allocation while thread A's cuCtxDestroy of its
+# context is held inside the driver, after the shim has taken the
+# context's allocations from its books: B's free waits for the end to
+# settle. A destroy that fails puts them back, then B's free takes its
+# own; one that ends the context gives them back, B's free then fails.
+E=$CLIENTS/ctx_end_free_linked
+for how in fail end; do
+	GPUFRAC_MEMORY_LIMIT=64Mi client_start "$how" preload "$E" "$how" hold
+	out=$TMP/$how.out
+	if [ "$how" = fail ]; then calls="destroy err=201
+free ok"; else calls="destroy ok
+free err=1"; fi
+	check_eq "a free beside a destroy that does ($how) waits for it" \
+		"$(sed -n 2,4p "$out")" "alloc ok
+$calls"
+	check_eq "and the program is shown all its memory back ($how)" \
+		"$(sed -n 5p "$out")" "$(sed -n 1p "$out")"
+	check "and the daemon charges nothing of it ($how)" device_used_is 0
+	client_release "$how"
+done
+
 finish

@@ -233,6 +233,7 @@ ctx_destroy(CUcontext ctx)
 
 	if (r != CUDA_SUCCESS)
 		return r;
+	hold_ctx_end_wait();
 	sim_lock();
 	if (ctx == NULL || !ctx_valid(ctx) || ctx->primary)
 		r = CUDA_ERROR_INVALID_CONTEXT;

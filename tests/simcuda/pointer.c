@@ -98,6 +98,14 @@ attribute_get(void *data, CUpointer_attribute attr, const struct sim_alloc *a,
 	return CUDA_SUCCESS;
 }
 
+static unsigned long queries;	/* atomic: the calls below, made so far */
+
+unsigned long
+pointer_queries(void)
+{
+	return __atomic_load_n(&queries, __ATOMIC_RELAXED);
+}
+
 CUresult
 cuPointerGetAttribute(void *data, CUpointer_attribute attribute,
     CUdeviceptr ptr)
@@ -106,6 +114,7 @@ cuPointerGetAttribute(void *data, CUpointer_attribute attribute,
 	struct sim_alloc *a;
 	CUresult r = sim_ready_out(data);
 
+	__atomic_add_fetch(&queries, 1, __ATOMIC_RELAXED);
 	if (r != CUDA_SUCCESS)
 		return r;
 	sim_lock();
@@ -154,6 +163,7 @@ cuPointerGetAttributes(unsigned int numAttributes,
 	unsigned int i;
 	CUresult r = sim_ready();
 
+	__atomic_add_fetch(&queries, 1, __ATOMIC_RELAXED);
 	if (r != CUDA_SUCCESS)
 		return r;
 	if (attributes == NULL || data == NULL)

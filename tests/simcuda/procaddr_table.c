@@ -270,7 +270,8 @@ private_entry_points(size_t *n)
 }
 
 static const struct simcuda_private_table private_table = {
-	sizeof(private_table), private_call, private_entry_points
+	sizeof(private_table), private_call, private_entry_points,
+	hold_ctx_end, hold_ctx_end_held, pointer_queries
 };
 
 /*

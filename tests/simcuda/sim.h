@@ -161,6 +161,14 @@ CUresult	ctx_current(struct CUctx_st **out);
 int		ctx_live(CUcontext ctx);
 void		ctx_forget(void);
 
+/* pointer.c: cuPointerGetAttribute(s) calls made so far (private_table.h) */
+unsigned long	pointer_queries(void);
+
+/* hold.c: cuCtxDestroy held for a test (private_table.h) */
+void		hold_ctx_end(int on);
+int		hold_ctx_end_held(void);
+void		hold_ctx_end_wait(void);	/* in it, before it acts */
+
 /* alloc.c: the process's live allocations. Kinds are bits: a set of
  * kinds is their OR. */
 enum {

@@ -134,6 +134,14 @@ CTX_STUB(cuDevicePrimaryCtxReset_v2, CUdevice)
 CTX_STUB(cuDevicePrimaryCtxRelease, CUdevice)
 CTX_STUB(cuDevicePrimaryCtxRelease_v2, CUdevice)
 
+/* A primary context's retain, counted (hooks_ctx.c). */
+CUresult
+cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+	(void)pctx, (void)dev;
+	return CUDA_SUCCESS;
+}
+
 /* The address range of an allocation backed for the copy engine. */
 CUresult
 cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
