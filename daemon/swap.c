@@ -323,19 +323,56 @@ swap_start(struct arbiter *a, struct ledger_client *lc, int dir,
  * and a program without the shim may start between two of the driver's
  * looks. Without NVML the ledger's word stands.
  */
+static int
+driver_room_on(const struct arbiter *a, const struct ledger_client *lc,
+    size_t d)
+{
+	uint64_t used;
+
+	return lc->usage[d].host == 0 || nvml_used(d, &used) != 0 ||
+	    used + lc->usage[d].host <= a->ledger.devices[d].total;
+}
+
 int
 swap_driver_room(const struct arbiter *a, const struct ledger_client *lc)
 {
-	uint64_t used;
 	size_t d;
 
 	if (!driver_follows())
 		return 1;
 	for (d = 0; d < a->ledger.ndevices; d++)
-		if (lc->usage[d].host > 0 && nvml_used(d, &used) == 0 &&
-		    used + lc->usage[d].host > a->ledger.devices[d].total)
+		if (!driver_room_on(a, lc, d))
 			return 0;
 	return 1;
+}
+
+const char *
+swap_short_say(const struct arbiter *a, const struct ledger_client *lc,
+    char *buf, size_t len)
+{
+	uint64_t host, avail;
+	char b1[16], b2[16];
+	size_t d;
+
+	buf[0] = '\0';
+	for (d = 0; d < a->ledger.ndevices; d++) {
+		if ((host = lc->usage[d].host) == 0)
+			continue;
+		if (driver_follows() && !driver_room_on(a, lc, d)) {
+			snprintf(buf, len, " (device %zu: the driver has no "
+			    "room: memory gpufrac does not know of)", d);
+			break;
+		}
+		avail = ledger_available(&a->ledger, lc->group, d);
+		if (host > avail) {
+			snprintf(buf, len, " (device %zu: %s to come back, %s "
+			    "free to its group)", d,
+			    size_format(host, b1, sizeof(b1)),
+			    size_format(avail, b2, sizeof(b2)));
+			break;
+		}
+	}
+	return buf;
 }
 
 /*

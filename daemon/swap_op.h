@@ -160,6 +160,13 @@ int	swap_driver_room(const struct arbiter *a,
  */
 int	swap_fits_back(struct arbiter *a, struct ledger_client *lc);
 /*
+ * Why lc does not fit back, into buf: " (device D: ...)" of the first of
+ * its devices short of room, in NVML's eyes or the ledger's; "" if none.
+ * Returns buf.
+ */
+const char *swap_short_say(const struct arbiter *a,
+	    const struct ledger_client *lc, char *buf, size_t len);
+/*
  * Whether lc, taken as out at HELLO, has re-registered all it said it
  * would (swap_device_open); once it has, or came back in, always.
  */

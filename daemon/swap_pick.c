@@ -185,7 +185,7 @@ pump_todo(struct arbiter *a, int *started)
 {
 	uint64_t now = event_now_ms();
 	struct ledger_client *lc;
-	char msg[GF_ERRMSG_LEN];
+	char msg[GF_ERRMSG_LEN], why[GF_ERRMSG_LEN / 2];
 	struct swap_op *op;
 
 	/* The first that is due: a busy victim waits for its retry. */
@@ -213,9 +213,8 @@ pump_todo(struct arbiter *a, int *started)
 	if (lc->swap != SWAP_OUT || !swap_fits_back(a, lc)) {
 		snprintf(msg, sizeof(msg), "its %llu bytes do not fit the "
 		    "device now%s", (unsigned long long)swap_footprint(a, lc),
-		    lc->swap == SWAP_OUT && !swap_driver_room(a, lc) ?
-		    " (the driver has no room: memory gpufrac does not know "
-		    "of)" : "");
+		    lc->swap == SWAP_OUT ? swap_short_say(a, lc, why,
+		    sizeof(why)) : "");
 		if (lc->swap == SWAP_OUT)
 			decision_event(a, GF_EV_SWAP_SKIP, lc, -1,
 			    swap_footprint(a, lc), "not swapped in (%s): %s",

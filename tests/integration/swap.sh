@@ -129,6 +129,13 @@ check "an admin swaps a process out" ctl swap out "$PID_v"
 check "it is swapped, and stays out though it would fit" state_is \
 	"$PID_v" swapped
 check "swapping it out again is refused" eval "! ctl swap out $PID_v 2>/dev/null"
+# Another group's guarantee, not lent, leaves v's group 512 MiB.
+printf '[daemon]\ndefault_resolver = swap\nwait_timeout = 20s\nlend_guarantees = no\n[group g]\nmatch = uid:4242\nguarantee = 3584Mi\n' >"$conf"
+check "reload: a guarantee of 3.5 GiB for another group" ctl reload
+check "swapping it in is refused, saying how short its group is" eval \
+	"ctl swap in $PID_v 2>&1 | grep -q 'do not fit the device now (device 0: 1.0GiB to come back, 512.0MiB free to its group)'"
+printf '[daemon]\ndefault_resolver = swap\nwait_timeout = 20s\n' >"$conf"
+check "reload: no guarantee" ctl reload
 check "anyone else is refused" eval \
 	"! as_nobody '$GPUFRACCTL' -s '$GPUFRAC_SOCKET' swap in $PID_v >$TMP/refused.out"
 check "with a clear reason" grep -q "swap.*root.*admin_group\|not allowed\|permission" \
@@ -147,7 +154,7 @@ check "swapped out by hand" ctl swap out "$PID_v"
 # as NVML shows, before the daemon's look has counted it as foreign.
 client_start x "$C" alloc 3584Mi hold
 check "swap in is refused, no restore tried: the driver has no room" eval \
-	"ctl swap in $PID_v 2>&1 | grep -q 'do not fit the device now'"
+	"ctl swap in $PID_v 2>&1 | grep -q 'do not fit the device now (device 0: the driver has no room'"
 check "a swap-skip event says so" has_event swap-skip "$PID_v" \
 	"not swapped in (by hand, pid [0-9]*): its [0-9]* bytes do not fit"
 check "no restore was tried in vain" eval \
