@@ -1485,9 +1485,9 @@ cmd_unhooked(void)
 static int	run(char **);
 
 /*
- * fork: 0 in the child, in the parent the child's pid. The child, forked
- * after cuInit, is used as it is (no cuInit of its own that would work):
- * the real driver refuses it, as tests/simcuda does.
+ * fork: 0 in the child, in the parent the child's pid. The child makes no
+ * cuInit of its own here: forked after its parent's, the real driver
+ * refuses it whatever it calls, as tests/simcuda does.
  */
 static pid_t
 fork_now(void)
