@@ -122,15 +122,22 @@
  *                    first failure: "many K" | "many K err=CODE" (K made)
  *   repeat N SIZE    N pairs of cuMemAlloc SIZE and its cuMemFree:
  *                    "repeat ok" | "repeat err=CODE"
- *   fork CMD         run one command in a forked child, then wait for it
+ *   fork CMD         run one command in a child forked now (after cuInit,
+ *                    as a data loader's worker is), then wait for it:
+ *                    the driver refuses the child (CUDA_ERROR_NOT_INITIALIZED)
+ *   init             cuInit again          -> "init ok" | "init err=CODE"
  *   asyncfill N      on a stream of the current context's own, N copies
  *                    of 1 MiB from pinned host memory to a device buffer
  *                    of their own, then the first allocation's pattern
  *                    (fill's, its first 4 KiB), never synchronised:
  *                    "asyncfill ok" | "asyncfill err=CODE"
  *   child            fork: the child prints "child PID" and runs the
- *                    commands that follow; this one waits for it, then
- *                    exits
+ *                    commands that follow (refused by the driver, as
+ *                    fork's); this one waits for it, then exits
+ *   launch           first only: fork before cuInit, as a launcher does;
+ *                    the child prints "child PID", starts CUDA and runs
+ *                    the commands that follow; this one, which never uses
+ *                    CUDA, waits for it, then exits
  *   hold             print "holding", then wait for SIGUSR1
  * Sizes use gpufrac's notation (512Mi, 1Gi). Exit status: 0, or 2 on a
  * usage or set-up error.
@@ -282,6 +289,7 @@ api_resolve(const char *path)
 }
 
 static int retains[64];		/* of each device's primary context */
+static CUdevice cur_dev;	/* the one dev made current last */
 
 static void
 use_device(int ordinal)
@@ -295,6 +303,7 @@ use_device(int ordinal)
 	    cuCtxSetCurrent(ctx) != CUDA_SUCCESS)
 		die("cannot make the device's context current");
 	retains[ordinal]++;
+	cur_dev = dev;
 }
 
 static size_t
@@ -519,8 +528,9 @@ vmm_device(void)
 
 	if (nvmms == 64)
 		die("too many vmm allocations");
+	/* A forked child's driver knows no context: the program's choice. */
 	if (cuCtxGetDevice(&dev) != CUDA_SUCCESS)
-		die("no current device");
+		dev = cur_dev;
 	return dev;
 }
 
@@ -1515,33 +1525,30 @@ cmd_unhooked(void)
 
 static int	run(char **);
 
-/* fork CMD: the command CMD in a forked child, which this one waits for. */
-/* fork: 0 in the child, ready for CUDA; in the parent, the child's pid. */
+/*
+ * fork: 0 in the child, in the parent the child's pid. The child makes no
+ * cuInit of its own here: forked after its parent's, the real driver
+ * refuses it whatever it calls, as tests/simcuda does.
+ */
 static pid_t
-fork_cuda(void)
+fork_now(void)
 {
 	pid_t pid;
 
 	fflush(stdout);
 	if ((pid = fork()) < 0)
 		die("fork failed");
-	if (pid == 0) {
-		/* CUDA does not let a child use its parent's context: it
-		 * starts its own. */
-		if (cuInit(0) != CUDA_SUCCESS)
-			die("cuInit failed in the child");
-		use_device(0);
-	}
 	return pid;
 }
 
+/* fork CMD: the command CMD in a forked child, which this one waits for. */
 static void
 cmd_fork(char **argv)
 {
 	pid_t pid;
 	int status;
 
-	if ((pid = fork_cuda()) == 0) {
+	if ((pid = fork_now()) == 0) {
 		run(argv + 1);
 		fflush(stdout);
 		_exit(0);
@@ -1551,21 +1558,34 @@ cmd_fork(char **argv)
 
 static int in_child;	/* cmd_child's: leave as cmd_fork's child does */
 
-/* child: the commands that follow run in a forked child. */
+/* The child goes on with the commands that follow; this one waits, exits. */
 static void
-cmd_child(void)
+child_goes_on(pid_t pid)
 {
-	pid_t pid;
 	int status;
 
-	if ((pid = fork_cuda()) == 0) {
-		nmems = nvmms = 0;	/* the parent's, not ours */
+	/* A forked one keeps the parent's pointers, as a program's child
+	 * does: what it may do with them is the driver's to say. */
+	if (pid == 0) {
 		in_child = 1;
 		printf("child %d\n", (int)getpid());
 		return;
 	}
 	waitpid(pid, &status, 0);
 	exit(0);
+}
+
+/* child: the commands that follow run in a forked child. */
+static void
+cmd_child(void)
+{
+	child_goes_on(fork_now());
+}
+
+static void
+cmd_init(void)
+{
+	report("init", cuInit(0));
 }
 
 /*
@@ -1640,6 +1660,7 @@ static const struct command {
 	{ "ctxdestroy",		1, 0, NULL, cmd_ctxdestroy },
 	{ "fork",		1, 1, cmd_fork, NULL },
 	{ "child",		1, 0, NULL, cmd_child },
+	{ "init",		1, 0, NULL, cmd_init },
 	{ "asyncfill",		2, 1, cmd_asyncfill, NULL },
 };
 
@@ -1700,6 +1721,10 @@ main(int argc, char **argv)
 	if (argc > 2 && strcmp(argv[1], "-p") == 0) {
 		path = argv[2];
 		i = 3;
+	}
+	if (i < argc && strcmp(argv[i], "launch") == 0) {
+		child_goes_on(fork_now());
+		i++;
 	}
 	if (cuInit(0) != CUDA_SUCCESS)
 		die("cuInit failed");

@@ -581,16 +581,85 @@ check_primary_context(uint64_t before)
 	OK(cuDevicePrimaryCtxRelease_v2(1));
 }
 
+/*
+ * In a child forked after its parent's cuInit: the real driver (since
+ * CUDA 8) answers its cuInit, for good, and every call that needs
+ * initialisation with CUDA_ERROR_NOT_INITIALIZED (triton-lang/triton PR
+ * 10443); so in its own children (down to depth 0). What needs no
+ * initialisation still works. 0, or the step that failed.
+ */
+static int
+forked_refused(int depth)
+{
+	CUdeviceptr q;
+	CUcontext ctx;
+	size_t fr, total;
+	int n, st;
+	pid_t pid;
+
+	if (cuInit(0) != CUDA_ERROR_NOT_INITIALIZED)
+		return 1;
+	if (cuInit(0) != CUDA_ERROR_NOT_INITIALIZED)
+		return 2;
+	if (cuDeviceGetCount(&n) != CUDA_ERROR_NOT_INITIALIZED)
+		return 3;
+	if (cuDevicePrimaryCtxRetain(&ctx, 0) != CUDA_ERROR_NOT_INITIALIZED)
+		return 4;
+	if (cuMemAlloc_v2(&q, 1) != CUDA_ERROR_NOT_INITIALIZED)
+		return 5;
+	if (cuMemGetInfo_v2(&fr, &total) != CUDA_ERROR_NOT_INITIALIZED)
+		return 6;
+	if (cuDriverGetVersion(&n) != CUDA_SUCCESS)
+		return 7;
+	if (depth == 0)
+		return 0;
+	if ((pid = fork()) == 0)
+		_exit(forked_refused(depth - 1));
+	return (st = wait_status(pid)) == 0 ? 0 : 10 + st;
+}
+
+/*
+ * Child "prefork", the parent holding 3Gi of device 0 (4Gi): forks before
+ * its cuInit, as a launcher does; the child, a fresh process, takes
+ * 256Mi as itself, and so does this one after it.
+ */
+static int
+child_prefork(void)
+{
+	CUdeviceptr p;
+	CUcontext c;
+	pid_t pid;
+
+	fflush(stdout);
+	if ((pid = fork()) == 0) {
+		OK(cuInit(0));
+		OK(cuCtxCreate_v2(&c, 0, 0));
+		CHECK(free_bytes() == 1 * GiB, "prefork child: free %llu",
+		    (unsigned long long)free_bytes());
+		OK(cuMemAlloc_v2(&p, 256 * MiB));
+		CHECK(free_bytes() == 768 * MiB, "prefork child: free %llu",
+		    (unsigned long long)free_bytes());
+		_exit(failures != 0);
+	}
+	CHECK(wait_status(pid) == 0, "the child forked before cuInit failed");
+	OK(cuInit(0));
+	OK(cuCtxCreate_v2(&c, 0, 0));
+	CHECK(wait_free(1 * GiB), "the prefork child kept its memory");
+	OK(cuMemAlloc_v2(&p, 256 * MiB));
+	return failures != 0;
+}
+
 static void
 check_processes(void)
 {
 	char *sees[] = { "sim_check_linked", "sees", NULL };
 	char *hold[] = { "sim_check_linked", "hold", NULL };
 	char *ctxb[] = { "sim_check_linked", "ctxbytes", NULL };
-	CUdeviceptr p, q;
+	char *prefork[] = { "sim_check_linked", "prefork", NULL };
+	CUdeviceptr p;
 	char c = 0;
 	pid_t pid;
-	int fd = -1;
+	int fd = -1, st;
 
 	/* 3Gi of the 4Gi device here; a child sees 1Gi left. */
 	OK(cuMemAlloc_v2(&p, 3 * GiB));
@@ -608,20 +677,15 @@ check_processes(void)
 	close(fd);
 	CHECK(free_bytes() == 1 * GiB, "a killed child kept its memory");
 
-	/* A forked child starts afresh and is charged as itself. */
+	/* A child forked after cuInit may not use the driver, nor its own
+	 * children; one forked before, or one that execs, may. */
 	fflush(stdout);
-	if ((pid = fork()) == 0) {
-		CUcontext ctx;
-		int bad = cuMemAlloc_v2(&q, 1) != CUDA_ERROR_NOT_INITIALIZED;
-
-		bad |= cuInit(0) != CUDA_SUCCESS;
-		bad |= cuDevicePrimaryCtxRetain(&ctx, 0) != CUDA_SUCCESS;
-		bad |= cuCtxPushCurrent_v2(ctx) != CUDA_SUCCESS;
-		bad |= free_bytes() != 1 * GiB;
-		bad |= cuMemAlloc_v2(&q, 256 * MiB) != CUDA_SUCCESS;
-		_exit(bad);
-	}
-	CHECK(wait_status(pid) == 0, "a forked child could not start afresh");
+	if ((pid = fork()) == 0)
+		_exit(forked_refused(1));
+	CHECK((st = wait_status(pid)) == 0, "a child forked after cuInit "
+	    "was not refused: step %d", st);
+	CHECK(wait_status(spawn(prefork, NULL, NULL, NULL)) == 0,
+	    "a child forked before cuInit could not use the driver");
 	CHECK(free_bytes() == 1 * GiB, "an exited child kept its memory");
 	OK(cuMemFree_v2(p));
 
@@ -838,6 +902,8 @@ main(int argc, char **argv)
 		return child_hold();
 	if (argc > 1 && strcmp(argv[1], "ctxbytes") == 0)
 		return child_ctxbytes();
+	if (argc > 1 && strcmp(argv[1], "prefork") == 0)
+		return child_prefork();
 	if (argc > 1 && strcmp(argv[1], "exec") == 0)
 		return child_exec();
 	if (argc > 1 && strcmp(argv[1], "execed") == 0)

@@ -18,6 +18,7 @@
  *                                  SIMCUDA_PIN_GBPS=0.1 (set here)
  *   sim_checkpoint_linked target   the target: commands on stdin, one
  *                                  answer line per command on stdout
+ *   sim_checkpoint_linked locker PID  lock PID and exit, leaving it locked
  */
 #include <cuda.h>
 #include <errno.h>
@@ -425,22 +426,51 @@ check_inflight(const struct child *c)
 	    strcmp(line, "sync 0") == 0, "sync: '%s'", line);
 }
 
-/* A controller that dies holding the lock leaves the target locked. */
+/*
+ * A controller that dies holding the lock leaves the target locked. It is
+ * a process of its own (exec): a child merely forked after this one's
+ * cuInit may not use the driver, its checkpoint calls included.
+ */
 static void
 check_locker_dies(const struct child *c)
 {
+	char target[16];
 	pid_t pid;
 	int status = -1;
 
 	if ((pid = fork()) == 0)
-		_exit(cuInit(0) == CUDA_SUCCESS &&
-		    cuCheckpointProcessLock(c->pid, NULL) == CUDA_SUCCESS ?
-		    0 : 1);
+		_exit(cuCheckpointProcessLock(c->pid, NULL) ==
+		    CUDA_ERROR_NOT_INITIALIZED ? 0 : 1);
 	waitpid(pid, &status, 0);
-	CHECK(status == 0, "child could not lock");
+	CHECK(status == 0, "a child forked after cuInit was not refused");
+	CHECK(state_of(c->pid) == CU_PROCESS_STATE_RUNNING,
+	    "locked by a refused child");
+	snprintf(target, sizeof(target), "%d", (int)c->pid);
+	if ((pid = fork()) == 0) {
+		execl("/proc/self/exe", "sim_checkpoint_linked", "locker",
+		    target, (char *)NULL);
+		_exit(127);
+	}
+	waitpid(pid, &status, 0);
+	CHECK(status == 0, "locker could not lock");
 	CHECK(state_of(c->pid) == CU_PROCESS_STATE_LOCKED,
 	    "not locked after its locker died");
 	OK(cuCheckpointProcessUnlock(c->pid, NULL));
+}
+
+/* The locker: lock pid, then exit holding the lock. */
+static int
+locker(const char *pid)
+{
+	char *end;
+	long n = strtol(pid, &end, 10);
+
+	if (end == pid || *end != '\0' || n <= 0 || n > INT32_MAX) {
+		fprintf(stderr, "sim_checkpoint_linked: bad pid '%s'\n", pid);
+		return 2;
+	}
+	return cuInit(0) == CUDA_SUCCESS &&
+	    cuCheckpointProcessLock((int)n, NULL) == CUDA_SUCCESS ? 0 : 1;
 }
 
 /* A target killed while checkpointed owes nothing and is forgotten. */
@@ -717,6 +747,8 @@ main(int argc, char **argv)
 		return copyrate();
 	if (argc > 1 && strcmp(argv[1], "target") == 0)
 		return target();
+	if (argc > 2 && strcmp(argv[1], "locker") == 0)
+		return locker(argv[2]);
 	if (argc > 1 && strcmp(argv[1], "absent") == 0)
 		return absent();
 	if (argc > 1 && strcmp(argv[1], "rate") == 0)

@@ -1,9 +1,9 @@
 /*
  * Processes holding the simulated driver's arrays, VMM and pool memory
  * (tests/simcuda/array.c, vmm.c, pool.c), linked against it: one killed
- * holding all three gives them back, a forked child's copies are not its
- * memory, nor does it keep copies of the memory files the driver's thread
- * was still closing. sim_arrays_linked, sim_vmm_linked and sim_pools_linked check
+ * holding all three gives them back, a forked child (refused by the
+ * driver) can neither free nor touch its copies of them, nor does it keep
+ * copies of the memory files the driver's thread was still closing. sim_arrays_linked, sim_vmm_linked and sim_pools_linked check
  * each kind. Prints one line per failed check and exits 1 if any failed,
  * else 0.
  *
@@ -94,8 +94,10 @@ check_killed(void)
 }
 
 /*
- * A forked child starts afresh (cuInit again) and its copies of pools,
- * mappings and arrays are not its memory; the parent's stay intact.
+ * A child forked after cuInit may not use the driver (the real one refuses
+ * it, NOT_INITIALIZED): its copies of pools, mappings and arrays are not
+ * its memory, and its attempts to free them, or to init, change nothing of
+ * the parent's, nor does its exit.
  */
 static void
 check_fork(CUstream s)
@@ -121,20 +123,16 @@ check_fork(CUstream s)
 	held = free_bytes();
 	fflush(stdout);
 	if ((pid = fork()) == 0) {
-		CUcontext c;
-		CUdeviceptr q;
-		int bad = cuInit(0) != CUDA_SUCCESS;
+		int bad = cuMemFreeAsync(a, s) != CUDA_ERROR_NOT_INITIALIZED;
 
-		bad |= cuDevicePrimaryCtxRetain(&c, 0) != CUDA_SUCCESS;
-		bad |= cuCtxPushCurrent_v2(c) != CUDA_SUCCESS;
-		bad |= free_bytes() != held;
-		bad |= cuMemAllocAsync(&q, 1 * MiB, NULL) != CUDA_SUCCESS;
-		bad |= cuMemFreeAsync(q, NULL) != CUDA_SUCCESS;
-		bad |= cuCtxSynchronize() != CUDA_SUCCESS;
-		bad |= cuMemRelease(h) != CUDA_ERROR_INVALID_VALUE;
+		bad |= cuMemUnmap(va, 2 * MiB) != CUDA_ERROR_NOT_INITIALIZED;
+		bad |= cuMemRelease(h) != CUDA_ERROR_NOT_INITIALIZED;
+		bad |= cuArrayDestroy(arr) != CUDA_ERROR_NOT_INITIALIZED;
+		bad |= cuInit(0) != CUDA_ERROR_NOT_INITIALIZED;
+		bad |= cuMemsetD8_v2(a, 0x33, 1) != CUDA_ERROR_NOT_INITIALIZED;
 		_exit(bad);
 	}
-	CHECK(wait_status(pid) == 0, "a forked child could not start afresh");
+	CHECK(wait_status(pid) == 0, "a forked child was not refused");
 	CHECK(free_bytes() == held, "a forked child changed the charge");
 	OK(cuMemcpyDtoH_v2(&b[0], a, 1));
 	OK(cuMemcpyDtoH_v2(&b[1], va, 1));

@@ -54,7 +54,12 @@
 #    shim with each swap engine (the copy engine's target: at most twice
 #    the bare driver's), and host_probe.py: the ways of getting pinned
 #    host memory for a swap-out, timed (cuMemHostAlloc, in parallel,
-#    cuMemHostRegister of pages faulted in ahead), as figures.
+#    cuMemHostRegister of pages faulted in ahead), as figures. Then
+#    fork_probe.sh: what the driver tells a child forked after cuInit (its
+#    cuInit, cuDeviceGetCount, cuMemAlloc...), its own child, and a child
+#    forked before, as figures (fork_child_cuInit ...); checked: under the
+#    shim each is told the same, and the parent's allocations stay as the
+#    daemon had them.
 # 4. share.sh: make bench-share on the real driver (bench/share -r, root),
 #    its tenants on 16 GiB of the GPU, the rest kept back by each way's
 #    daemon; its JSON line is the figure "bench_share". The last step,
@@ -270,6 +275,8 @@ run_step swap_frameworks 120 bash "$here/swap_frameworks.sh" \
 judge swap_frameworks $?
 run_step alloc_cost 40 bash "$here/alloc_cost.sh" ${sim[@]+"${sim[@]}"}
 judge alloc_cost $?
+run_step fork_probe 30 bash "$here/fork_probe.sh" ${sim[@]+"${sim[@]}"}
+judge fork_probe $?
 if [ ${#sim[@]} -eq 0 ]; then
 	run_step host_probe 40 "$python" "$here/host_probe.py"
 	judge host_probe $?

@@ -72,8 +72,12 @@ check_eq "the lease's unused part was taken back" \
 check "nothing is charged twice" device_used_is $((64 * MiB))
 client_release d
 
-# --- a forked child draws from nobody's lease but its own ---------------
+# --- a forked child draws from nobody's lease ----------------------------
+# Forked after CUDA started, the driver refuses it: its allocation gets the
+# driver's error, not a draw from its copy of its parent's lease.
 client_start e preload "$C" alloc 1Mi fork alloc 1Mi hold
+check_eq "the child is told the driver's error" "$(sed -n 2p "$TMP/e.out")" \
+	"alloc err=3"
 check_eq "the parent's lease is untouched by its child" \
 	"$(ps_of "$PID_e" leased_bytes)" $((4 * MiB))
 check "a reload takes leases back" ctl reload

@@ -13,6 +13,7 @@ static pthread_mutex_t sim_mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t sim_once = PTHREAD_ONCE_INIT;
 static int initialised;			/* read without the lock: atomics */
 static CUresult init_error;		/* a failed cuInit fails for good */
+static int forked_after_init;		/* fork()ed once the driver was up */
 static int table_broken;
 static uint64_t context_bytes;
 
@@ -52,9 +53,13 @@ sim_context_bytes(void)
 }
 
 /*
- * Fork: no thread may hold the lock across fork(), and the child starts
- * afresh (contexts, allocations, streams are the parent's), as a process
- * that has not called cuInit. Device memory is accounted under its own pid.
+ * Fork: no thread may hold the lock across fork(), and the child holds
+ * nothing of its parent's (contexts, allocations, streams), as a process
+ * that has not called cuInit. A child forked after its parent's cuInit (or
+ * its parent's child, and so on) may never use the driver: the real one
+ * (since CUDA 8) answers its cuInit with CUDA_ERROR_NOT_INITIALIZED, and so
+ * every call that needs initialisation after it (triton-lang/triton PR
+ * 10443, pycuda issue 137). A child forked before it is a fresh process.
  */
 static void
 fork_prepare(void)
@@ -87,6 +92,7 @@ fork_child(void)
 	pool_forget();
 	graph_forget();
 	state_forget();
+	forked_after_init = forked_after_init || initialised;
 	__atomic_store_n(&initialised, 0, __ATOMIC_RELEASE);
 	init_error = CUDA_SUCCESS;
 }
@@ -124,6 +130,8 @@ cuInit(unsigned int Flags)
 	pthread_once(&sim_once, sim_setup);
 	if (table_broken)
 		return CUDA_ERROR_UNKNOWN;
+	if (forked_after_init)
+		return CUDA_ERROR_NOT_INITIALIZED;
 	sim_lock();
 	if (!initialised && init_error == CUDA_SUCCESS) {
 		context_bytes_parse();
