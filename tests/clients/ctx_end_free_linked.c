@@ -44,18 +44,6 @@ die(const char *what)
 	exit(2);
 }
 
-static void
-info(void)
-{
-	size_t free_bytes, total_bytes;
-	CUresult r;
-
-	if ((r = cuMemGetInfo(&free_bytes, &total_bytes)) == CUDA_SUCCESS)
-		printf("info free=%zu total=%zu\n", free_bytes, total_bytes);
-	else
-		report("info", r);
-}
-
 static void *
 destroy_thread(void *arg)
 {
@@ -166,7 +154,7 @@ main(int argc, char *argv[])
 	if (cuDevicePrimaryCtxRetain(&primary, 0) != CUDA_SUCCESS ||
 	    cuCtxSetCurrent(primary) != CUDA_SUCCESS)
 		die("cannot use device 0's primary context");
-	info();
+	report_meminfo();
 	ctx = primary;
 	if (strcmp(argv[1], "end") == 0 && cuCtxCreate(&ctx, NULL, 0, 0) !=
 	    CUDA_SUCCESS)
@@ -180,7 +168,7 @@ main(int argc, char *argv[])
 	report("free", free_r);
 	if (cuCtxSetCurrent(primary) != CUDA_SUCCESS)
 		die("cannot use device 0's primary context again");
-	info();
+	report_meminfo();
 	if (argc == 3) {
 		sigemptyset(&set);
 		sigaddset(&set, SIGUSR1);

@@ -905,14 +905,10 @@ cmd_freeall(void)
 static void
 cmd_info(void)
 {
-	size_t fr, total;
-	CUresult r;
+	size_t fr = 0, total = 0;
+	CUresult r = api.info(&fr, &total);
 
-	r = api.info(&fr, &total);
-	if (r == CUDA_SUCCESS)
-		printf("info free=%zu total=%zu\n", fr, total);
-	else
-		printf("info err=%d\n", (int)r);
+	report_info(r, fr, total);
 }
 
 /* waitinfo SIZE: poll, 10 ms apart, for a bounded time. */
@@ -929,10 +925,7 @@ cmd_waitinfo(char **argv)
 			break;
 		nanosleep(&ts, NULL);
 	}
-	if (r == CUDA_SUCCESS)
-		printf("info free=%zu total=%zu\n", fr, total);
-	else
-		printf("info err=%d\n", (int)r);
+	report_info(r, fr, total);
 }
 
 static void

@@ -32,18 +32,6 @@ die(const char *what)
 }
 
 static void
-info(void)
-{
-	size_t free_bytes, total_bytes;
-	CUresult r;
-
-	if ((r = cuMemGetInfo(&free_bytes, &total_bytes)) == CUDA_SUCCESS)
-		printf("info free=%zu total=%zu\n", free_bytes, total_bytes);
-	else
-		printf("info err=%d\n", (int)r);
-}
-
-static void
 await_usr1(void)
 {
 	sigset_t usr1;
@@ -128,9 +116,9 @@ main(int argc, char **argv)
 	pthread_join(a, NULL);
 	if (pa != 0)
 		report("A free", cuMemFree(pa));
-	info();
+	report_meminfo();
 	printf("holding\n");
 	await_usr1();
-	info();
+	report_meminfo();
 	return 0;
 }
