@@ -11,9 +11,12 @@
 export SIMCUDA_DEVICES=512Mi
 MM=$TOP/tests/clients/mute_mover.py
 MiB=$((1 << 20))
-# A short deadline: each move here is given up.
-printf '[daemon]\nswap_engine = copy\nlease_idle = 1h\nswap_move_timeout = %sms\n' \
-	$((300 * SLOW)) >"$TMP/gpufrac.conf"
+# conf DEADLINE: the daemon's configuration, moves given up after DEADLINE.
+conf() {
+	printf '[daemon]\nswap_engine = copy\nlease_idle = 1h\nswap_move_timeout = %s\n' \
+	    "$1" >"$TMP/gpufrac.conf"
+}
+conf 60s
 daemon_start
 uuid=$(ctl status --json | json 'j["devices"][0]["uuid"]')
 
@@ -35,6 +38,15 @@ out_by_copy() { grep -c "pid $1 was left swapped out by copy" "$TMP/gpufracd.log
 liar l $((4 * MiB))
 liar k $((4 * MiB))
 
+# k is moved out, as its MOVED says; then each move is given up soon.
+bg swap_k "$GPUFRACCTL" -s "$GPUFRAC_SOCKET" swap out "$PID_k"
+wait_for "k is asked to move out" 10 said k "move out" 1
+say k moved
+wait_for "its 4 MiB are out" 10 eval \
+	'[ "$(field "$PID_k" "[\"devices\"][0][\"host_bytes\"]")" = $((4 * MiB)) ]'
+conf $((500 * SLOW))ms
+check "the move deadline is made short" ctl reload
+
 # --- l: asked out, gone before it moves; the move given up ---------------
 bg swap_l "$GPUFRACCTL" -s "$GPUFRAC_SOCKET" swap out "$PID_l"
 wait_for "l is asked to move out" 10 said l "move out" 1
@@ -51,12 +63,7 @@ check_eq "running, its 4 MiB on the device" \
 	"$(field "$PID_l" "['state']") $(field "$PID_l" "['devices'][0]['used_bytes']") $(field "$PID_l" "['devices'][0]['host_bytes']")" \
 	"running $((4 * MiB)) 0"
 
-# --- k: out, asked back in, gone before it moves; given up ---------------
-bg swap_k "$GPUFRACCTL" -s "$GPUFRAC_SOCKET" swap out "$PID_k"
-wait_for "k is asked to move out" 10 said k "move out" 1
-say k moved
-wait_for "its 4 MiB are out" 10 eval \
-	'[ "$(field "$PID_k" "[\"devices\"][0][\"host_bytes\"]")" = $((4 * MiB)) ]'
+# --- k: asked back in, gone before it moves; the move given up -----------
 say k deaf
 wait_for "k will not answer a move in" 10 said k deaf 1
 bg swapin_k "$GPUFRACCTL" -s "$GPUFRAC_SOCKET" swap in "$PID_k"
