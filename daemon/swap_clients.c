@@ -40,7 +40,13 @@ adopt_copy_out(struct ledger_client *lc)
  * Coming back in by copy, as the page says (its mark committed in): the
  * move goes on without a daemon, and should it fail the shim turns the
  * mark back to out. Taken as in, as a move in taken as done past its
- * deadline is (swap_page.c); its MOVED, if it comes, ends that.
+ * deadline is (swap_page.c); its MOVED, if it comes, ends that. What it
+ * re-registers is charged on the device while its bytes still come: an
+ * over-count that refuses no honest request, as the daemon before
+ * charged the device so from the move's start (ledger_swap_in). What it
+ * must not do is lose the page's word: a failed move then left the
+ * process charged in and its mark cleared at its next SWAP_IN, its
+ * calls reaching memory still on host.
  */
 static int
 adopt_copy_coming(struct ledger_client *lc)
