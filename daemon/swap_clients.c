@@ -48,20 +48,19 @@ adopt_copy_out(struct ledger_client *lc)
  * process charged in and its mark cleared at its next SWAP_IN, its
  * calls reaching memory still on host.
  */
-static int
+static void
 adopt_copy_coming(struct ledger_client *lc)
 {
 	uint32_t m = __atomic_load_n(&lc->act->swapped, __ATOMIC_SEQ_CST);
 
 	if ((m & (GF_SWAPPED_COMMITTED | GF_SWAPPED_IN)) !=
 	    (GF_SWAPPED_COMMITTED | GF_SWAPPED_IN))
-		return 0;
+		return;
 	lc->taken_in = 1;
 	lc->swap_engine = GF_ENGINE_COPY;	/* should it come back anew */
 	lc->move_late_id = m & GF_SWAPPED_ID;
 	log_info("pid %u was left coming back in by copy: taken as in, "
 	    "unless its move fails", lc->pid);
-	return 1;
 }
 
 /*
@@ -93,7 +92,7 @@ adopt_state(struct arbiter *a, struct ledger_client *lc)
 	} else {
 		/* In, or coming in: the shim clears that mark. */
 		if (lc->page_out)
-			(void)adopt_copy_coming(lc);
+			adopt_copy_coming(lc);
 		lc->page_out = 0;	/* in: its page is not believed again */
 		return;
 	}
