@@ -16,7 +16,6 @@
 #include "overhead.h"
 #include "pidfd.h"
 #include "swap.h"
-#include "swap_op.h"
 
 static struct granted *
 granted_find(struct arbiter *a, uint32_t pid, uint64_t start_ms)
@@ -57,10 +56,10 @@ granted_owed(const struct ledger_client *lc, size_t dev)
 }
 
 int
-granted_out_by_copy(const struct arbiter *a, const struct ledger_client *lc)
+granted_out_by_copy(const struct ledger_client *lc)
 {
-	return swap_engine_of(a, lc) == GF_ENGINE_COPY && (lc->on_host ||
-	    lc->swap == SWAP_GOING_OUT);
+	return lc->page_out || lc->taken_in || (lc->swap != SWAP_NONE &&
+	    lc->swap_engine == GF_ENGINE_COPY);
 }
 
 static int
@@ -109,11 +108,26 @@ granted_slot_take(struct arbiter *a, struct granted *g,
 	lc->grant_slot = 0;
 }
 
+/* g's figures become lc's: what it holds by grant, and where. */
+static void
+granted_fill(struct arbiter *a, struct granted *g,
+    const struct ledger_client *lc)
+{
+	size_t dev;
+
+	for (dev = 0; dev < a->ledger.ndevices; dev++) {
+		g->bytes[dev] = granted_owed(lc, dev);
+		g->context[dev] = granted_context(lc, dev);
+	}
+	g->regrant_only = lc->regrant_only;
+	g->out_by_copy = granted_out_by_copy(lc);
+}
+
 void
 granted_keep(struct arbiter *a, struct ledger_client *lc, uint64_t start_ms)
 {
 	struct granted *g;
-	size_t dev, n = a->ledger.ndevices;
+	size_t n = a->ledger.ndevices;
 	uint64_t *bytes;
 
 	if (start_ms == 0)
@@ -143,28 +157,33 @@ granted_keep(struct arbiter *a, struct ledger_client *lc, uint64_t start_ms)
 		    "re-registration will be refused", lc->pid);
 		return;
 	}
-	for (dev = 0; dev < n; dev++) {
-		bytes[dev] = granted_owed(lc, dev);
-		bytes[n + dev] = granted_context(lc, dev);
-	}
 	if ((g = granted_find(a, lc->pid, start_ms)) != NULL) {
 		free(g->bytes);
 		g->bytes = bytes;
 		g->context = bytes + n;
-		g->regrant_only = lc->regrant_only;
-		g->out_by_copy = lc->page_out || granted_out_by_copy(a, lc);
-		granted_slot_take(a, g, lc);
-		return;
-	}
-	if (granted_push(a, (struct granted){ lc->pid, start_ms, bytes,
-	    bytes + n, lc->regrant_only, lc->page_out ||
-	    granted_out_by_copy(a, lc), 0, 0 }) < 0) {
+	} else if (granted_push(a, (struct granted){ lc->pid, start_ms, bytes,
+	    bytes + n, 0, 0, 0, 0 }) < 0) {
 		log_warnx("no memory to keep what pid %u was granted: its "
 		    "re-registration will be refused", lc->pid);
 		free(bytes);
 		return;
-	}
-	granted_slot_take(a, &a->granted[a->ngranted - 1], lc);
+	} else
+		g = &a->granted[a->ngranted - 1];
+	granted_fill(a, g, lc);
+	granted_slot_take(a, g, lc);
+}
+
+void
+granted_follow(struct arbiter *a, struct ledger_client *lc)
+{
+	struct granted *g;
+
+	/* Without the shim, it holds what NVML shows, not what it was granted. */
+	if (lc->start_ms == 0 || lc->unshim != NULL || (g = granted_find(a,
+	    lc->pid, lc->start_ms)) == NULL || g->nothing)
+		return;
+	granted_fill(a, g, lc);
+	grantrec_put_kept(a, lc, g->slot);
 }
 
 int

@@ -66,12 +66,20 @@ uint64_t granted_owed(const struct ledger_client *lc, size_t dev);
 uint64_t granted_context(const struct ledger_client *lc, size_t dev);
 
 /*
- * Whether lc was sent out to host by the copy engine (out, or asked to
- * move out): its page, which says where its memory is, is believed
- * (as it is where lc->page_out says an earlier daemon sent it out).
+ * Whether lc's page, which says where the copy engine's memory is, is
+ * believed: the copy engine is moving it (out or in) or has it out, a
+ * move in was taken as in before it ended (lc->taken_in: it may yet
+ * fail), or an earlier daemon's record says so (lc->page_out).
  */
-int	granted_out_by_copy(const struct arbiter *a,
-	    const struct ledger_client *lc);
+int	granted_out_by_copy(const struct ledger_client *lc);
+
+/*
+ * lc, departing, changed since its connection closed (a move that ended
+ * after, a lease taken back): its kept grants, and their record in the
+ * grants' file, follow, so that its next connection and the next daemon
+ * believe its page where its memory is out, and only there.
+ */
+void	granted_follow(struct arbiter *a, struct ledger_client *lc);
 
 /*
  * What an earlier daemon granted a process that still lives (its record

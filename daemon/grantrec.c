@@ -37,31 +37,24 @@ recorded(struct arbiter *a, const struct ledger_client *lc)
 }
 
 static uint32_t
-rec_flags(struct arbiter *a, const struct ledger_client *lc)
+rec_flags(const struct ledger_client *lc)
 {
 	if (lc->unshim != NULL || lc->refused)
 		return GRANT_NOTHING;
 	return (lc->regrant_only ? 0 : GRANT_WORD) |
 	    (lc->on_host ? GRANT_OUT : 0) |
-	    (lc->page_out || granted_out_by_copy(a, lc) ? GRANT_BY_COPY : 0);
+	    (granted_out_by_copy(lc) ? GRANT_BY_COPY : 0);
 }
 
-void
-grantrec_put(struct arbiter *a, struct ledger_client *lc)
+/* lc's figures into slot (+ 1): its own record, or its kept grants'. */
+static void
+rec_write(struct arbiter *a, struct ledger_client *lc, uint32_t slot)
 {
 	struct grants *g = &a->grants;
 	struct grant_rec r;
-	uint32_t slot;
 	size_t dev;
 
-	if (g->file.fd < 0 || !recorded(a, lc))
-		return;
-	if (lc->grant_slot == 0) {
-		if ((slot = grantfile_slot(&g->file)) == UINT32_MAX)
-			return;
-		lc->grant_slot = slot + 1;
-	}
-	r.flags = rec_flags(a, lc);
+	r.flags = rec_flags(lc);
 	for (dev = 0; dev < a->ledger.ndevices; dev++) {
 		if (r.flags & GRANT_NOTHING) {
 			g->granted[dev] = g->lease[dev] = g->context[dev] = 0;
@@ -76,7 +69,35 @@ grantrec_put(struct arbiter *a, struct ledger_client *lc)
 	r.granted = g->granted;
 	r.lease = g->lease;
 	r.context = g->context;
-	grantfile_put(&g->file, lc->grant_slot - 1, &r);
+	grantfile_put(&g->file, slot - 1, &r);
+}
+
+void
+grantrec_put(struct arbiter *a, struct ledger_client *lc)
+{
+	struct grants *g = &a->grants;
+	uint32_t slot;
+
+	/* Its record is its kept grants' (granted_keep): they follow it. */
+	if (lc->departing) {
+		granted_follow(a, lc);
+		return;
+	}
+	if (g->file.fd < 0 || !recorded(a, lc))
+		return;
+	if (lc->grant_slot == 0) {
+		if ((slot = grantfile_slot(&g->file)) == UINT32_MAX)
+			return;
+		lc->grant_slot = slot + 1;
+	}
+	rec_write(a, lc, lc->grant_slot);
+}
+
+void
+grantrec_put_kept(struct arbiter *a, struct ledger_client *lc, uint32_t slot)
+{
+	if (a->grants.file.fd >= 0 && slot != 0)
+		rec_write(a, lc, slot);
 }
 
 void

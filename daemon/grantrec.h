@@ -51,8 +51,14 @@ int	grantrec_start(struct arbiter *a);
 /* The ledger's watch (ledger.h): lc's record follows its charges. */
 void	grantrec_watch(void *arg, struct ledger_client *lc, int gone);
 
-/* Write lc's record now (a slot taken if it has none). */
+/*
+ * Write lc's record now (a slot taken if it has none); lc departing, its
+ * kept grants follow it (granted_follow).
+ */
 void	grantrec_put(struct arbiter *a, struct ledger_client *lc);
+/* Write departing lc's figures into its kept grants' record, slot (+ 1). */
+void	grantrec_put_kept(struct arbiter *a, struct ledger_client *lc,
+	    uint32_t slot);
 
 /* Empty the record in slot (+ 1; 0: none), unless the daemon stops. */
 void	grantrec_forget(struct arbiter *a, uint32_t slot);

@@ -170,6 +170,9 @@ struct ledger_client {
 	uint64_t	act_ms;		/* when the look saw it move, or 0 */
 	/* swap.c's */
 	int		swap;		/* SWAP_* (swap.h) */
+	uint32_t	swap_engine;	/* GF_ENGINE_* that took it out (or
+					   is taking it): the way back, its
+					   group's engine reloaded or not */
 	uint64_t	swapped_ms;	/* when it went out (monotonic) */
 	int		swap_skip;	/* not to be swapped again this round */
 	int		swap_parked;	/* out by an admin's hand: it comes

@@ -174,7 +174,9 @@ swap_op_new(struct arbiter *a, struct ledger_client *lc, int dir,
 	op->job.pid = (pid_t)lc->pid;
 	op->job.lock_timeout_ms = SWAP_LOCK_TIMEOUT_MS;
 	op->job.arg = op;
-	op->engine = swap_engine_of(a, lc);
+	/* Back the way it went out, whatever its group says since. */
+	op->engine = dir == GF_SWAP_IN && lc->swap != SWAP_NONE ?
+	    lc->swap_engine : swap_engine_of(a, lc);
 	/* Nonzero, below the commit bit: the page's mark and MOVE's id. */
 	if (++a->swap.last_id > GF_SWAPPED_ID)
 		a->swap.last_id = 1;
@@ -278,6 +280,7 @@ swap_start_out(struct arbiter *a, struct swap_op *op)
 	if (op->engine != GF_ENGINE_COPY)
 		overhead_fresh(a, lc);
 	lc->swap = SWAP_GOING_OUT;
+	lc->swap_engine = op->engine;
 	grantrec_put(a, lc);	/* by copy, its page may say it is out */
 	a->swap.nout++;
 	swap_set_state(lc);

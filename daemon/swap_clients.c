@@ -37,9 +37,36 @@ adopt_copy_out(struct ledger_client *lc)
 }
 
 /*
+ * Coming back in by copy, as the page says (its mark committed in): the
+ * move goes on without a daemon, and should it fail the shim turns the
+ * mark back to out. Taken as in, as a move in taken as done past its
+ * deadline is (swap_page.c); its MOVED, if it comes, ends that. What it
+ * re-registers is charged on the device while its bytes still come: an
+ * over-count that refuses no honest request, as the daemon before
+ * charged the device so from the move's start (ledger_swap_in). What it
+ * must not do is lose the page's word: a failed move then left the
+ * process charged in and its mark cleared at its next SWAP_IN, its
+ * calls reaching memory still on host.
+ */
+static void
+adopt_copy_coming(struct ledger_client *lc)
+{
+	uint32_t m = __atomic_load_n(&lc->act->swapped, __ATOMIC_SEQ_CST);
+
+	if ((m & (GF_SWAPPED_COMMITTED | GF_SWAPPED_IN)) !=
+	    (GF_SWAPPED_COMMITTED | GF_SWAPPED_IN))
+		return;
+	lc->taken_in = 1;
+	lc->swap_engine = GF_ENGINE_COPY;	/* should it come back anew */
+	lc->move_late_id = m & GF_SWAPPED_ID;
+	log_info("pid %u was left coming back in by copy: taken as in, "
+	    "unless its move fails", lc->pid);
+}
+
+/*
  * A previous daemon may have left lc swapped out (by checkpoint, or by
  * copy: its page says so, believed where its record says so too,
- * lc->page_out), or locked.
+ * lc->page_out), or locked, or coming back in by copy.
  */
 static void
 adopt_state(struct arbiter *a, struct ledger_client *lc)
@@ -56,13 +83,18 @@ adopt_state(struct arbiter *a, struct ledger_client *lc)
 		(void)api->unlock((int)lc->pid, NULL);
 		st = CU_PROCESS_STATE_RUNNING;
 	}
+	lc->swap_engine = GF_ENGINE_CHECKPOINT;
 	if (st == CU_PROCESS_STATE_CHECKPOINTED)
 		swap_mark(lc, 1);
-	else if (lc->page_out && adopt_copy_out(lc))
+	else if (lc->page_out && adopt_copy_out(lc)) {
 		by = "copy";
-	else {
+		lc->swap_engine = GF_ENGINE_COPY;
+	} else {
+		/* In, or coming in: the shim clears that mark. */
+		if (lc->page_out)
+			adopt_copy_coming(lc);
 		lc->page_out = 0;	/* in: its page is not believed again */
-		return;	/* in, or coming in: the shim clears that mark */
+		return;
 	}
 	log_info("pid %u was left swapped out by %s: it comes back when it "
 	    "fits", lc->pid, by);
@@ -248,7 +280,7 @@ swap_free(struct arbiter *a)
 		 * daemon does.
 		 */
 		if (lc->swap != SWAP_NONE && lc->act != NULL &&
-		    swap_engine_of(a, lc) == GF_ENGINE_COPY) {
+		    lc->swap_engine == GF_ENGINE_COPY) {
 			if (adopt_copy_out(lc))
 				log_info("pid %u stays swapped out by copy; its "
 				    "shim or the next gpufracd brings it back",

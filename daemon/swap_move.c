@@ -14,6 +14,7 @@
 #include "control.h"
 #include "decision.h"
 #include "event.h"
+#include "grantrec.h"
 #include "ledger.h"
 #include "log.h"
 #include "proto.h"
@@ -257,6 +258,7 @@ moved_late(struct arbiter *a, struct ledger_client *lc,
 	else if (lc->swap == SWAP_NONE)
 		swap_host_came_in(a, lc);
 	lc->taken_in = 0;	/* its last word on that move has come */
+	grantrec_put(a, lc);	/* its record says where it is now */
 }
 
 int

@@ -12,6 +12,7 @@
 #include "arbiter.h"
 #include "decision.h"
 #include "event.h"
+#include "grantrec.h"
 #include "lease.h"
 #include "ledger.h"
 #include "swap.h"
@@ -33,10 +34,12 @@ swap_page_recheck(struct arbiter *a, struct ledger_client *lc)
 	lease_take_all(a, lc);
 	ledger_swap_out(&a->ledger, lc);
 	lc->swap = SWAP_OUT;
+	lc->swap_engine = GF_ENGINE_COPY;	/* the way back */
 	lc->swap_skip = 0;	/* it asks, or will: it comes back at once */
 	lc->swapped_ms = event_now_ms();
 	a->swap.nout++;
 	swap_set_state(lc);
+	grantrec_put(a, lc);	/* out by copy, its record says again */
 	decision_event(a, GF_EV_SWAP_SKIP, lc, -1, swap_footprint(a, lc),
 	    "not swapped in: its move in failed after it was taken as in; "
 	    "out, it comes back anew");

@@ -31,6 +31,8 @@ answer. A MOVE in is answered at once, as done. Lines on stdin:
   swapin        ask to come back in (SWAP_IN, as a shim's call does);
                 prints "swapin ANSWER" as the answer comes (OK, ERROR)
   deaf          never answer a MOVE in from now on; prints "deaf"
+  hangup        close the connection, as a process whose connection is
+                lost while it lives on (its page kept); prints "hung up"
   exit          leave
 The connection closed by the daemon prints "closed"; stdin is still read.
 """
@@ -196,6 +198,11 @@ def main():
                 s = rejoin(path, dev, fd, int(line[1]))
             elif line[0] == "swapin" and s:
                 s.send(packet(SWAP_IN_MSG, struct.pack("<II", 0, 0), 9))
+            elif line[0] == "hangup":
+                if s:
+                    s.close()
+                s = None
+                print("hung up", flush=True)
             elif line[0] == "deaf":
                 deaf = 1
                 print("deaf", flush=True)

@@ -29,7 +29,13 @@ check "by copy, its group's engine" has_event swap-out "$PID_n" "by copy"
 check "r is swapped out" ctl swap out "$PID_r"
 check "by checkpoint, the daemon's" has_event swap-out "$PID_r" \
 	"by checkpoint"
+printf '[daemon]\nswap_engine = copy\n[group movers]\nmatch = uid:65534\nswap_engine = checkpoint\n' \
+	>"$TMP/gpufrac.conf"
+check "each group is reloaded to the other engine while out" ctl reload
 check "both come back" eval "ctl swap in $PID_n && ctl swap in $PID_r"
+check "n by copy, the way it went out" has_event swap-in "$PID_n" "by copy"
+check "r by checkpoint, the way it went out" has_event swap-in "$PID_r" \
+	"by checkpoint"
 kill -USR1 "$PID_n" "$PID_r"
 wait_for "their data are intact" 20 eval \
 	"grep -q '^check ok' $TMP/n.out && grep -q '^check ok' $TMP/r.out"
