@@ -64,6 +64,9 @@ struct soak_client {
 					   0 done, 1 refused */
 	int		quiet_out;	/* swapped out at this quiet point:
 					   the how-manieth (0: not) */
+	uint64_t	quiet_before;	/* then what gpufracd charged it, all
+					   devices, before it went out */
+	uint64_t	quiet_host;	/* and what it charged on host after */
 };
 
 /* A gpufracctl command in flight. */

@@ -320,11 +320,32 @@ ctl_run(struct soak *s, int what, pid_t target)
 		chaos_drain(s);
 }
 
+/* What gpufracd charges pid, unused leases aside, on devices and host:
+ * *host the host part. */
+static uint64_t
+charged_of(struct soak *s, pid_t pid, uint64_t *host)
+{
+	struct gf_client *ps = NULL;
+	uint64_t sum = 0;
+	size_t n = 0, r;
+
+	*host = 0;
+	if (ctl_query_ps(s->sock, &ps, &n) < 0)
+		return 0;
+	for (r = 0; r < n; r++)
+		if (ps[r].pid == (uint32_t)pid) {
+			sum += ps[r].used - ps[r].leased + ps[r].host;
+			*host += ps[r].host;
+		}
+	free(ps);
+	return sum;
+}
+
 unsigned
 chaos_quiet_out(struct soak *s)
 {
 	unsigned n = 0, tries;
-	uint64_t before;
+	uint64_t before, host;
 	int i;
 
 	if (s->honest)
@@ -334,8 +355,12 @@ chaos_quiet_out(struct soak *s)
 		    s->clients[i].quiet_out)
 			continue;
 		before = s->n.swaps_out;
+		s->clients[i].quiet_before = charged_of(s, s->clients[i].pid,
+		    &host);
 		ctl_run(s, CTL_SWAP_OUT, s->clients[i].pid);
 		if (s->n.swaps_out > before) {
+			(void)charged_of(s, s->clients[i].pid,
+			    &s->clients[i].quiet_host);
 			s->clients[i].quiet_out = (int)n + 1;
 			s->plan.swapped[i] = 0;	/* back in here, not later */
 			n++;
@@ -367,16 +392,37 @@ leases_say(struct soak *s)
 }
 
 /*
+ * What gpufracd found more of those swapped out at this quiet point as
+ * they went out than it charged them before: by checkpoint, their
+ * contexts are measured afresh (a look had not yet measured one of a
+ * process that re-registered with a restarted daemon).
+ */
+static uint64_t
+quiet_grown(const struct soak *s)
+{
+	uint64_t grown = 0;
+	int i;
+
+	for (i = 0; i < SOAK_MAX_SLOTS; i++)
+		if (s->clients[i].quiet_out &&
+		    s->clients[i].quiet_host > s->clients[i].quiet_before)
+			grown += s->clients[i].quiet_host -
+			    s->clients[i].quiet_before;
+	return grown;
+}
+
+/*
  * Swap in by hand what was swapped out at this quiet point, the last out
  * first: each then finds what it left. (In another order, one whose group
  * went below its guarantee as it left would hold back another's way in,
  * guarantees not being lent.) Others' unused leases, which the driver
- * does not hold, are no reason to refuse.
+ * does not hold, are no reason to refuse; memory the daemon found as they
+ * went out, which it charges now, is.
  */
 void
 chaos_quiet_in(struct soak *s)
 {
-	uint64_t before;
+	uint64_t before, grown = quiet_grown(s);
 	int i, k;
 
 	for (k = QUIET_SWAPS; k > 0; k--) {
@@ -392,9 +438,20 @@ chaos_quiet_in(struct soak *s)
 		ctl_run(s, CTL_SWAP_IN, s->clients[i].pid);
 		if (s->n.swaps_in > before)
 			continue;
+		if (grown > 0) {
+			fprintf(stderr, "soak: client %d, swapped out at a "
+			    "quiet point, is refused its way back in: those "
+			    "out with it were found to hold %llu more as they "
+			    "went out\n", (int)s->clients[i].pid,
+			    (unsigned long long)grown);
+			continue;
+		}
 		soak_fail(s, "client %d, swapped out at a quiet point, is "
-		    "refused its way back in (see %s/gpufracctl.log)",
-		    (int)s->clients[i].pid, s->dir);
+		    "refused its way back in (see %s/gpufracctl.log); "
+		    "charged %llu before it went out, %llu on host after",
+		    (int)s->clients[i].pid, s->dir,
+		    (unsigned long long)s->clients[i].quiet_before,
+		    (unsigned long long)s->clients[i].quiet_host);
 		leases_say(s);
 	}
 }
