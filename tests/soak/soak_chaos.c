@@ -369,60 +369,59 @@ chaos_quiet_out(struct soak *s)
 	return n;
 }
 
-/* Why gpufracd may have refused: the unused leases it charges. */
-static void
-leases_say(struct soak *s)
-{
-	struct ctl_status st;
-	uint64_t leased = 0, used = 0, cap = 0;
-	size_t d;
-
-	memset(&st, 0, sizeof(st));
-	if (ctl_query_status(s->sock, &st) == 0)
-		for (d = 0; d < st.ndevices; d++) {
-			leased += st.devices[d].leased;
-			used += st.devices[d].used;
-			cap += st.devices[d].capacity;
-		}
-	ctl_status_free(&st);
-	fprintf(stderr, "soak:   gpufracd charges %llu of %llu, of which "
-	    "%llu are unused leases the driver does not hold\n",
-	    (unsigned long long)used, (unsigned long long)cap,
-	    (unsigned long long)leased);
-}
-
 /*
- * What gpufracd found more of those swapped out at this quiet point as
- * they went out than it charged them before: by checkpoint, their
- * contexts are measured afresh (a look had not yet measured one of a
- * process that re-registered with a restarted daemon).
+ * The unused leases gpufracd charges (the driver does not hold them) on
+ * the devices where pid has host bytes to bring back; with say, what it
+ * charges of what on them.
  */
 static uint64_t
-quiet_grown(const struct soak *s)
+leases_in_way(struct soak *s, pid_t pid, int say)
 {
-	uint64_t grown = 0;
-	int i;
+	struct gf_client *ps = NULL;
+	struct ctl_status st;
+	uint64_t leased = 0, used = 0, cap = 0;
+	size_t n = 0, d, r;
 
-	for (i = 0; i < SOAK_MAX_SLOTS; i++)
-		if (s->clients[i].quiet_out &&
-		    s->clients[i].quiet_host > s->clients[i].quiet_before)
-			grown += s->clients[i].quiet_host -
-			    s->clients[i].quiet_before;
-	return grown;
+	memset(&st, 0, sizeof(st));
+	if (ctl_query_ps(s->sock, &ps, &n) < 0 ||
+	    ctl_query_status(s->sock, &st) < 0)
+		goto out;
+	for (d = 0; d < st.ndevices; d++)
+		for (r = 0; r < n; r++)
+			if (ps[r].pid == (uint32_t)pid && ps[r].host > 0 &&
+			    memcmp(ps[r].uuid, st.devices[d].uuid,
+			    GF_UUID_LEN) == 0) {
+				leased += st.devices[d].leased;
+				used += st.devices[d].used;
+				cap += st.devices[d].capacity;
+				break;
+			}
+	if (say)
+		fprintf(stderr, "soak:   on its devices gpufracd charges %llu "
+		    "of %llu, of which %llu are unused leases the driver does "
+		    "not hold\n", (unsigned long long)used,
+		    (unsigned long long)cap, (unsigned long long)leased);
+out:
+	ctl_status_free(&st);
+	free(ps);
+	return leased;
 }
 
 /*
  * Swap in by hand what was swapped out at this quiet point, the last out
- * first: each then finds what it left. (In another order, one whose group
- * went below its guarantee as it left would hold back another's way in,
- * guarantees not being lent.) Others' unused leases, which the driver
- * does not hold, are no reason to refuse; memory the daemon found as they
- * went out, which it charges now, is.
+ * first: each then finds what it left, or all but what gpufracd gives
+ * others by its rules, and says so. The room a group frees may go to
+ * another's guarantee (lent to borrowers, or not lent at all), and a
+ * checkpoint swap measures contexts afresh (one of a process that
+ * re-registered with a restarted daemon may not have been looked at
+ * yet): such a refusal is the ledger's to make. Others' unused leases,
+ * which the driver does not hold, are never a reason: a refusal while
+ * some stand fails.
  */
 void
 chaos_quiet_in(struct soak *s)
 {
-	uint64_t before, grown = quiet_grown(s);
+	uint64_t before;
 	int i, k;
 
 	for (k = QUIET_SWAPS; k > 0; k--) {
@@ -438,20 +437,19 @@ chaos_quiet_in(struct soak *s)
 		ctl_run(s, CTL_SWAP_IN, s->clients[i].pid);
 		if (s->n.swaps_in > before)
 			continue;
-		if (grown > 0) {
+		if (leases_in_way(s, s->clients[i].pid, 0) == 0) {
 			fprintf(stderr, "soak: client %d, swapped out at a "
-			    "quiet point, is refused its way back in: those "
-			    "out with it were found to hold %llu more as they "
-			    "went out\n", (int)s->clients[i].pid,
-			    (unsigned long long)grown);
+			    "quiet point, is refused its way back in, no "
+			    "unused lease in its way (charged %llu before it "
+			    "went out, %llu on host after)\n",
+			    (int)s->clients[i].pid,
+			    (unsigned long long)s->clients[i].quiet_before,
+			    (unsigned long long)s->clients[i].quiet_host);
 			continue;
 		}
 		soak_fail(s, "client %d, swapped out at a quiet point, is "
-		    "refused its way back in (see %s/gpufracctl.log); "
-		    "charged %llu before it went out, %llu on host after",
-		    (int)s->clients[i].pid, s->dir,
-		    (unsigned long long)s->clients[i].quiet_before,
-		    (unsigned long long)s->clients[i].quiet_host);
-		leases_say(s);
+		    "refused its way back in while unused leases stand (see "
+		    "%s/gpufracctl.log)", (int)s->clients[i].pid, s->dir);
+		(void)leases_in_way(s, s->clients[i].pid, 1);
 	}
 }
