@@ -17,13 +17,9 @@
 here=$top/tests/gpu
 unset GPUFRAC_MEMORY_LIMIT GPUFRAC_DISABLE
 case $# in
-0)	nvidia-smi -L >/dev/null 2>&1 ||
-	    { echo "SKIP  alloc_cost: no NVIDIA GPU here"; exit 77; };;
+0)	gpu_here alloc_cost;;
 1)	[ "$1" = --sim ] || { echo "usage: alloc_cost.sh [--sim]" >&2; exit 2; }
-	sim_state=gpufrac-gpu-alloc-$$
-	export LD_LIBRARY_PATH=$build/tests/simcuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-	export SIMCUDA_STATE=$sim_state SIMCUDA_DEVICES=${SIMCUDA_DEVICES:-1Gi}
-	unset CUDA_VISIBLE_DEVICES;;
+	sim_use alloc 1Gi;;
 *)	echo "usage: alloc_cost.sh [--sim]" >&2; exit 2;;
 esac
 

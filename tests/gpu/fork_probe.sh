@@ -19,13 +19,9 @@
 here=$top/tests/gpu
 unset GPUFRAC_MEMORY_LIMIT GPUFRAC_DISABLE
 case $# in
-0)	nvidia-smi -L >/dev/null 2>&1 ||
-	    { echo "SKIP  fork_probe: no NVIDIA GPU here"; exit 77; };;
+0)	gpu_here fork_probe;;
 1)	[ "$1" = --sim ] || { echo "usage: fork_probe.sh [--sim]" >&2; exit 2; }
-	sim_state=gpufrac-gpu-fork-$$
-	export LD_LIBRARY_PATH=$build/tests/simcuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-	export SIMCUDA_STATE=$sim_state SIMCUDA_DEVICES=${SIMCUDA_DEVICES:-1Gi}
-	unset CUDA_VISIBLE_DEVICES;;
+	sim_use fork 1Gi;;
 *)	echo "usage: fork_probe.sh [--sim]" >&2; exit 2;;
 esac
 

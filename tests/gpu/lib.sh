@@ -20,7 +20,21 @@ python=${PYTHON:-python3}
 export GPUFRAC_SOCKET=$tmp/gpufrac.sock GPUFRACCTL=$build/tools/gpufracctl
 [ -n "${GPU_LIBDIR:-}" ] && export LD_LIBRARY_PATH=$GPU_LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 daemon=
-sim_state=		# set by swap.sh --sim: the simulated GPU to remove
+sim_state=		# set by sim_use: the simulated GPU to remove
+
+# gpu_here NAME: skip (77) where no NVIDIA GPU is. sim_use NAME SIZE: run
+# on the simulated driver instead, one device of SIZE (SIMCUDA_DEVICES
+# overrides), its state removed at exit.
+gpu_here() {
+	nvidia-smi -L >/dev/null 2>&1 ||
+	    { echo "SKIP  $1: no NVIDIA GPU here"; exit 77; }
+}
+sim_use() {
+	sim_state=gpufrac-gpu-$1-$$
+	export LD_LIBRARY_PATH=$build/tests/simcuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	export SIMCUDA_STATE=$sim_state SIMCUDA_DEVICES=${SIMCUDA_DEVICES:-$2}
+	unset CUDA_VISIBLE_DEVICES
+}
 
 cleanup() {
 	[ -n "$daemon" ] && kill "$daemon" 2>/dev/null

@@ -53,10 +53,7 @@ case $# in
 	    { echo "SKIP  $name: torch not installed"; exit 77; };;
 1)	[ "$1" = --sim ] || usage
 	backend=driver
-	sim_state=gpufrac-gpu-$name-$$
-	export LD_LIBRARY_PATH=$build/tests/simcuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-	export SIMCUDA_STATE=$sim_state SIMCUDA_DEVICES=${SIMCUDA_DEVICES:-2Gi}
-	unset CUDA_VISIBLE_DEVICES;;
+	sim_use "$name" 2Gi;;
 *)	usage;;
 esac
 

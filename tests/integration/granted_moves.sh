@@ -9,7 +9,6 @@
 # shellcheck disable=SC2154	# PID_* are bg's and liar's
 . "$(dirname "$0")/lib.sh"
 export SIMCUDA_DEVICES=512Mi
-MM=$TOP/tests/clients/mute_mover.py
 MiB=$((1 << 20))
 # conf DEADLINE: the daemon's configuration, moves given up after DEADLINE.
 conf() {
@@ -20,17 +19,7 @@ conf 60s
 daemon_start
 uuid=$(ctl status --json | json 'j["devices"][0]["uuid"]')
 
-# liar NAME SIZE: a client of its own making (mute_mover.py) granted SIZE.
-liar() {
-	mkfifo "$TMP/$1.in"
-	"$PYTHON" "$MM" "$GPUFRAC_SOCKET" "$uuid" "$2" <"$TMP/$1.in" \
-	    >"$TMP/$1.out" 2>"$TMP/$1.err" &
-	printf -v "PID_$1" %s $!
-	eval "exec {FD_$1}>\"$TMP/$1.in\""
-	wait_for "liar $1 is granted $2 bytes" 10 grep -q '^ready' "$TMP/$1.out"
-}
-say() { local fd=FD_$1; echo "$2" >&"${!fd}"; }
-said() { [ "$(grep -c "^$2" "$TMP/$1.out")" = "$3" ]; }
+. "$(dirname "$0")/mover_lib.sh"
 given_up() { grep -q "pid $1: no MOVED within .*the move is given up" \
 	"$TMP/gpufracd.log"; }
 field() { ps_json "[c for c in j['clients'] if c['pid'] == $1][0]$2"; }

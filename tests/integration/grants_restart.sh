@@ -19,7 +19,6 @@
 . "$(dirname "$0")/lib.sh"
 export SIMCUDA_DEVICES=512Mi
 C=$CLIENTS/cuclient_linked
-MM=$TOP/tests/clients/mute_mover.py
 # A long move deadline: the sanitizers' copies are slow.
 printf '[daemon]\nswap_engine = copy\nlease_idle = 1h\nswap_move_timeout = 60s\n' \
 	>"$TMP/gpufrac.conf"
@@ -39,17 +38,7 @@ records() {
 	    for c in sorted(j["clients"], key=lambda c: c["pid"]))'
 }
 
-# liar NAME SIZE: a client of its own making (mute_mover.py) granted SIZE.
-liar() {
-	mkfifo "$TMP/$1.in"
-	"$PYTHON" "$MM" "$GPUFRAC_SOCKET" "$uuid" "$2" <"$TMP/$1.in" \
-	    >"$TMP/$1.out" 2>"$TMP/$1.err" &
-	printf -v "PID_$1" %s $!
-	eval "exec {FD_$1}>\"$TMP/$1.in\""
-	wait_for "liar $1 is granted $2 bytes" 10 grep -q '^ready' "$TMP/$1.out"
-}
-say() { local fd=FD_$1; echo "$2" >&"${!fd}"; }
-said() { [ "$(grep -c "^$2" "$TMP/$1.out")" = "$3" ]; }
+. "$(dirname "$0")/mover_lib.sh"
 
 client_start a preload "$C" alloc 256Mi fill hold check
 client_start b preload "$C" alloc 128Mi alloc 1Mi hold
