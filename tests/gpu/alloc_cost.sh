@@ -16,12 +16,7 @@
 . "$(dirname "$0")/lib.sh"
 here=$top/tests/gpu
 unset GPUFRAC_MEMORY_LIMIT GPUFRAC_DISABLE
-case $# in
-0)	gpu_here alloc_cost;;
-1)	[ "$1" = --sim ] || { echo "usage: alloc_cost.sh [--sim]" >&2; exit 2; }
-	sim_use alloc 1Gi;;
-*)	echo "usage: alloc_cost.sh [--sim]" >&2; exit 2;;
-esac
+gpu_or_sim alloc_cost 1Gi "$@"
 
 # probe MODE [ENV...]: alloc_pair.py's figure for MODE into $tmp/MODE.
 probe() {

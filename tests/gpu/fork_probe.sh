@@ -18,12 +18,7 @@
 . "$(dirname "$0")/lib.sh"
 here=$top/tests/gpu
 unset GPUFRAC_MEMORY_LIMIT GPUFRAC_DISABLE
-case $# in
-0)	gpu_here fork_probe;;
-1)	[ "$1" = --sim ] || { echo "usage: fork_probe.sh [--sim]" >&2; exit 2; }
-	sim_use fork 1Gi;;
-*)	echo "usage: fork_probe.sh [--sim]" >&2; exit 2;;
-esac
+gpu_or_sim fork_probe 1Gi "$@"
 
 "$python" "$here/fork_probe.py" >"$tmp/bare.json" ||
     { echo "fork_probe: the bare probe failed: $(cat "$tmp/bare.json")"; exit 1; }

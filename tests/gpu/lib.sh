@@ -35,6 +35,17 @@ sim_use() {
 	export SIMCUDA_STATE=$sim_state SIMCUDA_DEVICES=${SIMCUDA_DEVICES:-$2}
 	unset CUDA_VISIBLE_DEVICES
 }
+# gpu_or_sim NAME SIZE [--sim]: NAME.sh's arguments: the real GPU
+# (gpu_here) or, with --sim, the simulated one (sim_use); else usage.
+gpu_or_sim() {
+	local name=$1 size=$2
+	shift 2
+	case $#:${1:-} in
+	0:)	gpu_here "$name";;
+	1:--sim) sim_use "$name" "$size";;
+	*)	echo "usage: $name.sh [--sim]" >&2; exit 2;;
+	esac
+}
 
 cleanup() {
 	[ -n "$daemon" ] && kill "$daemon" 2>/dev/null
