@@ -6,6 +6,7 @@
 #   say NAME LINE     tell it LINE
 #   said NAME WORD N  its output has N lines starting with WORD
 MM=$TOP/tests/clients/mute_mover.py
+# shellcheck disable=SC2154	# uuid is the includer's
 
 liar() {
 	mkfifo "$TMP/$1.in"
