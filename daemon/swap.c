@@ -318,14 +318,7 @@ swap_start(struct arbiter *a, struct ledger_client *lc, int dir,
 
 /* ---- a swap has ended ------------------------------------------------- */
 
-/*
- * Whether the driver has room for what lc brings back, as NVML shows it.
- * Memory the ledger does not know of yet must not make a restore fail:
- * a process that re-registers with a restarted daemon holds its memory
- * between its HELLO (no longer foreign) and its allocations (charged),
- * and a program without the shim may start between two of the driver's
- * looks. Without NVML the ledger's word stands.
- */
+/* Whether NVML shows room on device d for what lc brings back there. */
 static int
 driver_room_on(const struct arbiter *a, const struct ledger_client *lc,
     size_t d)
@@ -336,6 +329,14 @@ driver_room_on(const struct arbiter *a, const struct ledger_client *lc,
 	    used + lc->usage[d].host <= a->ledger.devices[d].total;
 }
 
+/*
+ * Whether the driver has room for what lc brings back, as NVML shows it.
+ * Memory the ledger does not know of yet must not make a restore fail:
+ * a process that re-registers with a restarted daemon holds its memory
+ * between its HELLO (no longer foreign) and its allocations (charged),
+ * and a program without the shim may start between two of the driver's
+ * looks. Without NVML the ledger's word stands.
+ */
 int
 swap_driver_room(const struct arbiter *a, const struct ledger_client *lc)
 {

@@ -320,23 +320,21 @@ ctl_run(struct soak *s, int what, pid_t target)
 		chaos_drain(s);
 }
 
-/* What gpufracd charges pid, unused leases aside, on devices and host:
- * *host the host part. */
+/* What gpufracd charges pid, unused leases aside, on its devices and on
+ * host (host: what of it on host). */
 static uint64_t
-charged_of(struct soak *s, pid_t pid, uint64_t *host)
+charged_of(struct soak *s, pid_t pid, int host)
 {
 	struct gf_client *ps = NULL;
 	uint64_t sum = 0;
 	size_t n = 0, r;
 
-	*host = 0;
 	if (ctl_query_ps(s->sock, &ps, &n) < 0)
 		return 0;
 	for (r = 0; r < n; r++)
-		if (ps[r].pid == (uint32_t)pid) {
-			sum += ps[r].used - ps[r].leased + ps[r].host;
-			*host += ps[r].host;
-		}
+		if (ps[r].pid == (uint32_t)pid)
+			sum += ps[r].host + (host ? 0 : ps[r].used -
+			    ps[r].leased);
 	free(ps);
 	return sum;
 }
@@ -345,7 +343,7 @@ unsigned
 chaos_quiet_out(struct soak *s)
 {
 	unsigned n = 0, tries;
-	uint64_t before, host;
+	uint64_t before;
 	int i;
 
 	if (s->honest)
@@ -356,11 +354,11 @@ chaos_quiet_out(struct soak *s)
 			continue;
 		before = s->n.swaps_out;
 		s->clients[i].quiet_before = charged_of(s, s->clients[i].pid,
-		    &host);
+		    0);
 		ctl_run(s, CTL_SWAP_OUT, s->clients[i].pid);
 		if (s->n.swaps_out > before) {
-			(void)charged_of(s, s->clients[i].pid,
-			    &s->clients[i].quiet_host);
+			s->clients[i].quiet_host = charged_of(s,
+			    s->clients[i].pid, 1);
 			s->clients[i].quiet_out = (int)n + 1;
 			s->plan.swapped[i] = 0;	/* back in here, not later */
 			n++;
